@@ -1,0 +1,419 @@
+"""The ``pipeline`` family (DyPe): device per op, items streaming through.
+
+Semantics (DESIGN.md): every device works on a different item at once.
+
+* period = max over devices of the summed op times and over directed device
+  pairs of the summed transfer times; throughput = 1 / period;
+* latency of one item = longest path through the mapped DAG, transfers included;
+* energy per item = dynamic op and transfer energy + idle power of every used
+  device over one period;
+* power cap: energy per item <= P_cap x period; memory: resident bytes per
+  device <= capacity; deadline: latency <= D.
+
+Internal units: time in the tables' unit (ns for the roofline model), energy
+in pJ, power in mW (mW x ns = pJ).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dse.cost import CostTables
+from dse.errors import InfeasibleError, SpecError
+from dse.mapping.base import Constraint, Evaluation, Formulation, MappingProblem, Objective
+
+PIPELINE_OBJECTIVES = ("throughput", "energy", "latency")
+
+
+def _objective(name: str, tables: CostTables) -> Objective:
+    sec = tables.seconds_per_time_unit
+    if name == "throughput":
+        return Objective("throughput", "items/s", "max", "period", tables.time_unit,
+                         lambda v, s=sec: 1.0 / np.maximum(np.asarray(v, dtype=float) * s, 1e-300))
+    if name == "energy":
+        return Objective("energy", "mJ/item", "min", "energy", "pJ",
+                         lambda v: np.asarray(v, dtype=float) * 1e-9)
+    if name == "latency":
+        return Objective("latency", "ms", "min", "latency", tables.time_unit,
+                         lambda v, s=sec: np.asarray(v, dtype=float) * s * 1e3)
+    raise SpecError("problem", "objectives", name, f"pipeline objectives are {', '.join(PIPELINE_OBJECTIVES)}")
+
+
+@dataclass(frozen=True)
+class PipelineMapping:
+    """One decoded pipeline mapping: per-device and per-link costs, and what binds."""
+
+    device_of_op: dict[str, str]
+    device_load: dict[str, int]
+    device_memory: dict[str, tuple[int, int]]
+    link_load: dict[tuple[str, str], int]
+    period: int
+    latency: int
+    energy: int
+    energy_breakdown: dict[str, int]
+    time_unit: str
+    seconds_per_time_unit: float
+    bottleneck: str
+    constraint_slack: dict[str, float] = field(default_factory=dict)
+    schedule: list[tuple[str, str, int, int]] = field(default_factory=list)
+
+    def explain(self) -> str:
+        """A readable multi-line account of the mapping."""
+        s = self.seconds_per_time_unit
+        lines = [
+            f"period {self.period * s * 1e3:.4g} ms (throughput {1 / max(self.period * s, 1e-300):.4g} items/s), "
+            f"bottleneck {self.bottleneck}",
+            f"latency {self.latency * s * 1e3:.4g} ms; energy {self.energy * 1e-9:.4g} mJ/item "
+            + "(" + ", ".join(f"{k} {v * 1e-9:.3g} mJ" for k, v in self.energy_breakdown.items()) + ")",
+        ]
+        for dev, load in self.device_load.items():
+            ops = [op for op, d in self.device_of_op.items() if d == dev]
+            used, cap = self.device_memory[dev]
+            share = load / self.period if self.period else 0.0
+            lines.append(
+                f"  {dev}: {len(ops)} ops, busy {load * s * 1e3:.4g} ms/item ({share:.0%} of period), "
+                f"memory {used / 2**30:.3g}/{cap / 2**30:.3g} GiB" + (f": {', '.join(ops)}" if ops else "")
+            )
+        for (a, b), load in self.link_load.items():
+            lines.append(f"  link {a} -> {b}: {load * s * 1e3:.4g} ms/item")
+        for name, slack in self.constraint_slack.items():
+            lines.append(f"  constraint {name}: {'slack' if slack >= 0 else 'VIOLATED by'} {abs(slack):.3g}")
+        return "\n".join(lines)
+
+
+class PipelineProblem(MappingProblem):
+    """Device per op under memory, power-cap and deadline constraints.
+
+    Parameters: ``tables``; ``objectives`` (two or more of ``throughput``,
+    ``energy``, ``latency``); ``deadline`` and ``power_cap_mw`` in internal
+    units (time unit, mW) or ``None``; ``memory`` enforces capacities.
+    Raises :class:`SpecError` for unknown objectives.
+    """
+
+    family = "pipeline"
+
+    def __init__(
+        self,
+        tables: CostTables,
+        objectives: Sequence[str] = ("throughput", "energy"),
+        *,
+        deadline: int | None = None,
+        power_cap_mw: int | None = None,
+        memory: bool = True,
+        name: str = "pipeline",
+    ) -> None:
+        self.name = name
+        self.tables = tables
+        self.objectives = tuple(_objective(o, tables) for o in objectives)
+        if len(self.objectives) < 2:
+            raise SpecError("problem", "objectives", list(objectives), "give at least two objectives")
+        self.deadline = None if deadline is None else int(deadline)
+        self.power_cap_mw = None if power_cap_mw is None else int(power_cap_mw)
+        self.memory = memory
+        cons = []
+        if memory:
+            cons.append(Constraint("memory", 0.0, "fraction over capacity", "resident bytes <= capacity on every device"))
+        if self.power_cap_mw is not None:
+            cons.append(Constraint("power", self.power_cap_mw, "mW", "energy per item <= P_cap x period"))
+        if self.deadline is not None:
+            cons.append(Constraint("deadline", self.deadline, tables.time_unit, "latency <= deadline"))
+        if not tables.allowed.all():
+            cons.append(Constraint("allowed", 0.0, "ops", "every op on a device that supports it"))
+        self.constraints = tuple(cons)
+        self._prepare()
+
+    # ------------------------------------------------------------------ genome
+    @property
+    def gene_names(self) -> tuple[str, ...]:
+        return tuple(f"device[{n}]" for n in self.tables.op_names)
+
+    @property
+    def lower(self) -> np.ndarray:
+        return np.zeros(self.tables.n_ops, dtype=np.int64)
+
+    @property
+    def upper(self) -> np.ndarray:
+        return np.full(self.tables.n_ops, self.tables.n_dev - 1, dtype=np.int64)
+
+    def repair(self, X: np.ndarray) -> np.ndarray:
+        """Clip to bounds and move ops off devices that cannot run them (to their fastest allowed device)."""
+        X = np.clip(np.asarray(X, dtype=np.int64), 0, self.tables.n_dev - 1)
+        bad = ~self.tables.allowed[np.arange(self.tables.n_ops), X]
+        if bad.any():
+            X = X.copy()
+            X[bad] = np.broadcast_to(self._fastest, X.shape)[bad]
+        return X
+
+    # ------------------------------------------------------------------ evaluation
+    def _prepare(self) -> None:
+        t = self.tables
+        masked = np.where(t.allowed, t.time, np.iinfo(np.int64).max)
+        self._fastest = masked.argmin(axis=1)
+        self._src = t.edges[:, 0].copy()
+        self._dst = t.edges[:, 1].copy()
+        self._edge_idx = np.arange(t.n_edges)
+        # topological levels for the vectorized longest path
+        level = np.zeros(t.n_ops, dtype=np.int64)
+        for op in t.topological_order():
+            preds = self._src[self._dst == op]
+            if len(preds):
+                level[op] = level[preds].max() + 1
+        self._level0 = np.flatnonzero(level == 0)
+        self._levels = []
+        for lv in range(1, int(level.max(initial=0)) + 1):
+            ops = np.flatnonzero(level == lv)
+            edges = np.flatnonzero(np.isin(self._dst, ops))
+            edges = edges[np.argsort(self._dst[edges], kind="stable")]
+            dsts, starts = np.unique(self._dst[edges], return_index=True)
+            self._levels.append((edges, starts, dsts))
+        self._sinks = np.setdiff1d(np.arange(t.n_ops), self._src)
+
+    def _latency(self, T: np.ndarray, XT: np.ndarray) -> np.ndarray:
+        finish = np.empty_like(T)
+        finish[:, self._level0] = T[:, self._level0]
+        for edges, starts, dsts in self._levels:
+            arrival = finish[:, self._src[edges]] + XT[:, edges]
+            finish[:, dsts] = np.maximum.reduceat(arrival, starts, axis=1) + T[:, dsts]
+        return finish[:, self._sinks].max(axis=1)
+
+    def evaluate(self, X: np.ndarray, metrics: bool = False) -> Evaluation:
+        t = self.tables
+        X = np.asarray(X, dtype=np.int64)
+        if X.ndim == 1:
+            X = X[None, :]
+        pop, n, m = len(X), t.n_ops, t.n_dev
+        ops = np.arange(n)
+        T = t.time[ops, X]
+        rows = np.arange(pop)[:, None]
+        flat = (rows * m + X).ravel()
+        dev_load = np.bincount(flat, weights=T.ravel(), minlength=pop * m).reshape(pop, m).astype(np.int64)
+        dev_count = np.bincount(flat, minlength=pop * m).reshape(pop, m)
+        period = dev_load.max(axis=1)
+        Xs, Xd = X[:, self._src], X[:, self._dst]
+        if t.n_edges:
+            XT = t.transfer_time[self._edge_idx, Xs, Xd]
+            pair = (rows * m * m + Xs * m + Xd).ravel()
+            link_load = np.bincount(pair, weights=XT.ravel(), minlength=pop * m * m).reshape(pop, m * m)
+            period = np.maximum(period, link_load.max(axis=1).astype(np.int64))
+            xfer_energy = t.transfer_energy[self._edge_idx, Xs, Xd].sum(axis=1)
+        else:
+            XT = np.zeros((pop, 0), dtype=np.int64)
+            link_load = np.zeros((pop, m * m))
+            xfer_energy = np.zeros(pop, dtype=np.int64)
+        op_energy = t.energy[ops, X].sum(axis=1)
+        idle_mw = ((dev_count > 0) * t.idle_power_mw).sum(axis=1)
+        energy = op_energy + xfer_energy + idle_mw * period
+        need_latency = metrics or self.deadline is not None or any(o.name == "latency" for o in self.objectives)
+        latency = self._latency(T, XT) if need_latency else None
+        values = {"throughput": period, "energy": energy, "latency": latency}
+        F = np.column_stack([values[o.name] for o in self.objectives]).astype(np.int64)
+        G = []
+        for c in self.constraints:
+            if c.name == "memory":
+                mem = np.bincount(flat, weights=t.mem[ops, X].ravel(), minlength=pop * m).reshape(pop, m)
+                G.append(((mem - t.mem_capacity) / np.maximum(t.mem_capacity, 1)).max(axis=1))
+            elif c.name == "power":
+                G.append((energy - self.power_cap_mw * period) / np.maximum(self.power_cap_mw * period, 1))
+            elif c.name == "deadline":
+                G.append((latency - self.deadline) / max(self.deadline, 1))
+            elif c.name == "allowed":
+                G.append((~t.allowed[ops, X]).sum(axis=1).astype(float))
+        G = np.column_stack(G) if G else np.zeros((pop, 0))
+        out = {}
+        if metrics:
+            out = {
+                "period": period,
+                "latency": latency,
+                "energy": energy,
+                "op_energy": op_energy,
+                "transfer_energy": xfer_energy,
+                "idle_energy": idle_mw * period,
+                "device_load": dev_load,
+                "link_load": link_load.astype(np.int64),
+            }
+        return Evaluation(F, G, out)
+
+    # ------------------------------------------------------------------ decoding
+    def decode(self, x: np.ndarray) -> PipelineMapping:
+        t = self.tables
+        x = np.asarray(x, dtype=np.int64).reshape(-1)
+        ev = self.evaluate(x[None, :], metrics=True)
+        m = ev.metrics
+        names = t.device_names
+        loads = {names[d]: int(m["device_load"][0, d]) for d in range(t.n_dev)}
+        mem_used = np.zeros(t.n_dev, dtype=np.int64)
+        np.add.at(mem_used, x, t.mem[np.arange(t.n_ops), x])
+        link = m["link_load"][0].reshape(t.n_dev, t.n_dev)
+        links = {(names[a], names[b]): int(link[a, b]) for a in range(t.n_dev) for b in range(t.n_dev) if link[a, b] > 0}
+        period = int(m["period"][0])
+        candidates = [(v, f"device {k}") for k, v in loads.items()] + [(v, f"link {a}->{b}") for (a, b), v in links.items()]
+        bottleneck = max(candidates)[1] if candidates else "none"
+        slack = {}
+        for j, c in enumerate(self.constraints):
+            slack[c.name] = float(-ev.G[0, j])
+        schedule, cursor = [], dict.fromkeys(names, 0)
+        for op in t.topological_order():
+            dev = names[x[op]]
+            schedule.append((t.op_names[op], dev, cursor[dev], cursor[dev] + int(t.time[op, x[op]])))
+            cursor[dev] += int(t.time[op, x[op]])
+        return PipelineMapping(
+            device_of_op={t.op_names[i]: names[x[i]] for i in range(t.n_ops)},
+            device_load=loads,
+            device_memory={names[d]: (int(mem_used[d]), int(t.mem_capacity[d])) for d in range(t.n_dev)},
+            link_load=links,
+            period=period,
+            latency=int(m["latency"][0]),
+            energy=int(m["energy"][0]),
+            energy_breakdown={
+                "ops": int(m["op_energy"][0]),
+                "transfers": int(m["transfer_energy"][0]),
+                "idle": int(m["idle_energy"][0]),
+            },
+            time_unit=t.time_unit,
+            seconds_per_time_unit=t.seconds_per_time_unit,
+            bottleneck=bottleneck,
+            constraint_slack=slack,
+            schedule=schedule,
+        )
+
+    # ------------------------------------------------------------------ baselines
+    def baselines(self) -> dict[str, np.ndarray]:
+        """Each device alone (where it can run every op) and the static per-class partition."""
+        t = self.tables
+        out: dict[str, np.ndarray] = {}
+        for d, name in enumerate(t.device_names):
+            if t.allowed[:, d].all():
+                out[f"only {name}"] = np.full(t.n_ops, d, dtype=np.int64)
+        out["static"] = self.static_partition()
+        return out
+
+    def static_partition(self) -> np.ndarray:
+        """Each op class on the device kind that is fastest for it, summed over the workload's ops of that class.
+
+        Within the chosen kind the first device is used. Ops that kind cannot run go to their fastest device.
+        """
+        t = self.tables
+        kinds = t.device_kinds or t.device_names
+        classes = t.op_classes or ("generic",) * t.n_ops
+        genome = self._fastest.copy()
+        for cls in set(classes):
+            ops = [i for i in range(t.n_ops) if classes[i] == cls]
+            best_kind, best_time = None, None
+            for kind in dict.fromkeys(kinds):
+                devs = [d for d in range(t.n_dev) if kinds[d] == kind]
+                dev = devs[0]
+                if not t.allowed[ops, dev].all():
+                    continue
+                total = int(t.time[ops, dev].sum())
+                if best_time is None or total < best_time:
+                    best_kind, best_time = dev, total
+            if best_kind is not None:
+                genome[ops] = best_kind
+        return genome
+
+    # ------------------------------------------------------------------ feasibility
+    def check_feasible(self) -> None:
+        """Raise :class:`InfeasibleError` for constraints no mapping can meet, checked op by op."""
+        t = self.tables
+        for i in range(t.n_ops):
+            if not t.allowed[i].any():
+                raise InfeasibleError(f"op {t.op_names[i]} ({t.op_classes[i] if t.op_classes else ''}) cannot run on any device")
+        if self.memory:
+            fits = t.allowed & (t.mem <= t.mem_capacity[None, :])
+            for i in range(t.n_ops):
+                if not fits[i].any():
+                    cap = t.mem_capacity[t.allowed[i]].max()
+                    raise InfeasibleError(
+                        f"memory: op {t.op_names[i]} needs {t.mem[i][t.allowed[i]].min() / 2**30:.3g} GiB, "
+                        f"the largest device that can run it has {cap / 2**30:.3g} GiB"
+                    )
+
+    # ------------------------------------------------------------------ exact
+    def diagnose(self, time_limit: float = 10.0) -> str:
+        """One line naming the constraint that cannot be met and the best reachable value."""
+        return diagnose_pipeline(self, time_limit)
+
+    def cpsat(self, include: Sequence[str] | None = None) -> Formulation:
+        """CP-SAT model over the same integer tables; objective vars equal the evaluator's F exactly.
+
+        ``include`` restricts which constraints are modelled (default: all of the problem's).
+        """
+        from dse.mapping.pipeline_cpsat import build_pipeline_model
+
+        return build_pipeline_model(self, include)
+
+
+def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str:
+    """Why no mapping is feasible: the first constraint that cannot be met and the best value reachable.
+
+    Checks memory alone, then the deadline under memory, then the power cap
+    under the others, each with CP-SAT. Returns a one-line message.
+    """
+    from ortools.sat.python import cp_model
+
+    problem.check_feasible()
+    sec = problem.tables.seconds_per_time_unit
+
+    def feasible_with(include: list[str]) -> bool:
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = time_limit
+        return solver.solve(problem.cpsat(include=include).model) != cp_model.INFEASIBLE
+
+    active = [c.name for c in problem.constraints]
+    if "memory" in active:
+        if not feasible_with(["memory"]):
+            t = problem.tables
+            need = t.mem[np.arange(t.n_ops), problem._fastest].sum()
+            return (f"memory: the ops' resident data ({need / 2**30:.3g} GiB on their fastest devices) "
+                    f"cannot be spread over the devices' capacities ({t.mem_capacity.sum() / 2**30:.3g} GiB in all)")
+    base = [c for c in active if c in ("memory", "allowed")]
+    if problem.deadline is not None:
+        probe = PipelineProblem(problem.tables, ("latency", "energy"), deadline=None,
+                                power_cap_mw=None, memory=problem.memory, name=problem.name)
+        form = probe.cpsat(include=base)
+        form.model.minimize(form.named_vars["latency"])
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = time_limit
+        status = solver.solve(form.model)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            best = solver.value(form.named_vars["latency"])
+            if best > problem.deadline:
+                return (f"deadline {problem.deadline * sec * 1e3:.4g} ms cannot be met: the fastest mapping takes "
+                        f"{best * sec * 1e3:.4g} ms" + ("" if status == cp_model.OPTIMAL else " (best found, not proven)"))
+        base = base + ["deadline"]
+    if problem.power_cap_mw is not None:
+        watts = _min_average_power(problem, base, time_limit)
+        if watts is not None and watts * 1e3 > problem.power_cap_mw:
+            return (f"power cap {problem.power_cap_mw / 1e3:.4g} W cannot be met: the lowest average power of any "
+                    f"mapping meeting the other constraints is {watts:.4g} W")
+    return "no feasible mapping was found within the time limit (infeasibility not proven)"
+
+
+def _min_average_power(problem: PipelineProblem, include: list[str], time_limit: float) -> float | None:
+    """min over mappings of energy / period (W), by Dinkelbach iterations on CP-SAT."""
+    from ortools.sat.python import cp_model
+
+    ratio = None
+    for _ in range(30):
+        form = problem.cpsat(include=include)
+        energy, period = form.named_vars["energy"], form.named_vars["period"]
+        if ratio is None:
+            form.model.minimize(energy)
+        else:
+            frac = Fraction(ratio).limit_denominator(10_000)
+            form.model.minimize(frac.denominator * energy - frac.numerator * period)
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = time_limit
+        status = solver.solve(form.model)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None
+        e, p = solver.value(energy), max(solver.value(period), 1)
+        new = e / p
+        if ratio is not None and new >= ratio - 1e-9:
+            break
+        ratio = new
+    return None if ratio is None else ratio * 1e-3

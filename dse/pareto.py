@@ -1,0 +1,295 @@
+"""Pareto sets: points with genomes, objective values, proof status; tables, JSON, indicators.
+
+Internally every objective is an integer to minimize (``ParetoPoint.internal``);
+``ParetoPoint.objectives`` holds the same values in user units and senses
+(throughput in items/s is maximized, energy in mJ/item minimized).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dse.mapping.base import MappingProblem, Objective
+
+STATUSES = ("optimal", "feasible", "time_limit", "interrupted", "infeasible", "unknown")
+
+
+def nondominated(F: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of each distinct nondominated row of ``F`` (minimization).
+
+    Example: ``nondominated(np.array([[1, 3], [2, 2], [2, 3], [1, 3]]))`` -> ``[0, 1]``.
+    """
+    F = np.asarray(F)
+    if len(F) == 0:
+        return np.zeros(0, dtype=np.int64)
+    _, first = np.unique(F, axis=0, return_index=True)
+    first = np.sort(first)
+    U = F[first]
+    if U.shape[1] == 2:
+        order = np.lexsort((U[:, 1], U[:, 0]))
+        best = np.minimum.accumulate(U[order, 1])
+        keep = np.ones(len(order), dtype=bool)
+        keep[1:] = U[order[1:], 1] < best[:-1]
+        return np.sort(first[order[keep]])
+    keep = np.ones(len(U), dtype=bool)
+    for start in range(0, len(U), 512):
+        block = U[start : start + 512]
+        le = (U[None, :, :] <= block[:, None, :]).all(axis=2)
+        lt = (U[None, :, :] < block[:, None, :]).any(axis=2)
+        keep[start : start + len(block)] = ~(le & lt).any(axis=1)
+    return first[keep]
+
+
+@dataclass(frozen=True)
+class ParetoPoint:
+    """One mapping on a front."""
+
+    genome: tuple[int, ...]
+    internal: tuple[int, ...]
+    objectives: dict[str, float]
+    metrics: dict[str, float] = field(default_factory=dict)
+    slack: dict[str, float] = field(default_factory=dict)
+    solver: str = ""
+    proven: bool = False
+    feasible: bool = True
+
+
+@dataclass(frozen=True)
+class SolveStats:
+    """What a solve cost and how it ended."""
+
+    wall_s: float
+    evaluations: int = 0
+    solver_calls: int = 0
+    generations: int = 0
+    best_bound: tuple[float, ...] | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ParetoSet:
+    """A front of mappings with provenance.
+
+    ``status``: ``optimal`` (complete front, every point proven), ``feasible``
+    (points found, not all proven), ``time_limit`` / ``interrupted`` (stopped
+    early: the points found so far), ``infeasible`` (no mapping satisfies the
+    constraints). ``complete`` is true only when the whole front is proven.
+    """
+
+    problem: str
+    objectives: tuple[Objective, ...]
+    points: tuple[ParetoPoint, ...]
+    solver: str
+    status: str
+    complete: bool
+    stats: SolveStats
+    baselines: dict[str, ParetoPoint] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    @property
+    def columns(self) -> list[str]:
+        return [o.column for o in self.objectives]
+
+    def F(self) -> np.ndarray:
+        """User-unit objectives in minimization form (maximized ones negated), shape (n, n_obj)."""
+        if not self.points:
+            return np.zeros((0, len(self.objectives)))
+        values = np.array([[p.objectives[c] for c in self.columns] for p in self.points], dtype=float)
+        signs = np.array([-1.0 if o.sense == "max" else 1.0 for o in self.objectives])
+        return values * signs
+
+    def internal(self) -> np.ndarray:
+        """Internal integer objective values, shape (n, n_obj)."""
+        return np.array([p.internal for p in self.points], dtype=np.int64).reshape(-1, len(self.objectives))
+
+    # ------------------------------------------------------------------ indicators
+    def reference_point(self, others: Sequence[ParetoSet] = (), margin: float = 0.1) -> np.ndarray:
+        """Nadir of this and ``others`` (minimization form), pushed out by ``margin`` of the range."""
+        F = np.vstack([s.F() for s in (self, *others) if len(s)] or [np.zeros((0, len(self.objectives)))])
+        if len(F) == 0:
+            raise ValueError("no points to derive a reference point from")
+        lo, hi = F.min(axis=0), F.max(axis=0)
+        span = np.where(hi > lo, hi - lo, np.maximum(np.abs(hi), 1.0))
+        return hi + margin * span
+
+    def hypervolume(self, ref: Sequence[float] | None = None) -> float:
+        """Hypervolume in user units (minimization form) w.r.t. ``ref`` (default: own nadir + 10%)."""
+        if not self.points:
+            return 0.0
+        from pymoo.indicators.hv import HV
+
+        ref_point = self.reference_point() if ref is None else np.asarray(ref, dtype=float)
+        F = self.F()
+        F = F[(F < ref_point).all(axis=1)]
+        if len(F) == 0:
+            return 0.0
+        return float(HV(ref_point=ref_point)(F))
+
+    def knee(self) -> ParetoPoint:
+        """The point closest to the ideal point after normalizing each objective to [0, 1]."""
+        if not self.points:
+            raise ValueError("empty front has no knee")
+        F = self.F()
+        lo, hi = F.min(axis=0), F.max(axis=0)
+        norm = (F - lo) / np.where(hi > lo, hi - lo, 1.0)
+        return self.points[int(np.argmin(np.linalg.norm(norm, axis=1)))]
+
+    def compare(self, other: ParetoSet) -> dict[str, Any]:
+        """Hypervolumes on a shared reference point and how many points of each the other dominates."""
+        ref = self.reference_point([other])
+        mine, theirs = self.F(), other.F()
+
+        def dominated_by(a: np.ndarray, b: np.ndarray) -> int:
+            if len(a) == 0 or len(b) == 0:
+                return 0
+            le = (b[None, :, :] <= a[:, None, :]).all(axis=2)
+            lt = (b[None, :, :] < a[:, None, :]).any(axis=2)
+            return int((le & lt).any(axis=1).sum())
+
+        hv_self, hv_other = self.hypervolume(ref), other.hypervolume(ref)
+        return {
+            "reference_point": ref.tolist(),
+            f"hypervolume[{self.solver}]": hv_self,
+            f"hypervolume[{other.solver}]": hv_other,
+            "hypervolume_ratio": hv_other / hv_self if hv_self else float("nan"),
+            f"{self.solver}_points_dominated_by_{other.solver}": dominated_by(mine, theirs),
+            f"{other.solver}_points_dominated_by_{self.solver}": dominated_by(theirs, mine),
+        }
+
+    # ------------------------------------------------------------------ export
+    def to_records(self) -> list[dict[str, Any]]:
+        rows = []
+        for p in self.points:
+            row: dict[str, Any] = {"solver": p.solver, "proven": p.proven}
+            row.update(p.objectives)
+            row.update(p.metrics)
+            row["genome"] = " ".join(str(g) for g in p.genome)
+            rows.append(row)
+        return rows
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per point: solver, proven, objectives in user units, metrics, genome."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.to_records())
+        if frame.empty:
+            frame = pd.DataFrame(columns=["solver", "proven", *self.columns, "genome"])
+        return frame
+
+    def to_csv(self, path: str | Path) -> None:
+        self.to_frame().to_csv(path, index=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem,
+            "solver": self.solver,
+            "status": self.status,
+            "complete": self.complete,
+            "objectives": [
+                {"name": o.name, "unit": o.unit, "sense": o.sense, "column": o.column} for o in self.objectives
+            ],
+            "stats": {
+                "wall_s": self.stats.wall_s,
+                "evaluations": self.stats.evaluations,
+                "solver_calls": self.stats.solver_calls,
+                "generations": self.stats.generations,
+                "message": self.stats.message,
+            },
+            "notes": list(self.notes),
+            "points": [_point_dict(p) for p in self.points],
+            "baselines": {k: _point_dict(p) for k, p in self.baselines.items()},
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2, default=_json_default)
+        if path is not None:
+            Path(path).write_text(text)
+        return text
+
+    def plot(self, ax: Any = None, others: Sequence[ParetoSet] = (), **kwargs: Any) -> Any:
+        """Plot this front (and ``others``) on one axis; returns the axis. See :func:`dse.plot.plot_fronts`."""
+        from dse.plot import plot_fronts
+
+        return plot_fronts([self, *others], ax=ax, **kwargs)
+
+
+def _point_dict(p: ParetoPoint) -> dict[str, Any]:
+    return {
+        "solver": p.solver,
+        "proven": p.proven,
+        "feasible": p.feasible,
+        "objectives": p.objectives,
+        "internal": list(p.internal),
+        "metrics": p.metrics,
+        "slack": p.slack,
+        "genome": list(p.genome),
+    }
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def make_points(
+    problem: MappingProblem,
+    genomes: np.ndarray,
+    solver: str,
+    proven: Sequence[bool] | bool = False,
+) -> list[ParetoPoint]:
+    """Evaluate ``genomes`` and wrap them as points (objectives in user units, latency etc. as metrics)."""
+    genomes = np.asarray(genomes, dtype=np.int64).reshape(-1, problem.n_genes)
+    if len(genomes) == 0:
+        return []
+    ev = problem.evaluate(genomes, metrics=True)
+    user = problem.user_objectives(ev.F)
+    extra = user_metrics(problem, ev.metrics)
+    proven_list = [proven] * len(genomes) if isinstance(proven, bool) else list(proven)
+    points = []
+    for k, genome in enumerate(genomes):
+        objectives = {o.column: float(user[k, j]) for j, o in enumerate(problem.objectives)}
+        metrics = {name: float(values[k]) for name, values in extra.items() if name not in objectives}
+        slack = {c.name: float(-ev.G[k, j]) for j, c in enumerate(problem.constraints)}
+        points.append(
+            ParetoPoint(
+                genome=tuple(int(g) for g in genome),
+                internal=tuple(int(v) for v in ev.F[k]),
+                objectives=objectives,
+                metrics=metrics,
+                slack=slack,
+                solver=solver,
+                proven=bool(proven_list[k]),
+                feasible=bool(ev.feasible[k]),
+            )
+        )
+    return points
+
+
+def user_metrics(problem: MappingProblem, metrics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Scalar per-genome metrics in user units (``latency_ms``, ``period_ms``, ``makespan``...)."""
+    sec = problem.tables.seconds_per_time_unit
+    out = {}
+    if metrics.get("latency") is not None:
+        out["latency_ms"] = np.asarray(metrics["latency"], dtype=float) * sec * 1e3
+    if metrics.get("period") is not None:
+        out["period_ms"] = np.asarray(metrics["period"], dtype=float) * sec * 1e3
+    if metrics.get("makespan") is not None:
+        out[f"makespan_{problem.tables.time_unit.replace(' ', '_')}"] = np.asarray(metrics["makespan"], dtype=float)
+    return out

@@ -1,0 +1,56 @@
+"""Pieces every solver shares: the front of a population, baselines, the result object."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dse.mapping.base import MappingProblem
+from dse.pareto import ParetoPoint, ParetoSet, SolveStats, make_points, nondominated
+
+
+def front_of(problem: MappingProblem, X: np.ndarray, F: np.ndarray | None = None,
+             feasible: np.ndarray | None = None) -> np.ndarray:
+    """Genomes of the distinct nondominated feasible rows of ``X`` (evaluated if ``F`` is None)."""
+    X = np.asarray(X, dtype=np.int64).reshape(-1, problem.n_genes)
+    if F is None or feasible is None:
+        ev = problem.evaluate(X)
+        F, feasible = ev.F, ev.feasible
+    X, F = X[feasible], F[feasible]
+    keep = nondominated(F)
+    order = np.lexsort(F[keep].T[::-1])
+    return X[keep][order]
+
+
+def baseline_points(problem: MappingProblem) -> dict[str, ParetoPoint]:
+    """The problem's baselines (single devices, static partition) as labelled points."""
+    named = problem.baselines()
+    if not named:
+        return {}
+    points = make_points(problem, np.array(list(named.values())), solver="baseline")
+    return dict(zip(named.keys(), points, strict=True))
+
+
+def result(
+    problem: MappingProblem,
+    genomes: np.ndarray,
+    solver: str,
+    status: str,
+    stats: SolveStats,
+    proven: list[bool] | bool = False,
+    notes: tuple[str, ...] = (),
+) -> ParetoSet:
+    """Wrap front genomes as a :class:`ParetoSet` sorted by the internal objectives."""
+    points = make_points(problem, genomes, solver, proven)
+    points.sort(key=lambda p: p.internal)
+    complete = status == "optimal"
+    return ParetoSet(
+        problem=problem.name,
+        objectives=problem.objectives,
+        points=tuple(points),
+        solver=solver,
+        status=status,
+        complete=complete,
+        stats=stats,
+        baselines=baseline_points(problem),
+        notes=notes,
+    )

@@ -1,0 +1,149 @@
+"""Approximate fronts with pymoo's NSGA-II on the integer genome, evaluated a population at a time.
+
+Operators: uniform crossover and random-reset mutation (genes are categorical
+device indices or priorities), the family's ``repair``, duplicate elimination.
+An archive keeps every feasible nondominated genome seen, so the result is
+the best front found so far whenever the run stops (generation budget, time
+limit or Ctrl-C). Same seed and same generation budget give the same result;
+a time limit caps the run and may cut it at a different generation.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+from pymoo.algorithms.moo.nsga2 import NSGA2
+from pymoo.core.mutation import Mutation
+from pymoo.core.problem import Problem
+from pymoo.core.repair import Repair
+from pymoo.operators.crossover.ux import UX
+
+from dse.mapping.base import MappingProblem
+from dse.pareto import ParetoSet, SolveStats, nondominated
+from dse.progress import Progress, silent
+from dse.solvers.common import result
+
+
+class _PymooAdapter(Problem):
+    """pymoo view of a MappingProblem: whole-population evaluation."""
+
+    def __init__(self, problem: MappingProblem) -> None:
+        self.mp = problem
+        self.evaluations = 0
+        super().__init__(
+            n_var=problem.n_genes,
+            n_obj=len(problem.objectives),
+            n_ieq_constr=len(problem.constraints),
+            xl=problem.lower.astype(float),
+            xu=problem.upper.astype(float),
+            vtype=int,
+        )
+
+    def _evaluate(self, X: np.ndarray, out: dict, *args: object, **kwargs: object) -> None:
+        X = self.mp.repair(np.rint(X).astype(np.int64))
+        ev = self.mp.evaluate(X)
+        self.evaluations += len(X)
+        out["F"] = ev.F.astype(float)
+        if self.n_ieq_constr:
+            out["G"] = ev.G
+
+
+class _FamilyRepair(Repair):
+    def _do(self, problem: _PymooAdapter, X: np.ndarray, **kwargs: object) -> np.ndarray:
+        return problem.mp.repair(np.rint(X).astype(np.int64)).astype(float)
+
+
+class RandomResetMutation(Mutation):
+    """Each gene is redrawn uniformly within its bounds with probability ``rate`` (default 1/n)."""
+
+    def __init__(self, rate: float | None = None) -> None:
+        super().__init__()
+        self.rate = rate
+
+    def _do(self, problem: Problem, X: np.ndarray, random_state: np.random.Generator | None = None,
+            **kwargs: object) -> np.ndarray:
+        rng = random_state if random_state is not None else np.random.default_rng()
+        rate = self.rate if self.rate is not None else 1.0 / problem.n_var
+        mask = rng.random(X.shape) < rate
+        fresh = rng.integers(problem.xl.astype(np.int64), problem.xu.astype(np.int64) + 1, size=X.shape)
+        return np.where(mask, fresh, X)
+
+
+def initial_population(problem: MappingProblem, pop_size: int, seeds: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """Seed genomes (deduplicated, at most half the population) plus uniform random ones, repaired."""
+    seeds_arr = np.unique(np.array(seeds, dtype=np.int64).reshape(-1, problem.n_genes), axis=0)[: pop_size // 2]
+    rand = rng.integers(problem.lower, problem.upper + 1, size=(pop_size - len(seeds_arr), problem.n_genes))
+    return problem.repair(np.vstack([seeds_arr, rand]))
+
+
+def solve_nsga2(
+    problem: MappingProblem,
+    time_limit: float = 60.0,
+    seed: int = 0,
+    pop_size: int = 100,
+    generations: int = 1_000_000,
+    seeds: list[np.ndarray] | None = None,
+    use_heuristic_seeds: bool = True,
+    mutation_rate: float | None = None,
+    patience: int | None = 200,
+    progress: Progress | None = None,
+    callback: Callable[[int, float, np.ndarray, np.ndarray], bool | None] | None = None,
+) -> ParetoSet:
+    """Run NSGA-II; returns the archive's front as a :class:`ParetoSet` (nothing proven).
+
+    ``seeds`` are extra starting genomes; the family's heuristic seeds are
+    added unless ``use_heuristic_seeds`` is false. ``callback(gen, elapsed_s,
+    front_X, front_F)`` runs after each generation; returning True stops.
+    ``patience``: stop once the archive front has not changed for that many
+    generations (None: run to the generation budget or time limit).
+    """
+    progress = progress or silent()
+    start = time.monotonic()
+    rng = np.random.default_rng(seed)
+    all_seeds = list(seeds or []) + (problem.heuristic_seeds() if use_heuristic_seeds else [])
+    X0 = initial_population(problem, pop_size, all_seeds, rng)
+    adapter = _PymooAdapter(problem)
+    algorithm = NSGA2(
+        pop_size=pop_size,
+        sampling=X0.astype(float),
+        crossover=UX(),
+        mutation=RandomResetMutation(mutation_rate),
+        repair=_FamilyRepair(),
+        eliminate_duplicates=True,
+    )
+    algorithm.setup(adapter, termination=("n_gen", generations), seed=seed, verbose=False)
+    arch_X = np.zeros((0, problem.n_genes), dtype=np.int64)
+    arch_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
+    status, gen, stalled = "feasible", 0, 0
+    try:
+        while algorithm.has_next():
+            algorithm.next()
+            gen += 1
+            pop = algorithm.pop
+            X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
+            F = pop.get("F").astype(np.int64)
+            G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
+            ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
+            cand_X, cand_F = np.vstack([arch_X, X[ok]]), np.vstack([arch_F, F[ok]])
+            keep = nondominated(cand_F)
+            changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
+            arch_X, arch_F = cand_X[keep], cand_F[keep]
+            stalled = 0 if changed else stalled + 1
+            elapsed = time.monotonic() - start
+            progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, {len(arch_X)} front points")
+            if callback is not None and callback(gen, elapsed, arch_X, arch_F):
+                break
+            if elapsed >= time_limit:
+                status = "time_limit"
+                break
+            if patience is not None and stalled >= patience:
+                break
+    except KeyboardInterrupt:
+        status = "interrupted"
+    if len(arch_X) == 0 and status == "feasible":
+        status = "unknown"  # no feasible genome found; not a proof of infeasibility
+    order = np.lexsort(arch_F.T[::-1]) if len(arch_F) else np.zeros(0, dtype=np.int64)
+    stats = SolveStats(wall_s=time.monotonic() - start, evaluations=adapter.evaluations, generations=gen)
+    return result(problem, arch_X[order], "nsga2", status, stats, proven=False)

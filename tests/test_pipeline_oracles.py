@@ -1,0 +1,76 @@
+"""The three oracles agree on the pipeline family: exhaustive == CP-SAT, NSGA-II feasible and not better."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dse.mapping.pipeline import PipelineProblem
+from dse.solvers.cpsat import solve_cpsat
+from dse.solvers.exhaustive import solve_exhaustive
+from dse.solvers.nsga2 import solve_nsga2
+from tests.conftest import random_tables
+
+SEEDS = range(60)
+
+
+def random_problem(seed: int) -> PipelineProblem:
+    """Random tables plus a random subset of deadline / power cap / memory, some of them infeasible."""
+    rng = np.random.default_rng(10_000 + seed)
+    tables = random_tables(seed)
+    deadline = int(rng.integers(20, 300)) if rng.random() < 0.5 else None
+    power = int(rng.integers(1, 30)) if rng.random() < 0.4 else None
+    objectives = ("throughput", "energy") if rng.random() < 0.75 else ("latency", "energy")
+    return PipelineProblem(tables, objectives, deadline=deadline, power_cap_mw=power, memory=bool(rng.random() < 0.8))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exhaustive_front_equals_cpsat_front(seed: int) -> None:
+    problem = random_problem(seed)
+    exact = solve_exhaustive(problem)
+    cp = solve_cpsat(problem, time_limit=30, seed=0, workers=1)
+    assert exact.status in ("optimal", "infeasible")
+    assert cp.status == exact.status
+    assert sorted(map(tuple, cp.internal().tolist())) == sorted(map(tuple, exact.internal().tolist()))
+    assert all(p.proven for p in cp.points)
+    # every CP-SAT point, re-evaluated, gives CP-SAT's objective values and is feasible
+    if len(cp):
+        ev = problem.evaluate(np.array([p.genome for p in cp.points]))
+        assert ev.feasible.all()
+        np.testing.assert_array_equal(ev.F, cp.internal())
+
+
+def test_some_random_instances_are_infeasible_and_some_feasible() -> None:
+    statuses = [solve_exhaustive(random_problem(s)).status for s in SEEDS]
+    assert statuses.count("infeasible") >= 3
+    assert statuses.count("optimal") >= 30
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_nsga2_front_is_feasible_and_never_dominates_exact(seed: int) -> None:
+    problem = random_problem(seed)
+    exact = solve_exhaustive(problem)
+    approx = solve_nsga2(problem, time_limit=10, seed=seed, pop_size=24, generations=40)
+    if exact.status == "infeasible":
+        assert len(approx) == 0
+        return
+    E = exact.internal()
+    for p in approx.points:
+        assert p.feasible
+        f = np.array(p.internal)
+        dominates = (f <= E).all(axis=1) & (f < E).any(axis=1)
+        assert not dominates.any(), f"NSGA-II point {f} dominates an exact point"
+
+
+def test_nsga2_is_reproducible() -> None:
+    problem = random_problem(3)
+    a = solve_nsga2(problem, seed=7, pop_size=20, generations=15)
+    b = solve_nsga2(problem, seed=7, pop_size=20, generations=15)
+    assert [p.genome for p in a.points] == [p.genome for p in b.points]
+
+
+def test_cpsat_time_limit_returns_points_found_so_far() -> None:
+    problem = PipelineProblem(random_tables(5, n_ops=8, n_dev=3), memory=False)
+    front = solve_cpsat(problem, time_limit=1e-6, seed=0)
+    assert front.status in ("time_limit", "optimal")
+    assert not front.complete or front.status == "optimal"
