@@ -59,6 +59,9 @@ class CostTables:
     energy_unit: str = "pJ"
     device_kinds: tuple[str, ...] = ()
     op_classes: tuple[str, ...] = ()
+    display_time_unit: str = "ms"
+    display_per_time_unit: float = 1e-6
+    colocation: tuple[str | None, ...] = ()
 
     def __post_init__(self) -> None:
         if self.send_time is None:
@@ -249,6 +252,8 @@ def _assemble(
     time_unit: str = "ns",
     seconds_per_time_unit: float = 1e-9,
     send_time: np.ndarray | None = None,
+    display_time_unit: str = "ms",
+    display_per_time_unit: float = 1e-6,
 ) -> CostTables:
     """Fill in edges and transfers (``routes`` as from :func:`ns_routes`) and build the tables."""
     edges = np.asarray(workload.edges, dtype=np.int64).reshape(-1, 2)
@@ -281,6 +286,9 @@ def _assemble(
         seconds_per_time_unit=seconds_per_time_unit,
         device_kinds=tuple(d.kind for d in platform.devices),
         op_classes=tuple(op.op_class for op in workload.ops),
+        display_time_unit=display_time_unit,
+        display_per_time_unit=display_per_time_unit,
+        colocation=tuple(op.colocation for op in workload.ops),
     )
 
 
@@ -301,7 +309,7 @@ class TableCostModel:
     """
 
     scale: float = 1.0
-    time_unit: str = "time unit"
+    time_unit: str = "tu"
     seconds_per_time_unit: float = 1e-9
     send_ops: float = 0.0
 
@@ -343,4 +351,6 @@ class TableCostModel:
             time_unit=self.time_unit if self.scale == 1 else f"{self.time_unit} x {1 / self.scale:g}",
             seconds_per_time_unit=self.seconds_per_time_unit / self.scale,
             send_time=send,
+            display_time_unit=self.time_unit,
+            display_per_time_unit=1.0 / self.scale,
         )
