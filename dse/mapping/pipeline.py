@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dse._memory import tune_malloc
 from dse.cost import CostTables
 from dse.errors import InfeasibleError, SpecError
 from dse.mapping.base import Constraint, Evaluation, Formulation, MappingProblem, Objective
@@ -171,41 +172,73 @@ class PipelineProblem(MappingProblem):
             dsts, starts = np.unique(self._dst[edges], return_index=True)
             self._levels.append((edges, starts, dsts))
         self._sinks = np.setdiff1d(np.arange(t.n_ops), self._src)
+        m = t.n_dev
+        self._op_base = (np.arange(t.n_ops) * m)[:, None]
+        self._edge_base = (np.arange(t.n_edges) * m * m)[:, None]
+        self._time_flat = t.time.ravel()
+        self._energy_flat = t.energy.ravel()
+        self._mem_flat = t.mem.ravel()
+        self._allowed_flat = t.allowed.ravel()
+        self._xfer_time_flat = t.transfer_time.ravel()
+        self._xfer_energy_flat = t.transfer_energy.ravel()
+        self._positive_times = bool((t.time[t.allowed] > 0).all())
+        tune_malloc()
 
     def _latency(self, T: np.ndarray, XT: np.ndarray) -> np.ndarray:
+        """Longest path per genome; ``T`` (n_ops, pop) op times, ``XT`` (n_edges, pop) transfer times."""
         finish = np.empty_like(T)
-        finish[:, self._level0] = T[:, self._level0]
+        finish[self._level0] = T[self._level0]
         for edges, starts, dsts in self._levels:
-            arrival = finish[:, self._src[edges]] + XT[:, edges]
-            finish[:, dsts] = np.maximum.reduceat(arrival, starts, axis=1) + T[:, dsts]
-        return finish[:, self._sinks].max(axis=1)
+            arrival = finish[self._src[edges]] + XT[edges]
+            finish[dsts] = np.maximum.reduceat(arrival, starts, axis=0) + T[dsts]
+        return finish[self._sinks].max(axis=0)
+
+    #: genomes per chunk (None: about 64k elements per (ops x genomes) array, 128 to 1024 genomes)
+    chunk_size: int | None = None
 
     def evaluate(self, X: np.ndarray, metrics: bool = False) -> Evaluation:
-        t = self.tables
         X = np.asarray(X, dtype=np.int64)
         if X.ndim == 1:
             X = X[None, :]
-        pop, n, m = len(X), t.n_ops, t.n_dev
-        ops = np.arange(n)
-        T = t.time[ops, X]
-        rows = np.arange(pop)[:, None]
-        flat = (rows * m + X).ravel()
-        dev_load = np.bincount(flat, weights=T.ravel(), minlength=pop * m).reshape(pop, m).astype(np.int64)
-        dev_count = np.bincount(flat, minlength=pop * m).reshape(pop, m)
-        period = dev_load.max(axis=1)
-        Xs, Xd = X[:, self._src], X[:, self._dst]
-        if t.n_edges:
-            XT = t.transfer_time[self._edge_idx, Xs, Xd]
-            pair = (rows * m * m + Xs * m + Xd).ravel()
-            link_load = np.bincount(pair, weights=XT.ravel(), minlength=pop * m * m).reshape(pop, m * m)
-            period = np.maximum(period, link_load.max(axis=1).astype(np.int64))
-            xfer_energy = t.transfer_energy[self._edge_idx, Xs, Xd].sum(axis=1)
+        chunk = self.chunk_size or int(np.clip(65_536 // max(self.tables.n_ops, self.tables.n_edges, 1), 128, 1024))
+        if len(X) <= chunk:
+            return self._evaluate_chunk(X, metrics)
+        parts = [self._evaluate_chunk(X[k : k + chunk], metrics) for k in range(0, len(X), chunk)]
+        return Evaluation(
+            np.concatenate([p.F for p in parts]),
+            np.concatenate([p.G for p in parts]),
+            {k: np.concatenate([p.metrics[k] for p in parts]) for k in parts[0].metrics},
+        )
+
+    def _evaluate_chunk(self, X: np.ndarray, metrics: bool) -> Evaluation:
+        """Evaluate with genomes in columns: every array is (ops or edges or devices, pop), rows contiguous."""
+        t = self.tables
+        pop, m = len(X), t.n_dev
+        Xc = np.ascontiguousarray(X.T)  # (n, pop)
+        cols = np.arange(pop)
+        cell = Xc + self._op_base  # index into (n * m) tables
+        T = self._time_flat.take(cell)
+        slot = Xc * pop + cols  # (device, genome) slot
+        dev_load = np.bincount(slot.ravel(), weights=T.ravel(), minlength=m * pop).reshape(m, pop)
+        if self._positive_times:
+            used = dev_load > 0
         else:
-            XT = np.zeros((pop, 0), dtype=np.int64)
-            link_load = np.zeros((pop, m * m))
+            used = np.bincount(slot.ravel(), minlength=m * pop).reshape(m, pop) > 0
+        period = dev_load.max(axis=0).astype(np.int64)
+        if t.n_edges:
+            pair = Xc[self._src] * m + Xc[self._dst]  # (e, pop)
+            edge_cell = pair + self._edge_base
+            XT = self._xfer_time_flat.take(edge_cell)
+            link_load = np.bincount((pair * pop + cols).ravel(), weights=XT.ravel(),
+                                    minlength=m * m * pop).reshape(m * m, pop)
+            period = np.maximum(period, link_load.max(axis=0).astype(np.int64))
+            xfer_energy = self._xfer_energy_flat.take(edge_cell).sum(axis=0)
+        else:
+            XT = np.zeros((0, pop), dtype=np.int64)
+            link_load = np.zeros((m * m, pop))
             xfer_energy = np.zeros(pop, dtype=np.int64)
-        op_energy = t.energy[ops, X].sum(axis=1)
-        idle_mw = ((dev_count > 0) * t.idle_power_mw).sum(axis=1)
+        op_energy = self._energy_flat.take(cell).sum(axis=0)
+        idle_mw = (used * t.idle_power_mw[:, None]).sum(axis=0)
         energy = op_energy + xfer_energy + idle_mw * period
         need_latency = metrics or self.deadline is not None or any(o.name == "latency" for o in self.objectives)
         latency = self._latency(T, XT) if need_latency else None
@@ -214,14 +247,15 @@ class PipelineProblem(MappingProblem):
         G = []
         for c in self.constraints:
             if c.name == "memory":
-                mem = np.bincount(flat, weights=t.mem[ops, X].ravel(), minlength=pop * m).reshape(pop, m)
-                G.append(((mem - t.mem_capacity) / np.maximum(t.mem_capacity, 1)).max(axis=1))
+                mem = np.bincount(slot.ravel(), weights=self._mem_flat.take(cell).ravel(),
+                                  minlength=m * pop).reshape(m, pop)
+                G.append(((mem - t.mem_capacity[:, None]) / np.maximum(t.mem_capacity, 1)[:, None]).max(axis=0))
             elif c.name == "power":
                 G.append((energy - self.power_cap_mw * period) / np.maximum(self.power_cap_mw * period, 1))
             elif c.name == "deadline":
                 G.append((latency - self.deadline) / max(self.deadline, 1))
             elif c.name == "allowed":
-                G.append((~t.allowed[ops, X]).sum(axis=1).astype(float))
+                G.append((~self._allowed_flat.take(cell)).sum(axis=0).astype(float))
         G = np.column_stack(G) if G else np.zeros((pop, 0))
         out = {}
         if metrics:
@@ -232,8 +266,8 @@ class PipelineProblem(MappingProblem):
                 "op_energy": op_energy,
                 "transfer_energy": xfer_energy,
                 "idle_energy": idle_mw * period,
-                "device_load": dev_load,
-                "link_load": link_load.astype(np.int64),
+                "device_load": dev_load.T.astype(np.int64),
+                "link_load": link_load.T.astype(np.int64),
             }
         return Evaluation(F, G, out)
 
