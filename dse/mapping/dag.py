@@ -256,7 +256,6 @@ class DagProblem(MappingProblem):
         else:
             makespan, _, _, _ = self._schedule_population(dev, keys)
         pop = len(X)
-        rows = np.arange(pop)[:, None]
         op_energy = t.energy[np.arange(n), dev].sum(axis=1)
         xfer_energy = self._transfer_energy(dev)
         counts = np.zeros((pop, m), dtype=np.int64)
@@ -264,19 +263,25 @@ class DagProblem(MappingProblem):
         energy = op_energy + xfer_energy + ((counts > 0) * t.idle_power_mw).sum(axis=1) * makespan
         values = {"makespan": makespan, "energy": energy}
         F = np.column_stack([values[o.name] for o in self.objectives]).astype(np.int64)
+        G = self._constraint_values(dev, makespan)
+        out = {"makespan": makespan, "energy": energy} if metrics else {}
+        return Evaluation(F, G, out)
+
+    def _constraint_values(self, dev: np.ndarray, makespan: np.ndarray) -> np.ndarray:
+        """G (pop, n_constraints), feasible iff <= 0, for devices (pop, n) and makespans (pop,)."""
+        t = self.tables
+        pop, n, m = len(dev), self.n_tasks, t.n_dev
         G = []
         for c in self.constraints:
             if c.name == "memory":
-                flat = (rows * m + dev).ravel()
+                flat = (np.arange(pop)[:, None] * m + dev).ravel()
                 mem = np.bincount(flat, weights=t.mem[np.arange(n), dev].ravel(), minlength=pop * m).reshape(pop, m)
                 G.append(((mem - t.mem_capacity) / np.maximum(t.mem_capacity, 1)).max(axis=1))
             elif c.name == "deadline":
                 G.append((makespan - self.deadline) / max(self.deadline, 1))
             elif c.name == "allowed":
                 G.append((~t.allowed[np.arange(n), dev]).sum(axis=1).astype(float))
-        G = np.column_stack(G) if G else np.zeros((pop, 0))
-        out = {"makespan": makespan, "energy": energy} if metrics else {}
-        return Evaluation(F, G, out)
+        return np.column_stack(G) if G else np.zeros((pop, 0))
 
     def _transfer_energy(self, dev: np.ndarray) -> np.ndarray:
         t = self.tables
@@ -316,7 +321,8 @@ class DagProblem(MappingProblem):
             pd = dev_ext[rows[:, None], pt]
             xt = self._tt[pe, pd, d[:, None]]
             if tf:
-                xt = xt + np.where(pd != d[:, None], (rank[rows[:, None], pt, d[:, None]] + 1) * send[pd], 0)
+                crossing = (pd != d[:, None]) & (pt < n)
+                xt = xt + np.where(crossing, (rank[rows[:, None], pt, d[:, None]] + 1) * send[pd], 0)
             ready = (finish[rows[:, None], pt] + xt).max(axis=1)
             s = np.maximum(ready, avail[rows, d])
             f = s + T[rows, task]
@@ -366,12 +372,9 @@ class DagProblem(MappingProblem):
     def _wrap(self, x, order, start, finish, release, makespan) -> DagSchedule:
         t = self.tables
         n = self.n_tasks
-        ev = self.evaluate(x[None, :]) if not self.insertion else None
-        energy = int(ev.F[0, 1]) if ev is not None and len(self.objectives) > 1 else int(
-            self._energy_of(x[:n], makespan))
-        slack = {}
-        if ev is not None:
-            slack = {c.name: float(-ev.G[0, j]) for j, c in enumerate(self.constraints)}
+        energy = self._energy_of(x[:n], makespan)
+        G = self._constraint_values(x[None, :n], np.array([makespan]))
+        slack = {c.name: float(-G[0, j]) for j, c in enumerate(self.constraints)}
         return DagSchedule(t.op_names, t.device_names, x[:n].copy(), np.asarray(start), np.asarray(finish),
                            np.asarray(release), np.asarray(order), makespan, energy, t.time_unit, slack)
 

@@ -37,12 +37,14 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
 
     big_time = int(t.time.max(initial=0)) * n + int(t.transfer_time.max(initial=0)) * max(t.n_edges, 1) + 1
     loads = []
+    device_load: dict[int, cp_model.IntVar] = {}
     for d in range(m):
         terms = [int(t.time[i, d]) * x[i, d] for i in range(n) if (i, d) in x]
         if terms:
             load = model.new_int_var(0, big_time, f"load[{d}]")
             model.add(load == sum(terms))
             loads.append(load)
+            device_load[d] = load
 
     y: dict[tuple[int, int, int], cp_model.IntVar] = {}
     link_terms: dict[tuple[int, int], list] = {}
@@ -65,12 +67,16 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
                 link_terms.setdefault((a, b), []).append(int(t.transfer_time[e, a, b]) * var)
             if t.transfer_energy[e, a, b] > 0:
                 xfer_energy_terms.append(int(t.transfer_energy[e, a, b]) * var)
+    link_load: dict[tuple[int, int], cp_model.IntVar] = {}
     for (a, b), terms in link_terms.items():
         load = model.new_int_var(0, big_time, f"link[{a},{b}]")
         model.add(load == sum(terms))
         loads.append(load)
+        link_load[a, b] = load
 
-    period = model.new_int_var(0, big_time, "period")
+    fastest = np.where(allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
+    period_floor = int(max(fastest.max(initial=0), -(-int(fastest.sum()) // m)))
+    period = model.new_int_var(period_floor, big_time, "period")
     model.add_max_equality(period, loads)
 
     used = []
@@ -92,8 +98,17 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
         if t.idle_power_mw[d] == 0:
             continue
         term = model.new_int_var(0, int(t.idle_power_mw[d]) * big_time, f"idle[{d}]")
-        model.add(term == int(t.idle_power_mw[d]) * period).only_enforce_if(used[d])
+        idle = int(t.idle_power_mw[d])
+        model.add(term == idle * period).only_enforce_if(used[d])
         model.add(term == 0).only_enforce_if(used[d].Not())
+        # redundant linear cuts (the enforced equalities relax poorly): a used device idles for the
+        # whole period, which is at least its own load and the load of every link touching it
+        if d in device_load:
+            model.add(term >= idle * device_load[d])
+        model.add(term >= idle * period_floor * used[d])
+        for (a, b), load in link_load.items():
+            if d in (a, b):
+                model.add(term >= idle * load)
         idle_terms.append(term)
     energy = model.new_int_var(0, max_energy, "energy")
     op_energy_terms = [int(t.energy[i, d]) * x[i, d] for (i, d) in x if t.energy[i, d]]

@@ -2,9 +2,14 @@
 
 For two objectives f1, f2 (both minimized, integers) the loop is
 
-1. minimize f2 subject to f1 <= eps            (eps starts unbounded)
-2. minimize f1 subject to f2 <= f2*            (removes weakly dominated points)
-3. record (f1*, f2*), set eps = f1* - 1, repeat until step 1 is infeasible.
+1. minimize f1 subject to f2 <= eps            (eps starts unbounded)
+2. minimize f2 subject to f1 <= f1*            (removes weakly dominated points)
+3. record (f1*, f2*), set eps = f2* - 1, repeat until step 1 is infeasible.
+
+It walks the front from the best f1 (e.g. the highest throughput) towards
+the best f2. Starting there matters: step 2 then always runs with f1
+bounded, which keeps CP-SAT's relaxation of products such as
+``idle power x period`` tight.
 
 Because the objectives are integers this enumerates every point of the
 nondominated front exactly once. A point is *proven* when both of its solves
@@ -117,15 +122,15 @@ def solve_cpsat(
     try:
         while True:
             left = time_limit - (time.monotonic() - start)
-            if eps is not None and eps < runner.lower(f1):
+            if eps is not None and eps < runner.lower(f2):
                 exhausted = True
                 break
             if left <= 0:
                 status = "time_limit"
                 break
-            runner.set_upper(f1, eps)
-            runner.set_upper(f2, None)
-            first = runner.minimize(f2, left, hint)
+            runner.set_upper(f2, eps)
+            runner.set_upper(f1, None)
+            first = runner.minimize(f1, left, hint)
             if first.status == cp_model.INFEASIBLE:
                 exhausted = True
                 break
@@ -133,19 +138,19 @@ def solve_cpsat(
                 status = "time_limit"
                 break
             left = time_limit - (time.monotonic() - start)
-            runner.set_upper(f2, first.values[1])
-            second = runner.minimize(f1, max(left, 0.01), first.genome)
-            runner.set_upper(f2, None)
+            runner.set_upper(f1, first.values[0])
+            second = runner.minimize(f2, max(left, 0.01), first.genome)
             best = second if second.genome is not None else first
             genomes.append(best.genome)
             values.append(best.values)
             proven.append(first.status == cp_model.OPTIMAL and second.status == cp_model.OPTIMAL)
             progress.update(f"{len(genomes)} front points, last {tuple(best.values)}, {runner.calls} solves")
             hint = best.genome
-            eps = best.values[0] - 1
+            eps = best.values[1] - 1
     except KeyboardInterrupt:
         status = "interrupted"
     runner.set_upper(f1, None)
+    runner.set_upper(f2, None)
     if exhausted and not genomes:
         status = "infeasible"
     elif exhausted and not all(proven):

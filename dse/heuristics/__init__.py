@@ -1,0 +1,138 @@
+"""Classic partitioning and scheduling heuristics for the ``dag`` family, behind one interface.
+
+* list schedulers (:data:`LIST_SCHEDULERS`): ``heft``, ``cpop``, ``peft``, each
+  ``(problem) -> HeuristicResult`` with ``insertion=True``;
+* partitioners (:data:`PARTITIONERS`): ``hash``, ``cp``, ``icp``, ``mite``,
+  ``batchsplit``, ``dfs``, each ``(problem) -> devices``;
+* schedulers (:data:`SCHEDULERS`): ``fifo``, ``lro``, ``pct``, ``msr``, each
+  ``(problem, devices) -> order`` (a device-queue simulation; the order of start times).
+
+:func:`run` runs one by name (``"heft"`` or ``"PARTITIONER+SCHEDULER"`` such as
+``"cp+pct"``); its ``makespan`` is always the problem decoder's makespan of the result's
+genome (``problem.schedule(problem.genome(r.devices, r.order), insertion=r.insertion)``).
+:func:`seed_genomes` turns a set of heuristics into genomes for the search solvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dse.heuristics.base import HeuristicResult, finish, repaired_devices
+from dse.heuristics.cpop import cpop
+from dse.heuristics.heft import heft
+from dse.heuristics.partitioners import (
+    batchsplit_partition,
+    cp_partition,
+    dfs_partition,
+    hash_partition,
+    icp_partition,
+    mite_partition,
+)
+from dse.heuristics.peft import peft
+from dse.heuristics.schedulers import fifo, lro, msr, pct
+
+if TYPE_CHECKING:
+    from dse.mapping.dag import DagProblem
+
+__all__ = [
+    "HeuristicResult", "LIST_SCHEDULERS", "PARTITIONERS", "SCHEDULERS", "names", "run",
+    "genome_of", "seed_genomes",
+]
+
+LIST_SCHEDULERS: dict[str, Callable[[DagProblem], HeuristicResult]] = {
+    "heft": heft,
+    "cpop": cpop,
+    "peft": peft,
+}
+
+PARTITIONERS: dict[str, Callable[[DagProblem], np.ndarray]] = {
+    "hash": hash_partition,
+    "cp": cp_partition,
+    "icp": icp_partition,
+    "mite": mite_partition,
+    "batchsplit": batchsplit_partition,
+    "dfs": dfs_partition,
+}
+
+SCHEDULERS: dict[str, Callable[[DagProblem, np.ndarray], np.ndarray]] = {
+    "fifo": fifo,
+    "lro": lro,
+    "pct": pct,
+    "msr": msr,
+}
+
+#: Used by :func:`seed_genomes` on graphs with more than this many tasks.
+LARGE_GRAPH_TASKS = 2000
+LARGE_GRAPH_SEEDS = ("heft", "cp+pct", "hash+fifo")
+
+
+def names() -> list[str]:
+    """Every valid heuristic name: list schedulers, then all ``partitioner+scheduler`` pairs."""
+    return [*LIST_SCHEDULERS, *(f"{p}+{s}" for p in PARTITIONERS for s in SCHEDULERS)]
+
+
+def run(problem: DagProblem, name: str) -> HeuristicResult:
+    """Run the heuristic ``name`` (``heft``, ``cpop``, ``peft`` or ``PARTITIONER+SCHEDULER``).
+
+    Raises ``ValueError`` listing the valid names for an unknown one.
+    """
+    key = name.strip().lower()
+    if key in LIST_SCHEDULERS:
+        return LIST_SCHEDULERS[key](problem)
+    part, _, sched = key.partition("+")
+    if part in PARTITIONERS and sched in SCHEDULERS:
+        devices = repaired_devices(problem, PARTITIONERS[part](problem))
+        order = SCHEDULERS[sched](problem, devices)
+        return finish(problem, f"{part}+{sched}", devices, order, insertion=False)
+    raise ValueError(f"unknown heuristic {name!r}; valid names: {', '.join(names())}")
+
+
+def genome_of(problem: DagProblem, result: HeuristicResult) -> np.ndarray:
+    """A genome that the problem's own decoder (``problem.insertion``) decodes to ``result``'s schedule.
+
+    Usually ``problem.genome(result.devices, result.order)``. When the heuristic used
+    insertion and the problem does not, its rank order decoded without insertion would be
+    a different (usually worse) schedule; the order of the insertion schedule's start
+    times (ties: release, then topological position) decodes without insertion to the
+    very same schedule (each start is the later of its inputs' arrival and the previous
+    task's release on its device), so that order is used. A partitioner+scheduler result
+    keeps its genome on a problem that decodes with insertion: the insertion decoder
+    gives the same schedule whenever every task time is positive (a work-conserving
+    simulation leaves no gap before a waiting task); with zero-time tasks it may differ.
+    """
+    genome = problem.genome(result.devices, result.order)
+    if result.insertion and not problem.insertion:
+        sched = problem.schedule(genome, insertion=True)
+        topo_pos = np.empty(problem.n_tasks, dtype=np.int64)
+        topo_pos[problem.tables.topological_order()] = np.arange(problem.n_tasks)
+        order = np.lexsort((topo_pos, sched.release, sched.start))
+        genome = problem.genome(result.devices, order)
+    return genome
+
+
+def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> list[np.ndarray]:
+    """Genomes of the heuristics ``names`` (default: every list scheduler and every pair when the
+    graph has at most 2000 tasks, else ``heft``, ``cp+pct`` and ``hash+fifo``), skipping any that
+    fail; duplicates removed. See :func:`genome_of` for the genome of an insertion heuristic.
+    """
+    if names is None:
+        names = _all_names() if problem.n_tasks <= LARGE_GRAPH_TASKS else LARGE_GRAPH_SEEDS
+    out: list[np.ndarray] = []
+    seen: set[bytes] = set()
+    for name in names:
+        try:
+            genome = genome_of(problem, run(problem, name))
+        except Exception:  # noqa: BLE001 - a failing heuristic only loses its seed
+            continue
+        key = genome.tobytes()
+        if key not in seen:
+            seen.add(key)
+            out.append(genome)
+    return out
+
+
+def _all_names() -> list[str]:
+    return names()

@@ -1,0 +1,350 @@
+"""Partitioners of the TF paper: Mayer, Mayer, Laich, "The TensorFlow partitioning and
+scheduling problem: it's the critical path!", DIDL 2017 (simulator: repository
+``mayerrn/tensorflowPartitioningAndScheduling``, ``Code/PartSchedSimulation/src/Partitioning``).
+
+Each partitioner is ``(problem) -> devices`` (int64, one device per task). All of them
+place a colocation group as a whole (when its first member is placed, on a device every
+member may use), never choose a device a task may not use, and, when the problem has a
+memory constraint, skip devices that would overflow as long as some candidate still fits
+(the repository's ``canAddComponent``). In the definitions below the *work* of a task is
+its mean time over the devices it may use (``w̄``, device-independent, the analogue of the
+paper's ``#operations``), a device's *load* is the summed time of the tasks already on
+it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may run.
+
+* ``hash`` (repository: ``Hashing``): device = ``zlib.crc32(name) mod k`` over the task's
+  ``k`` candidate devices in index order (a group hashes its name); with memory, linear
+  probing to the next candidate that fits. (The repository uses Java's hash order and a
+  round-robin counter; a stable name hash makes the result reproducible.)
+* ``cp`` (``AssignLongestPath``): the critical path is HEFT's: from the entry with the
+  largest upward rank, follow the successor that defines the rank (largest
+  ``c̄ + rank_u``, ties: lower index). The whole path goes to the single device with the
+  smallest summed time for it (the "fastest device" for that path; the repository takes
+  the fastest device by speed); if no device may run every path task, each path task
+  goes to its own fastest device. The other tasks, in topological order, go to the device
+  where their load finishes earliest: ``argmin load[d] + time[i, d]``.
+* ``icp`` (``DividePathPartitioning``, "ICP" in the paper): repeatedly extract the longest
+  remaining path (by work, over the tasks not yet placed) and put it on the device where
+  it finishes earliest, ``argmin load[d] + sum_path time[., d]``, among the devices every
+  path task may use; a path without such a device is cut into maximal pieces that have
+  one. (The repository splits paths on constraint conflicts the same way.)
+* ``mite`` (``WeightFunctionPartitioning``, "MITE"): tasks in topological order, each to
+  the device minimizing the weighted sum (all weights 1)
+  ``(load[d] + time[i, d]) / max_c(load[c] + time[i, c])`` (execution, normalized)
+  ``+ comm(i, d) / max_c comm(i, c)`` (communication from already placed producers,
+  normalized; a producer's tensor counted once per device with ``tensor_per_device``)
+  ``+ importance(i) * time[i, d] / max_c time[i, c]`` (importance = longest work path
+  through the task over the longest path: critical tasks are pulled to fast devices).
+  The repository multiplies these factors together with a memory-fill factor; a sum
+  keeps one zero factor from deciding alone.
+* ``batchsplit`` (``RangeBasedImportancePartitioning``, "BatchSplit"): the topological
+  order is cut into contiguous batches, one per device, fastest device first, each batch
+  holding a share of the total work proportional to the device's speed (a task belongs
+  to the batch holding the midpoint of its work). A task its batch's device may not run
+  goes to the next device in speed order that may. (The repository orders tasks by
+  importance instead of topologically and uses equal-count batches; contiguous
+  topological batches keep communication low, as the brief asks.)
+* ``dfs`` (``DFSPartitioning``): depth-first preorder from the entries (entries by
+  decreasing importance, children in index order), cut into contiguous speed-weighted
+  chunks like ``batchsplit``. (The repository walks the same order but places each task
+  greedily by execution time times communication, which in practice keeps a connected
+  graph on one device.)
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dse.heuristics.base import Graph, Placement, graph_of, quantize
+
+if TYPE_CHECKING:
+    from dse.mapping.dag import DagProblem
+
+
+def _graph(problem: DagProblem, graph: Graph | None) -> Graph:
+    return graph if graph is not None else graph_of(problem)
+
+
+def _time_of(place: Placement, i: int) -> np.ndarray:
+    """Time (per device) of ``i`` with its whole group."""
+    return place.g.time[place.group_tasks(i)].sum(axis=0)
+
+
+# --------------------------------------------------------------------------- hash
+
+
+def hash_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+    g = _graph(problem, graph)
+    place = Placement(g)
+    names = g.tables.op_names
+    for i in range(g.n):
+        if place.dev[i] >= 0:
+            continue
+        gid = g.group[i]
+        key = g.group_names[gid] if gid >= 0 else names[i]
+        allowed = np.flatnonzero(g.mask[i])
+        start = zlib.crc32(key.encode("utf-8")) % len(allowed)
+        fits = set(place.candidates(i).tolist())
+        d = int(allowed[start])
+        for k in range(len(allowed)):
+            c = int(allowed[(start + k) % len(allowed)])
+            if c in fits:
+                d = c
+                break
+        place.assign_group(i, d)
+    return place.dev
+
+
+# --------------------------------------------------------------------------- cp
+
+
+def heft_critical_path(g: Graph) -> np.ndarray:
+    """HEFT's critical path: from the entry with the largest upward rank along rank-defining successors."""
+    if g.n == 0:
+        return np.zeros(0, dtype=np.int64)
+    rank = g.upward_rank()
+    q = quantize(rank)
+    entries = [v for v in range(g.n) if not g.preds[v]]
+    v = max(entries, key=lambda x: (q[x], -x))
+    path = [v]
+    while g.succs[v]:
+        best = None
+        for w, e in g.succs[v]:
+            val = g.cbar[e] + rank[w]
+            if best is None or val > best[0] or (val == best[0] and w < best[1]):
+                best = (val, w)
+        v = best[1]
+        path.append(v)
+    return np.asarray(path, dtype=np.int64)
+
+
+def cp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+    g = _graph(problem, graph)
+    place = Placement(g)
+    load = np.zeros(g.m, dtype=np.int64)
+    path = heft_critical_path(g)
+    common = g.mask[path].all(axis=0) if len(path) else np.zeros(g.m, dtype=bool)
+    if common.any():
+        cost = np.where(common, g.time[path].sum(axis=0), np.iinfo(np.int64).max)
+        target = int(np.argmin(cost))
+    else:
+        target = -1
+    for i in path.tolist():
+        if place.dev[i] >= 0:
+            continue
+        cands = place.candidates(i)
+        t = _time_of(place, i)
+        d = target if target in cands else int(cands[np.argmin(t[cands])])
+        place.assign_group(i, d)
+        load[d] += int(t[d])
+    for i in g.topo.tolist():
+        if place.dev[i] >= 0:
+            continue
+        cands = place.candidates(i)
+        t = _time_of(place, i)
+        d = int(cands[np.argmin(load[cands] + t[cands])])
+        place.assign_group(i, d)
+        load[d] += int(t[d])
+    return place.dev
+
+
+# --------------------------------------------------------------------------- icp
+
+
+def _longest_open_path(g: Graph, open_: np.ndarray, w: np.ndarray) -> list[int]:
+    """Longest path by ``w`` among the tasks still open (edges between open tasks only)."""
+    n = g.n
+    dist = np.full(n + 1, -np.inf)
+    arg = np.full(n, -1, dtype=np.int64)
+    dist[n] = 0.0
+    for tasks in g.down_levels:
+        tasks = tasks[open_[tasks]]
+        if not len(tasks):
+            continue
+        rows = np.arange(len(tasks))
+        p = g.pred_task[tasks]
+        ok = (p < n) & np.append(open_, False)[p]
+        vals = np.where(ok, dist[p], -np.inf)
+        j = vals.argmax(axis=1)
+        has = ok.any(axis=1)
+        dist[tasks] = np.where(has, vals[rows, j], 0.0) + w[tasks]
+        arg[tasks] = np.where(has, p[rows, j], -1)
+    d = dist[:n]
+    v = int(np.argmax(np.where(open_, d, -np.inf)))
+    path = [v]
+    while arg[v] >= 0:
+        v = int(arg[v])
+        path.append(v)
+    return path[::-1]
+
+
+def icp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+    g = _graph(problem, graph)
+    place = Placement(g)
+    load = np.zeros(g.m, dtype=np.int64)
+    open_ = np.ones(g.n, dtype=bool)
+    w = g.wbar.astype(float) + 1e-9  # every task counts, even a zero-time one
+
+    def put(piece: list[int], mask: np.ndarray) -> None:
+        cost = sum(_time_of(place, i) for i in piece)
+        cands = np.flatnonzero(mask)
+        d = int(cands[np.argmin(load[cands] + cost[cands])])
+        for i in piece:
+            if place.dev[i] < 0:
+                load[d] += int(_time_of(place, i)[d])
+                place.assign_group(i, d)
+
+    while open_.any():
+        path = _longest_open_path(g, open_, w)
+        # cut the path into maximal pieces that one device may run (and hold) entirely
+        piece: list[int] = []
+        need = np.zeros(g.m, dtype=np.int64)
+        mask = np.ones(g.m, dtype=bool)
+        for i in path:
+            if place.dev[i] >= 0:
+                continue
+            own, need_i = place.feasible(i)
+            both = mask & own & place.fits(need + need_i)
+            if piece and not both.any():
+                put(piece, mask)
+                piece, need, mask = [], np.zeros(g.m, dtype=np.int64), np.ones(g.m, dtype=bool)
+                own, need_i = place.feasible(i)
+                both = own & place.fits(need_i)
+            if not both.any():  # fits nowhere alone: the usual fallback
+                cands = place.candidates(i)
+                t = _time_of(place, i)
+                d = int(cands[np.argmin(load[cands] + t[cands])])
+                load[d] += int(t[d])
+                place.assign_group(i, d)
+                continue
+            piece.append(i)
+            need = need + need_i
+            mask = both
+        if piece:
+            put(piece, mask)
+        open_[place.dev >= 0] = False
+    return place.dev
+
+
+# --------------------------------------------------------------------------- mite
+
+
+def _comm(g: Graph, place: Placement, i: int) -> np.ndarray:
+    """Communication time (per device) from the already placed producers of ``i``'s group."""
+    tt = g.tables.transfer_time
+    out = np.zeros(g.m, dtype=np.int64)
+    counted: set[int] = set()
+    for j in place.group_tasks(i).tolist():
+        for u, e in g.preds[j]:
+            a = int(place.dev[u])
+            if a < 0:
+                continue
+            row = tt[e, a].copy()
+            if g.tf:
+                if u in counted:  # one tensor per producer and device
+                    continue
+                counted.add(u)
+                row[np.arange(g.m) != a] += int(g.send[a])
+                for v, _ in g.succs[u]:  # devices u already sends to get it for free
+                    b = int(place.dev[v])
+                    if b >= 0 and b != a:
+                        row[b] = 0
+            out += row
+    return out
+
+
+def mite_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+    g = _graph(problem, graph)
+    place = Placement(g)
+    load = np.zeros(g.m, dtype=np.int64)
+    imp = g.importance()
+    for i in g.topo.tolist():
+        if place.dev[i] >= 0:
+            continue
+        cands = place.candidates(i)
+        t = _time_of(place, i)[cands].astype(float)
+        ex = load[cands] + t
+        comm = _comm(g, place, i)[cands].astype(float)
+        score = ex / max(ex.max(), 1e-12)
+        if comm.max() > 0:
+            score = score + comm / comm.max()
+        score = score + imp[i] * t / max(t.max(), 1e-12)
+        d = int(cands[int(np.argmin(score))])
+        place.assign_group(i, d)
+        load[d] += int(_time_of(place, i)[d])
+    return place.dev
+
+
+# --------------------------------------------------------------------------- contiguous splits
+
+
+def device_speed(g: Graph) -> np.ndarray:
+    """Relative speed per device: total work of the tasks it may run over their time there."""
+    w = g.wbar.astype(float)
+    t = np.where(g.mask, g.time, 0).astype(float)
+    own = np.where(g.mask, w[:, None], 0.0).sum(axis=0)
+    tot = t.sum(axis=0)
+    return np.where(tot > 0, own / np.maximum(tot, 1e-300), np.where(own > 0, np.inf, 0.0))
+
+
+def split_contiguous(g: Graph, order: np.ndarray) -> np.ndarray:
+    """Cut ``order`` into contiguous batches, one per device (fastest first), sized by speed share."""
+    place = Placement(g)
+    speed = device_speed(g)
+    finite = np.isfinite(speed)
+    if not finite.all():
+        speed = np.where(finite, speed, speed[finite].max(initial=1.0) * 1e3)
+    rank = np.lexsort((np.arange(g.m), -speed))  # fastest first, ties lower index
+    share = speed[rank] / max(speed.sum(), 1e-300) if speed.sum() > 0 else np.full(g.m, 1 / g.m)
+    bounds = np.cumsum(share)
+    w = g.wbar.astype(float)
+    total = float(w[order].sum()) if len(order) else 0.0
+    done = 0.0
+    for i in np.asarray(order).tolist():
+        mid = (done + w[i] / 2) / total if total > 0 else 0.0
+        done += w[i]
+        if place.dev[i] >= 0:
+            continue
+        k = min(int(np.searchsorted(bounds, mid, side="right")), g.m - 1)
+        cands = set(place.candidates(i).tolist())
+        d = int(rank[k])
+        for step in range(g.m):
+            c = int(rank[(k + step) % g.m])
+            if c in cands:
+                d = c
+                break
+        place.assign_group(i, d)
+    return place.dev
+
+
+def batchsplit_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+    g = _graph(problem, graph)
+    return split_contiguous(g, g.topo)
+
+
+def dfs_order(g: Graph) -> np.ndarray:
+    """Depth-first preorder from the entries (by decreasing importance, ties lower index)."""
+    imp = quantize(g.importance())
+    entries = sorted((v for v in range(g.n) if not g.preds[v]), key=lambda v: (-imp[v], v))
+    seen = np.zeros(g.n, dtype=bool)
+    out: list[int] = []
+    for root in entries:
+        if seen[root]:
+            continue
+        stack = [root]
+        while stack:
+            v = stack.pop()
+            if seen[v]:
+                continue
+            seen[v] = True
+            out.append(v)
+            kids = sorted({w for w, _ in g.succs[v] if not seen[w]}, reverse=True)
+            stack.extend(kids)
+    return np.asarray(out, dtype=np.int64)
+
+
+def dfs_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+    g = _graph(problem, graph)
+    return split_contiguous(g, dfs_order(g))
