@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 
-
 from dse.mapping.pipeline import PipelineProblem
 from dse.solvers.common import result
 from dse.solvers.cpsat import solve_cpsat
@@ -39,10 +38,11 @@ def main() -> None:
             target_hv = args.target * exact.hypervolume(ref)
             reached: dict[str, float] = {}
 
-            def stop(gen, elapsed, X, F, ref=ref, target_hv=target_hv, reached=reached, problem=problem):
+            def stop(gen, elapsed, X, F, ref=ref, target_hv=target_hv, reached=reached, problem=problem,
+                     stats=exact.stats):
                 if gen % 5:
                     return False
-                front = result(problem, X, "nsga2", "feasible", exact.stats)
+                front = result(problem, X, "nsga2", "feasible", stats)
                 hv = front.hypervolume(ref)
                 reached["hv"] = hv
                 if hv >= target_hv:

@@ -150,3 +150,4 @@ class MappingProblem(ABC):
 
     def check_feasible(self) -> None:
         """Raise :class:`~dse.errors.InfeasibleError` when a constraint can never be met (default: no check)."""
+        return None

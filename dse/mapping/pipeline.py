@@ -17,8 +17,8 @@ in pJ, power in mW (mW x ns = pJ).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from fractions import Fraction
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
