@@ -41,6 +41,7 @@ class _Strict(BaseModel):
 
 class ConstraintsSpec(_Strict):
     deadline_ms: float | None = Field(default=None, gt=0)
+    deadline: float | None = Field(default=None, gt=0, description="deadline in the workload's own time unit")
     power_w: float | None = Field(default=None, gt=0)
     memory: bool = True
 
@@ -57,10 +58,11 @@ class ProblemSpecModel(_Strict):
     family: str
     platform: str | dict[str, Any]
     workload: str | dict[str, Any]
-    objectives: list[str] = Field(default_factory=lambda: ["throughput", "energy"], min_length=2)
+    objectives: list[str] | None = Field(default=None, min_length=1)
     constraints: ConstraintsSpec = Field(default_factory=ConstraintsSpec)
     solver: SolverSpec = Field(default_factory=SolverSpec)
     cost_model: str | dict[str, Any] = "default"
+    options: dict[str, Any] = Field(default_factory=dict, description="family options, e.g. insertion")
     description: str = ""
 
 
@@ -77,23 +79,53 @@ class ProblemSpec:
     constraints: ConstraintsSpec
     solver: SolverSpec
     cost_model: CostModel
-    extra: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 FamilyFactory = Callable[[ProblemSpec, CostTables], MappingProblem]
+DEFAULT_OBJECTIVES = {"pipeline": ("throughput", "energy"), "dag": ("makespan", "energy")}
 
 
 def _pipeline(spec: ProblemSpec, tables: CostTables) -> MappingProblem:
     c = spec.constraints
-    sec = tables.seconds_per_time_unit
-    deadline = None if c.deadline_ms is None else int(c.deadline_ms * 1e-3 / sec + 1e-9)
+    if spec.options:
+        key = next(iter(spec.options))
+        raise SpecError(spec.source, f"options.{key}", spec.options[key], "the pipeline family takes no options")
     power = None if c.power_w is None else int(c.power_w * 1e3 + 1e-9)
-    return PipelineProblem(tables, spec.objectives, deadline=deadline, power_cap_mw=power,
+    return PipelineProblem(tables, spec.objectives, deadline=_deadline(spec, tables), power_cap_mw=power,
                            memory=c.memory, name=spec.name)
 
 
+def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
+    c = spec.constraints
+    if c.deadline is not None and c.deadline_ms is not None:
+        raise SpecError(spec.source, "constraints", "deadline, deadline_ms", "give one of the two")
+    if c.deadline is not None:
+        return int(c.deadline / tables.display_per_time_unit + 1e-9)
+    if c.deadline_ms is not None:
+        return int(c.deadline_ms * 1e-3 / tables.seconds_per_time_unit + 1e-9)
+    return None
+
+
+def _dag(spec: ProblemSpec, tables: CostTables) -> MappingProblem:
+    from dse.mapping.dag import DagProblem
+
+    known = {"insertion", "tensor_per_device"}
+    for key, value in spec.options.items():
+        if key not in known:
+            raise SpecError(spec.source, f"options.{key}", value, f"dag options are {', '.join(sorted(known))}")
+        if not isinstance(value, bool):
+            raise SpecError(spec.source, f"options.{key}", value, "must be true or false")
+    if spec.constraints.power_w is not None:
+        raise SpecError(spec.source, "constraints.power_w", spec.constraints.power_w, "the dag family has no power cap")
+    tf_rules = bool(spec.options.get("tensor_per_device", False))
+    return DagProblem(tables, spec.objectives, deadline=_deadline(spec, tables), memory=spec.constraints.memory,
+                      insertion=bool(spec.options.get("insertion", False)), tensor_per_device=tf_rules,
+                      name=spec.name)
+
+
 #: family name -> factory building the problem from a resolved spec and its cost tables.
-FAMILIES: dict[str, FamilyFactory] = {"pipeline": _pipeline}
+FAMILIES: dict[str, FamilyFactory] = {"pipeline": _pipeline, "dag": _dag}
 
 
 def _resolve_platform(ref: str | Mapping[str, Any], source: str, base: Path) -> Platform:
@@ -150,11 +182,15 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
     return load_workload(path)
 
 
-def _cost_model(ref: str | Mapping[str, Any], family: str, source: str) -> CostModel:
+def _cost_model(ref: str | Mapping[str, Any], family: str, source: str, tf_rules: bool = False) -> CostModel:
+    """The spec's cost model; the default is roofline for pipelines and table costs (``work / speed``)
+    otherwise, with the TF paper's send cost of 10 operations when the platform is a TF device file."""
     name = ref if isinstance(ref, str) else str(ref.get("name", "default"))
     params = {} if isinstance(ref, str) else {k: v for k, v in ref.items() if k != "name"}
     if name == "default":
         name = "roofline" if family == "pipeline" else "table"
+        if tf_rules:
+            params = {"send_ops": 10.0, **params}
     try:
         if name == "roofline":
             return RooflineCostModel(**params)
@@ -177,6 +213,12 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         raise SpecError(source, "family", model.family, f"known families: {', '.join(sorted(FAMILIES))}")
     base = base or Path(".")
     platform = _resolve_platform(model.platform, source, base)
+    # the TF paper's device files bring its cost rules: one send per remote device, 10 operations each
+    tf_rules = isinstance(model.platform, Mapping) and model.platform.get("format") == "tfcsv"
+    options = dict(model.options)
+    if tf_rules and model.family == "dag":
+        options.setdefault("tensor_per_device", True)
+    tf_rules = bool(options.get("tensor_per_device", False))
     workload = _resolve_workload(model.workload, source, base)
     return ProblemSpec(
         source=source,
@@ -184,10 +226,11 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         family=model.family,
         platform=platform,
         workload=workload,
-        objectives=tuple(model.objectives),
+        objectives=tuple(model.objectives or DEFAULT_OBJECTIVES[model.family]),
+        options=options,
         constraints=model.constraints,
         solver=model.solver,
-        cost_model=_cost_model(model.cost_model, model.family, source),
+        cost_model=_cost_model(model.cost_model, model.family, source, tf_rules),
     )
 
 
