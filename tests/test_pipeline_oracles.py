@@ -74,3 +74,33 @@ def test_cpsat_time_limit_returns_points_found_so_far() -> None:
     front = solve_cpsat(problem, time_limit=1e-6, seed=0)
     assert front.status in ("time_limit", "optimal")
     assert not front.complete or front.status == "optimal"
+
+
+def test_nsga2_interrupt_returns_front_so_far() -> None:
+    problem = random_problem(1)
+
+    def interrupt(gen, elapsed, X, F):
+        if gen == 3:
+            raise KeyboardInterrupt
+        return False
+
+    front = solve_nsga2(problem, seed=0, pop_size=16, generations=50, callback=interrupt)
+    assert front.status == "interrupted"
+    assert front.stats.generations == 3
+    assert len(front) >= 1 and all(p.feasible for p in front.points)
+
+
+def test_exhaustive_refuses_large_spaces() -> None:
+    from dse.errors import SpaceTooLargeError
+
+    problem = PipelineProblem(random_tables(0, n_ops=30, n_dev=4), memory=False)
+    with pytest.raises(SpaceTooLargeError, match="exceed the bound"):
+        solve_exhaustive(problem)
+
+
+def test_cpsat_front_values_do_not_depend_on_seed() -> None:
+    problem = PipelineProblem(random_tables(11, n_ops=8, n_dev=3), memory=True)
+    a = solve_cpsat(problem, time_limit=30, seed=0)
+    b = solve_cpsat(problem, time_limit=30, seed=5)
+    assert a.complete and b.complete
+    np.testing.assert_array_equal(a.internal(), b.internal())

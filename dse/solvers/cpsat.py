@@ -97,7 +97,6 @@ def solve_cpsat(
     workers: int | None = None,
     deterministic: bool = False,
     hints: bool = True,
-    warm_start: float | None = 0.1,
     progress: Progress | None = None,
 ) -> ParetoSet:
     """Exact front of a two-objective problem (see module docstring).
@@ -105,9 +104,7 @@ def solve_cpsat(
     Returns a :class:`ParetoSet`; on a time limit or Ctrl-C the points found
     so far, each marked proven or not. ``deterministic`` uses interleaved
     search so repeated runs with the same seed explore identically.
-    ``warm_start``: fraction of the time limit (at most 10 s) spent first in
-    NSGA-II, whose front then hints each step-1 solve with a genome that
-    already satisfies its epsilon bound (None or 0: heuristic seeds only).
+
     Raises ``NotImplementedError`` if the family has no exact formulation and
     ``ValueError`` for other than two objectives.
     """
@@ -119,7 +116,6 @@ def solve_cpsat(
     runner = CpSatRunner(form, seed, workers, deterministic)
     f1, f2 = form.objective_vars
     hint = _best_seed(problem) if hints else None
-    pool_X, pool_F = _warm_pool(problem, min(10.0, time_limit * (warm_start or 0)), seed) if hints else (None, None)
     genomes: list[np.ndarray] = []
     values: list[tuple[int, ...]] = []
     proven: list[bool] = []
@@ -135,10 +131,6 @@ def solve_cpsat(
                 break
             runner.set_upper(f2, eps)
             runner.set_upper(f1, None)
-            if pool_X is not None and len(pool_X):
-                ok = pool_F[:, 1] <= (eps if eps is not None else np.iinfo(np.int64).max)
-                if ok.any():
-                    hint = pool_X[ok][np.argmin(pool_F[ok, 0])]
             first = runner.minimize(f1, left, hint)
             if first.status == cp_model.INFEASIBLE:
                 exhausted = True
@@ -172,18 +164,6 @@ def solve_cpsat(
     stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
     return result(problem, X, "cpsat", status, stats, proven=proven)
-
-
-def _warm_pool(problem: MappingProblem, seconds: float, seed: int) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Front genomes and objectives of a short NSGA-II run (hints only; nothing is taken from it unproven)."""
-    if seconds <= 0:
-        return None, None
-    from dse.solvers.nsga2 import solve_nsga2
-
-    front = solve_nsga2(problem, time_limit=seconds, seed=seed, patience=50)
-    if not len(front):
-        return None, None
-    return np.array([p.genome for p in front.points], dtype=np.int64), front.internal()
 
 
 def _best_seed(problem: MappingProblem) -> np.ndarray | None:
