@@ -61,12 +61,22 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
             face = "grey" if point.feasible else "none"
             ax.scatter([point.objectives[xcol]], [point.objectives[ycol]], marker=marker, s=70, facecolors=face,
                        edgecolors="black", zorder=4, label=f"{name}" + ("" if point.feasible else " (infeasible)"))
+    _log_if_wide(ax, fronts, xcol, ycol)
     ax.set_xlabel(f"{objs[0].name} [{objs[0].unit}]" + (" (higher is better)" if objs[0].sense == "max" else ""))
     ax.set_ylabel(f"{objs[1].name} [{objs[1].unit}]" + (" (lower is better)" if objs[1].sense == "min" else ""))
     ax.set_title(title or f"Pareto front: {fronts[0].problem}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="best")
     return ax
+
+
+def _log_if_wide(ax: Any, fronts: Sequence[ParetoSet], xcol: str, ycol: str) -> None:
+    """Log scale on an axis whose positive values span more than 20x (baselines often do)."""
+    points = [p for f in fronts for p in f.points] + list(fronts[0].baselines.values())
+    for col, setter in ((xcol, ax.set_xscale), (ycol, ax.set_yscale)):
+        values = [p.objectives[col] for p in points if p.objectives[col] > 0]
+        if values and max(values) / min(values) > 20:
+            setter("log")
 
 
 def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None, time_unit: str = "",

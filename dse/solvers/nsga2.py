@@ -87,7 +87,7 @@ def solve_nsga2(
     seeds: list[np.ndarray] | None = None,
     use_heuristic_seeds: bool = True,
     mutation_rate: float | None = None,
-    patience: int | None = 200,
+    patience: int | None = 60,
     progress: Progress | None = None,
     callback: Callable[[int, float, np.ndarray, np.ndarray], bool | None] | None = None,
 ) -> ParetoSet:
