@@ -32,6 +32,8 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
     if not fronts:
         return ax
     objs = fronts[0].objectives
+    if len(objs) == 1:
+        return _plot_single(fronts, ax, title)
     xcol, ycol = objs[0].column, objs[1].column
     for front in fronts:
         style = dict(_STYLES.get(front.solver, dict(marker="d", color=None, label=front.solver)))
@@ -67,6 +69,22 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
     ax.set_title(title or f"Pareto front: {fronts[0].problem}")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="best")
+    return ax
+
+
+def _plot_single(fronts: Sequence[ParetoSet], ax: Any, title: str | None) -> Any:
+    """One objective: a dot per solver (and baseline), labelled with its value."""
+    obj = fronts[0].objectives[0]
+    rows = [(f.solver + (" (proven)" if f.complete else ""), f.points[0].objectives[obj.column])
+            for f in fronts if f.points]
+    rows += [(name, p.objectives[obj.column]) for name, p in fronts[0].baselines.items()]
+    for k, (label, value) in enumerate(rows):
+        ax.scatter([value], [k], color="tab:blue" if k < len(fronts) else "grey", zorder=3)
+        ax.annotate(f"{value:.4g}", (value, k), textcoords="offset points", xytext=(6, 0), va="center", fontsize=8)
+    ax.set_yticks(range(len(rows)), [label for label, _ in rows])
+    ax.set_xlabel(f"{obj.name} [{obj.unit}]" + (" (lower is better)" if obj.sense == "min" else ""))
+    ax.set_title(title or f"{obj.name}: {fronts[0].problem}")
+    ax.grid(True, axis="x", alpha=0.3)
     return ax
 
 

@@ -142,6 +142,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class InputSpec(_Strict):
+    op: str
+    bytes: float = Field(ge=0, description="bytes this edge carries (default: the producer's output_bytes)")
+
+
 class OpSpec(_Strict):
     name: str = Field(min_length=1)
     op_class: str = "generic"
@@ -155,7 +160,7 @@ class OpSpec(_Strict):
     device_costs: dict[str, float] = Field(default_factory=dict)
     device_type: str | None = None
     colocation: str | None = None
-    inputs: list[str] = Field(default_factory=list, description="names of producer ops")
+    inputs: list[str | InputSpec] = Field(default_factory=list, description="producer names, or {op, bytes}")
 
 
 class WorkloadSpec(_Strict):
@@ -173,14 +178,17 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<workload>") -> W
     except ValidationError as exc:
         raise spec_error_from_validation(source, exc, data) from None
     index = {op.name: i for i, op in enumerate(spec.ops)}
-    edges = []
+    edges, edge_bytes = [], []
     for i, op in enumerate(spec.ops):
         for j, producer in enumerate(op.inputs):
-            if producer not in index:
-                raise SpecError(source, f"ops[{i}].inputs[{j}]", producer, "unknown op name")
-            edges.append((index[producer], i))
+            name = producer if isinstance(producer, str) else producer.op
+            if name not in index:
+                raise SpecError(source, f"ops[{i}].inputs[{j}]", name, "unknown op name")
+            edges.append((index[name], i))
+            edge_bytes.append(spec.ops[index[name]].output_bytes if isinstance(producer, str) else producer.bytes)
     ops = tuple(Op(**op.model_dump(exclude={"inputs"})) for op in spec.ops)
-    return validate_workload(Workload(spec.name, ops, tuple(edges), description=spec.description), source)
+    workload = Workload(spec.name, ops, tuple(edges), tuple(edge_bytes), description=spec.description)
+    return validate_workload(workload, source)
 
 
 def load_workload(path: str | Path) -> Workload:
