@@ -78,7 +78,7 @@ def _plot_single(fronts: Sequence[ParetoSet], ax: Any, title: str | None) -> Any
     rows = [(f.solver + (" (proven)" if f.complete else ""), f.points[0].objectives[obj.column])
             for f in fronts if f.points]
     rows += [(name, p.objectives[obj.column]) for name, p in fronts[0].baselines.items()]
-    for k, (label, value) in enumerate(rows):
+    for k, (_label, value) in enumerate(rows):
         ax.scatter([value], [k], color="tab:blue" if k < len(fronts) else "grey", zorder=3)
         ax.annotate(f"{value:.4g}", (value, k), textcoords="offset points", xytext=(6, 0), va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [label for label, _ in rows])
