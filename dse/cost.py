@@ -183,7 +183,8 @@ class RooflineCostModel:
     ``bytes * energy_pj_per_byte``. Memory per (op, device) is
     ``resident_bytes + output_bytes``. An op may run on a device if the
     device kind supports its class and, when ``op.device_type`` is set, the
-    device kind or name matches it.
+    device kind or name matches it. A device without ``peak_tflops`` (an abstract,
+    ``speed``-only device) cannot run ops with FLOPs under this model.
     """
 
     launch_overhead: bool = True
@@ -191,8 +192,8 @@ class RooflineCostModel:
     def op_time_s(self, op: Op, device: Device) -> float | None:
         """Seconds ``op`` takes on ``device``; ``None`` if the device cannot run it."""
         eff = COMPUTE_EFFICIENCY.get(op.op_class, COMPUTE_EFFICIENCY["generic"]).get(device.kind)
-        if eff is None:
-            return None
+        if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
+            return None  # the kind cannot run this class, or the device has no FLOP rate to cost it with
         bw_eff = BANDWIDTH_EFFICIENCY[device.kind]
         if op.op_class == "spmm":
             skew = 1.0 + SKEW_SENSITIVITY[device.kind] * op.features.get("degree_skew", 0.0)

@@ -106,6 +106,10 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
         graph.add_edge(link.a, link.b, link=link)
     routes: dict[tuple[str, str], tuple[float, float, float]] = {}
     for a, b in itertools.permutations(platform.device_names, 2):
+        if graph.has_edge(a, b):  # a direct link is the only one-hop path
+            link = graph.edges[a, b]["link"]
+            routes[(a, b)] = (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
+            continue
         if not nx.has_path(graph, a, b):
             continue
         # fewest hops, ties broken by the widest bottleneck

@@ -8,6 +8,7 @@ data features such as ``density`` and ``degree_skew`` for sparse ops.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,22 +112,30 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
             raise SpecError(source, f"ops[{i}].op_class", op.op_class, f"must be one of {', '.join(OP_CLASSES)}")
         for attr in ("flops", "bytes_moved", "resident_bytes", "output_bytes", "work"):
             value = getattr(op, attr)
-            if value < 0:
-                raise SpecError(source, f"ops[{i}].{attr}", value, "must be >= 0")
+            if not math.isfinite(value) or value < 0:
+                raise SpecError(source, f"ops[{i}].{attr}", value, "must be a finite number >= 0")
+        for dev, cost in op.device_costs.items():
+            if not math.isfinite(cost) or cost < 0:
+                raise SpecError(source, f"ops[{i}].device_costs.{dev}", cost, "must be a finite number >= 0")
         density = op.features.get("density", 1.0)
         if not 0 < density <= 1:
             raise SpecError(source, f"ops[{i}].features.density", density, "must be in (0, 1]")
         if op.features.get("degree_skew", 0.0) < 0:
             raise SpecError(source, f"ops[{i}].features.degree_skew", op.features["degree_skew"], "must be >= 0")
     n = len(workload.ops)
+    if len(workload.edge_bytes) != len(workload.edges):
+        raise SpecError(source, "edge_bytes", len(workload.edge_bytes), f"needs one entry per edge ({len(workload.edges)})")
+    if len(set(workload.edges)) != len(workload.edges):
+        dup = next(e for e in workload.edges if workload.edges.count(e) > 1)
+        raise SpecError(source, "edges", [workload.ops[dup[0]].name, workload.ops[dup[1]].name], "duplicate edge")
     for k, (s, d) in enumerate(workload.edges):
         if not (0 <= s < n and 0 <= d < n):
             raise SpecError(source, f"edges[{k}]", [s, d], f"op index out of range 0..{n - 1}")
         if s == d:
             raise SpecError(source, f"edges[{k}]", [workload.ops[s].name] * 2, "self-loop")
     for k, b in enumerate(workload.edge_bytes):
-        if b < 0:
-            raise SpecError(source, f"edges[{k}].bytes", b, "must be >= 0")
+        if not math.isfinite(b) or b < 0:
+            raise SpecError(source, f"edges[{k}].bytes", b, "must be a finite number >= 0")
     graph = workload.graph()
     if not nx.is_directed_acyclic_graph(graph):
         cycle = nx.find_cycle(graph)

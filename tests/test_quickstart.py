@@ -62,6 +62,8 @@ def test_catalog_platforms_load_and_cost_every_builder() -> None:
     workloads = [build("gcn", dataset=d) for d in ("cora", "citeseer", "pubmed")] + [build("gemm", tiles=4)]
     for name in catalog.platforms():
         platform = load_platform(catalog.models_dir() / "platforms" / f"{name}.yaml")
+        if not all(d.peak_tflops for d in platform.devices):
+            continue  # abstract speed-only processors: table costs, not roofline
         for device in platform.devices:
             assert device.active_w >= device.idle_w
         for workload in workloads:

@@ -1,0 +1,45 @@
+"""Helpers shared by the importers: reading files and formatting numbers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from dse.errors import SpecError
+
+
+def read_text(path: str | Path) -> str:
+    """The text of ``path``; :class:`SpecError` naming the path when it is missing or unreadable."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise SpecError(str(path), "<file>", str(path), "file not found") from None
+    except IsADirectoryError:
+        raise SpecError(str(path), "<file>", str(path), "is a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(str(path), "<file>", str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise SpecError(str(path), "<file>", str(path), f"cannot read: {exc.strerror}") from None
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` (UTF-8, ``\\n`` line ends)."""
+    Path(path).write_text(text, encoding="utf-8", newline="\n")
+
+
+def fmt_number(value: float) -> str:
+    """Shortest text that reads back as the same float: integers without ``.0``."""
+    value = float(value)
+    if math.isfinite(value) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)
+
+
+def parse_number(text: str) -> float | None:
+    """``text`` as a finite float, or ``None`` if it is not a number."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
