@@ -190,7 +190,7 @@ def _cost_model(ref: str | Mapping[str, Any], family: str, source: str, tf_rules
     if name == "default":
         name = "roofline" if family == "pipeline" else "table"
         if tf_rules:
-            params = {"send_ops": 10.0, **params}
+            params = {"send_ops": 10.0, "scale": 1000.0, **params}  # milli time units: little rounding
     try:
         if name == "roofline":
             return RooflineCostModel(**params)
