@@ -99,7 +99,7 @@ def solve_cpsat(
     hints: bool = True,
     progress: Progress | None = None,
 ) -> ParetoSet:
-    """Exact front of a two-objective problem (see module docstring).
+    """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum.
 
     Returns a :class:`ParetoSet`; on a time limit or Ctrl-C the points found
     so far, each marked proven or not. ``deterministic`` uses interleaved
@@ -108,8 +108,13 @@ def solve_cpsat(
     Raises ``NotImplementedError`` if the family has no exact formulation and
     ``ValueError`` for other than two objectives.
     """
+    if len(problem.objectives) == 1:
+        from dse.solvers.cpsat_single import solve_cpsat_single
+
+        return solve_cpsat_single(problem, time_limit=time_limit, seed=seed, workers=workers, hints=hints,
+                                  progress=progress)
     if len(problem.objectives) != 2:
-        raise ValueError("the exact front is enumerated for two objectives")
+        raise ValueError("the exact front is enumerated for one or two objectives")
     progress = progress or silent()
     start = time.monotonic()
     form = problem.cpsat()
