@@ -22,6 +22,10 @@ class Progress:
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 
+    def due(self) -> bool:
+        """True when the next ``update`` would print (lets callers skip costly messages)."""
+        return self.enabled and time.monotonic() - self._last >= self.every_s
+
     def update(self, message: str, force: bool = False) -> None:
         if not self.enabled:
             return

@@ -150,7 +150,8 @@ def solve_cpsat(
             genomes.append(best.genome)
             values.append(best.values)
             proven.append(first.status == cp_model.OPTIMAL and second.status == cp_model.OPTIMAL)
-            progress.update(f"{len(genomes)} front points, last {tuple(best.values)}, {runner.calls} solves")
+            progress.update(f"{len(genomes)} front points, last {tuple(best.values)} "
+                            f"(bound {first.bound:.6g} on the first objective), {runner.calls} solves")
             hint = best.genome
             eps = best.values[1] - 1
     except KeyboardInterrupt:

@@ -71,6 +71,16 @@ class RandomResetMutation(Mutation):
         return np.where(mask, fresh, X)
 
 
+def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:
+    """Hypervolume of internal objective values, normalized to the front's own range (a progress signal)."""
+    from pymoo.indicators.hv import HV
+
+    F = F.astype(float)
+    lo, hi = F.min(axis=0), F.max(axis=0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return float(HV(ref_point=np.full(F.shape[1], 1.1))((F - lo) / span))
+
+
 def initial_population(problem: MappingProblem, pop_size: int, seeds: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
     """Seed genomes (deduplicated, at most half the population) plus uniform random ones, repaired."""
     seeds_arr = np.unique(np.array(seeds, dtype=np.int64).reshape(-1, problem.n_genes), axis=0)[: pop_size // 2]
@@ -132,7 +142,10 @@ def solve_nsga2(
             arch_X, arch_F = cand_X[keep], cand_F[keep]
             stalled = 0 if changed else stalled + 1
             elapsed = time.monotonic() - start
-            progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, {len(arch_X)} front points")
+            if progress.due():
+                hv = _hypervolume(problem, arch_F) if len(arch_F) else 0.0
+                progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, "
+                                f"{len(arch_X)} front points, hypervolume {hv:.4g}")
             if callback is not None and callback(gen, elapsed, arch_X, arch_F):
                 break
             if elapsed >= time_limit:
