@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into head and friends
+        sys.stderr.close()
+        return 0
 
 
 def _catalog() -> int:

@@ -202,7 +202,10 @@ class RooflineCostModel:
             bw_eff = SPARSE_BANDWIDTH_EFFICIENCY[device.kind] * density ** SPARSE_DENSITY_EXPONENT[device.kind] / skew
         if op.device_costs and device.name in op.device_costs:
             return op.device_costs[device.name]
-        compute = op.flops / (device.peak_flops(op.precision) * eff) if op.flops else 0.0
+        peak = device.peak_flops(op.precision)
+        if op.flops and peak is None:
+            return None
+        compute = op.flops / (peak * eff) if op.flops else 0.0
         memory = op.bytes_moved / (device.mem_bw_gbps * 1e9 * bw_eff) if op.bytes_moved else 0.0
         launch = LAUNCH_OVERHEAD_S[device.kind] if self.launch_overhead else 0.0
         return max(compute, memory) + launch

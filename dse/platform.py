@@ -40,14 +40,15 @@ class Device:
     active_w: float
     speed: float = 0.0
 
-    def peak_flops(self, precision: str) -> float:
-        """Peak FLOP/s for ``precision``, falling back to fp32, then to the largest rate."""
+    def peak_flops(self, precision: str) -> float | None:
+        """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
+        else ``None``: the device cannot run it (e.g. an fp32 op on an int8/fp16-only DLA)."""
         rates = self.peak_tflops
         if precision in rates:
             return rates[precision] * 1e12
         if "fp32" in rates:
             return rates["fp32"] * 1e12
-        return max(rates.values()) * 1e12
+        return None
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,9 @@ class Link:
 class Platform:
     """A set of devices and the links between them.
 
-    Device pairs without a direct link communicate over the widest path of
-    links (bottleneck bandwidth, summed latency and energy); see
-    :meth:`route`.
+    Device pairs without a direct link communicate over the path of fewest
+    links, the widest of those (bottleneck bandwidth, summed latency and
+    energy); see :meth:`route`.
     """
 
     name: str
@@ -197,10 +198,17 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
     if duplicates:
         raise SpecError(source, "devices[].name", duplicates[0], "device names must be unique")
     links = []
+    pairs: set[frozenset[str]] = set()
     for i, link in enumerate(spec.links):
         for end in ("a", "b"):
             if getattr(link, end) not in names:
                 raise SpecError(source, f"links[{i}].{end}", getattr(link, end), f"unknown device; devices are {names}")
+        if link.a == link.b:
+            raise SpecError(source, f"links[{i}]", link.a, "a link joins two different devices")
+        pair = frozenset((link.a, link.b))
+        if pair in pairs:
+            raise SpecError(source, f"links[{i}]", f"{link.a}-{link.b}", "a second link between the same devices")
+        pairs.add(pair)
         links.append(Link(**link.model_dump()))
     platform = Platform(spec.name, tuple(devices), tuple(links), spec.description)
     if len(devices) > 1:

@@ -1,60 +1,96 @@
 """Workload builders: workloads computed from architecture definitions and data statistics.
 
-``build(name, **params)`` looks the builder up in :data:`BUILDERS` and checks
-its parameters, raising :class:`~dse.errors.SpecError` (field ``builder`` or
-the parameter's name) instead of a ``TypeError``.
+:data:`BUILDERS` maps a name to a function returning a
+:class:`~dse.workload.Workload`; :func:`build` looks one up, checks the
+parameters against the function's signature and type hints, and raises
+:class:`~dse.errors.SpecError` (source ``workload.builder``, field
+``builder`` or the parameter's name) instead of a ``TypeError``.
+
+* ``resnet50``, ``mobilenetv2``, ``bert_base``: :mod:`dse.builders.dnn`;
+* ``gcn``: :mod:`dse.builders.gcn`;
+* ``gemm``: :mod:`dse.builders.gemm`;
+* ``random_pipeline``: :mod:`dse.builders.random_dag`.
 """
 
 from __future__ import annotations
 
 import inspect
+import types
+import typing
 from collections.abc import Callable
 from typing import Any
 
-from dse.builders.gcn import gcn
-from dse.builders.gemm import gemm
-from dse.builders.random_dag import random_pipeline
+# modules, not their functions: ``dse.builders.gcn`` and ``dse.builders.gemm`` stay the modules
+from dse.builders import dnn, gcn, gemm, random_dag
+from dse.builders.gemm import SOURCE
 from dse.errors import SpecError
 from dse.workload import Workload
 
+__all__ = ["BUILDERS", "SOURCE", "build"]
+
 BUILDERS: dict[str, Callable[..., Workload]] = {
-    "gcn": gcn,
-    "gemm": gemm,
-    "random_pipeline": random_pipeline,
+    "resnet50": dnn.resnet50,
+    "mobilenetv2": dnn.mobilenetv2,
+    "bert_base": dnn.bert_base,
+    "gcn": gcn.gcn,
+    "gemm": gemm.gemm,
+    "random_pipeline": random_dag.random_pipeline,
 }
 
-try:  # DNN chains
-    from dse.builders.dnn import bert_base, mobilenetv2, resnet50
 
-    BUILDERS.update(resnet50=resnet50, mobilenetv2=mobilenetv2, bert_base=bert_base)
-except ImportError:  # pragma: no cover - optional module
-    pass
+def _accepted(annotation: Any) -> tuple[type, ...]:
+    """The plain types an annotation admits (``int | None`` -> ``(int, NoneType)``)."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return tuple(t for arg in typing.get_args(annotation) for t in _accepted(arg))
+    return (annotation,) if isinstance(annotation, type) else ()
+
+
+def _coerce(builder: str, key: str, value: Any, annotation: Any) -> Any:
+    """``value`` as the annotated type; raises :class:`SpecError` naming ``key`` if it is not one."""
+    accepted = _accepted(annotation)
+    if not accepted:
+        return value
+    if value is None:
+        if type(None) in accepted:
+            return None
+    elif isinstance(value, bool):
+        if bool in accepted:
+            return value
+    elif int in accepted and isinstance(value, int | float):
+        if isinstance(value, int) or float(value).is_integer():
+            return int(value)
+    elif float in accepted and isinstance(value, int | float):
+        return float(value)
+    elif str in accepted and isinstance(value, str):
+        return value
+    names = " or ".join(
+        {int: "an integer", float: "a number", str: "a string", bool: "true or false"}.get(t, "null")
+        for t in accepted
+    )
+    raise SpecError(SOURCE, key, value, f"{builder}: must be {names}")
 
 
 def build(name: str, **params: Any) -> Workload:
-    """Run builder ``name`` with ``params``; raises :class:`SpecError` for unknown names or bad parameters."""
+    """Run builder ``name`` with ``params`` and return its workload.
+
+    Raises :class:`SpecError` with field ``builder`` for an unknown name, and
+    with the parameter's name for an unknown parameter, a value of the wrong
+    type or an invalid value (non-positive size, unknown dataset, ...).
+    """
     if name not in BUILDERS:
-        raise SpecError("workload", "builder", name, f"unknown builder; builders: {', '.join(sorted(BUILDERS))}")
+        raise SpecError(SOURCE, "builder", name, f"unknown builder; builders: {', '.join(sorted(BUILDERS))}")
     fn = BUILDERS[name]
     signature = inspect.signature(fn)
+    hints = typing.get_type_hints(fn)
+    kwargs = {}
     for key, value in params.items():
         if key not in signature.parameters:
-            raise SpecError("workload", key, value, f"{name} takes {', '.join(signature.parameters)}")
-        default = signature.parameters[key].default
-        if isinstance(default, bool) and not isinstance(value, bool):
-            raise SpecError("workload", key, value, "must be true or false")
-        if isinstance(default, int | float) and not isinstance(default, bool):
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                raise SpecError("workload", key, value, "must be a number")
+            raise SpecError(SOURCE, key, value,
+                            f"unknown parameter of {name}; parameters: {', '.join(signature.parameters)}")
+        kwargs[key] = _coerce(name, key, value, hints.get(key))
     try:
-        return fn(**params)
+        return fn(**kwargs)
     except SpecError:
         raise
-    except (TypeError, ValueError) as exc:
-        raise SpecError("workload", name, params, str(exc)) from None
-
-
-def positive(field: str, value: float) -> None:
-    """Raise :class:`SpecError` unless ``value`` > 0."""
-    if value is None or value <= 0:
-        raise SpecError("workload", field, value, "must be > 0")
+    except (TypeError, ValueError, ArithmeticError) as exc:  # a builder bug or an unforeseen input
+        raise SpecError(SOURCE, name, params, str(exc)) from None

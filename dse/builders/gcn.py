@@ -1,54 +1,85 @@
 """Graph convolutional network inference as a pipeline (Kipf & Welling, ICLR 2017).
 
-Each layer is an ``spmm`` aggregation (A_hat @ H, CSR with self-loops) and a
-``gemm`` combination (H @ W, ReLU folded in). As PyTorch Geometric does, a
-layer combines first when it narrows the features (out < in), so the sparse
-product runs on the narrower matrix; otherwise it aggregates first. A final
-``elementwise`` log-softmax closes the pipeline.
+Layer ``l`` computes ``H' = ReLU(A_hat @ H @ W_l)`` with
+``A_hat = D^-1/2 (A + I) D^-1/2`` stored in CSR (self-loops included, so
+nnz = directed edges + nodes). Each layer becomes two ops:
+
+* ``l{i}.aggregate`` (``spmm``): A_hat @ X on an X of width w:
+  ``flops = 2 * nnz * w``; ``bytes_moved`` = CSR arrays (nnz values + nnz
+  column indices + n + 1 row pointers) + the dense input rows gathered, one
+  row of w per nonzero (nnz x w, no reuse assumed: an upper bound when X does
+  not stay in cache) + the dense output (n x w); ``resident_bytes`` = the CSR
+  arrays; features ``density = nnz / n^2`` and ``degree_skew``;
+* ``l{i}.combine`` (``gemm``): X @ W (n x f_in by f_in x f_out), bias and ReLU
+  (none after the last layer) folded in and not counted; ``resident_bytes`` = W.
+
+Order within a layer (``order``): ``"auto"`` (default) combines first when the
+layer narrows the features (f_out < f_in), so the sparse product runs on the
+narrower matrix, and aggregates first otherwise; this is the rule of DGL's
+``GraphConv``. PyTorch Geometric's ``GCNConv`` always combines first
+(``x = x @ weight`` then ``propagate``): ``order="combine_first"``. The two
+orders give the same result (matrix products associate) but different work.
+A final ``elementwise`` log-softmax closes the chain.
 
 Dataset statistics (nodes, directed edges, features, classes) are the
-Planetoid figures reported by PyTorch Geometric's dataset table. Degree skew
-is the coefficient of variation of node degree: our estimates from the
-published degree distributions (mean degree 3.9 / 2.7 / 4.5, maximum 168 /
-99 / 171 for Cora / Citeseer / Pubmed); override with ``degree_skew``.
+Planetoid figures of PyTorch Geometric's dataset table (``Planetoid``:
+Cora 2,708 / 10,556 / 1,433 / 7; CiteSeer 3,327 / 9,104 / 3,703 / 6;
+PubMed 19,717 / 88,648 / 500 / 3). Cora's 10,556 directed edges are the
+5,429 undirected citation links of the original release, symmetrised and
+deduplicated.
+
+``degree_skew`` is the coefficient of variation (std / mean) of node degree,
+self-loops excluded. The built-in values are our estimates, not published
+figures: the mean degree, directed edges / nodes, is exact (3.90 / 2.74 / 4.50), and
+the standard deviations used (about 5.2 / 3.4 / 7.4) are commonly quoted
+for these graphs but were not recomputed from the data here; give
+``degree_skew`` (e.g. from :func:`degree_cv` on the real degrees) to override.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+
+from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive
 from dse.errors import SpecError
 from dse.workload import Op, Workload
 
+#: Planetoid statistics (PyTorch Geometric dataset table) and estimated degree CV (see module doc).
 DATASETS: dict[str, dict[str, float]] = {
-    "cora": dict(nodes=2708, edges=10556, features=1433, classes=7, degree_skew=1.3),
-    "citeseer": dict(nodes=3327, edges=9104, features=3703, classes=6, degree_skew=1.2),
-    "pubmed": dict(nodes=19717, edges=88648, features=500, classes=3, degree_skew=1.6),
+    "cora": dict(nodes=2708, edges=10556, features=1433, classes=7, degree_skew=1.3),  # 5.2 / 3.90
+    "citeseer": dict(nodes=3327, edges=9104, features=3703, classes=6, degree_skew=1.2),  # 3.4 / 2.74
+    "pubmed": dict(nodes=19717, edges=88648, features=500, classes=3, degree_skew=1.6),  # 7.4 / 4.50
 }
 
-BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1, "fp64": 8}
+#: Bytes of one CSR index (int32 column indices and row pointers).
 INDEX_BYTES = 4
 
+ORDERS = ("auto", "combine_first", "aggregate_first")
 
-def _spmm(name: str, n: int, nnz: int, width: int, bpe: int, skew: float) -> Op:
+
+def degree_cv(degrees: Sequence[float]) -> float:
+    """Coefficient of variation (population std / mean) of node degrees: the ``degree_skew`` feature."""
+    d = np.asarray(degrees, dtype=float)
+    if d.size == 0 or d.mean() <= 0:
+        raise SpecError(SOURCE, "degrees", list(d[:5]), "need at least one node with a positive degree")
+    return float(d.std() / d.mean())
+
+
+def spmm_op(name: str, n: int, nnz: int, width: int, precision: str, degree_skew: float) -> Op:
+    """A_hat (n x n, ``nnz`` nonzeros, CSR) @ X (n x ``width``) as one ``spmm`` op."""
+    bpe = bytes_per_element(precision)
     csr = nnz * (INDEX_BYTES + bpe) + (n + 1) * INDEX_BYTES
     return Op(
         name=name,
         op_class="spmm",
         flops=2.0 * nnz * width,
-        bytes_moved=float(csr + nnz * width * bpe + n * width * bpe),  # CSR + gathered rows + output
+        bytes_moved=float(csr + (nnz + n) * width * bpe),  # CSR + gathered input rows + dense output
         resident_bytes=float(csr),
         output_bytes=float(n * width * bpe),
-        features={"density": nnz / (n * n), "degree_skew": skew},
-    )
-
-
-def _gemm(name: str, n: int, f_in: int, f_out: int, bpe: int) -> Op:
-    return Op(
-        name=name,
-        op_class="gemm",
-        flops=2.0 * n * f_in * f_out,
-        bytes_moved=float((n * f_in + f_in * f_out + n * f_out) * bpe),
-        resident_bytes=float(f_in * f_out * bpe),
-        output_bytes=float(n * f_out * bpe),
+        precision=precision,
+        features={"density": nnz / (n * n), "degree_skew": float(degree_skew)},
     )
 
 
@@ -62,41 +93,58 @@ def gcn(
     classes: int | None = None,
     degree_skew: float | None = None,
     precision: str = "fp32",
+    order: str = "auto",
 ) -> Workload:
-    """A ``layers``-layer GCN chain on ``dataset`` (statistics overridable); raises :class:`SpecError`."""
-    if dataset not in DATASETS:
-        raise SpecError("workload", "dataset", dataset, f"known datasets: {', '.join(DATASETS)}")
-    if precision not in BYTES:
-        raise SpecError("workload", "precision", precision, f"one of {', '.join(BYTES)}")
-    stats = dict(DATASETS[dataset])
-    for key, value in (("nodes", nodes), ("edges", edges), ("features", features), ("classes", classes),
-                       ("degree_skew", degree_skew)):
-        if value is not None:
-            stats[key] = value
-    for key in ("nodes", "features", "classes"):
-        if stats[key] <= 0:
-            raise SpecError("workload", key, stats[key], "must be > 0")
-    if stats["edges"] < 0 or stats["degree_skew"] < 0:
-        raise SpecError("workload", "edges" if stats["edges"] < 0 else "degree_skew",
-                        min(stats["edges"], stats["degree_skew"]), "must be >= 0")
-    if layers < 1 or hidden < 1:
-        raise SpecError("workload", "layers" if layers < 1 else "hidden", min(layers, hidden), "must be >= 1")
+    """A ``layers``-layer GCN on ``dataset`` as a chain of ``2 * layers + 1`` ops.
+
+    ``dataset`` is ``cora``, ``citeseer``, ``pubmed`` or ``custom`` (then give
+    ``nodes``, ``edges``, ``features`` and ``classes``; ``degree_skew``
+    defaults to 0). Any statistic may be overridden. Widths are
+    ``features -> hidden -> ... -> hidden -> classes``.
+
+    Raises :class:`SpecError` for an unknown dataset, precision or order, a
+    non-positive size, negative ``edges`` or ``degree_skew``, or more edges
+    than the graph can hold.
+    """
+    if dataset != "custom" and dataset not in DATASETS:
+        raise SpecError(SOURCE, "dataset", dataset, f"must be one of {', '.join(DATASETS)} or custom")
+    if order not in ORDERS:
+        raise SpecError(SOURCE, "order", order, f"must be one of {', '.join(ORDERS)}")
+    bytes_per_element(precision)
+    given = dict(nodes=nodes, edges=edges, features=features, classes=classes, degree_skew=degree_skew)
+    if dataset == "custom":
+        missing = [k for k in ("nodes", "edges", "features", "classes") if given[k] is None]
+        if missing:
+            raise SpecError(SOURCE, missing[0], None, "required with dataset: custom")
+        stats: dict[str, float] = {"degree_skew": 0.0}
+    else:
+        stats = dict(DATASETS[dataset])
+    stats.update({k: v for k, v in given.items() if v is not None})
+    require_positive(nodes=stats["nodes"], features=stats["features"], classes=stats["classes"],
+                     layers=layers, hidden=hidden)
+    for key in ("edges", "degree_skew"):
+        if stats[key] < 0:
+            raise SpecError(SOURCE, key, stats[key], "must be >= 0")
     n = int(stats["nodes"])
-    nnz = int(stats["edges"]) + n  # self-loops of A_hat
-    bpe = BYTES[precision]
+    if stats["edges"] > n * (n - 1):
+        raise SpecError(SOURCE, "edges", stats["edges"], f"a simple graph of {n} nodes has at most {n * (n - 1)}")
+    nnz = int(stats["edges"]) + n  # A + I
     widths = [int(stats["features"])] + [hidden] * (layers - 1) + [int(stats["classes"])]
     ops: list[Op] = []
     for layer in range(layers):
         f_in, f_out = widths[layer], widths[layer + 1]
-        combine = _gemm(f"l{layer}.combine", n, f_in, f_out, bpe)
-        if f_out < f_in:
-            ops += [combine, _spmm(f"l{layer}.aggregate", n, nnz, f_out, bpe, stats["degree_skew"])]
+        combine = gemm_op(f"l{layer}.combine", n, f_out, f_in, precision)
+        first = order == "combine_first" or (order == "auto" and f_out < f_in)
+        if first:
+            ops += [combine, spmm_op(f"l{layer}.aggregate", n, nnz, f_out, precision, stats["degree_skew"])]
         else:
-            ops += [_spmm(f"l{layer}.aggregate", n, nnz, f_in, bpe, stats["degree_skew"]), combine]
-    out = n * widths[-1] * bpe
-    ops.append(Op("log_softmax", "elementwise", flops=5.0 * n * widths[-1], bytes_moved=2.0 * out,
-                  output_bytes=float(out)))
-    ops = [Op(**{**op.__dict__, "precision": precision}) for op in ops]
-    edges_list = tuple((i, i + 1) for i in range(len(ops) - 1))
-    return Workload(f"gcn-{dataset}-{layers}l", tuple(ops), edges_list,
-                    description=f"GCN on {dataset}: {n} nodes, {nnz} nonzeros with self-loops")
+            ops += [spmm_op(f"l{layer}.aggregate", n, nnz, f_in, precision, stats["degree_skew"]), combine]
+    out = n * widths[-1] * bytes_per_element(precision)
+    ops.append(Op("log_softmax", "elementwise", flops=4.0 * n * widths[-1], bytes_moved=2.0 * out,
+                  output_bytes=float(out), precision=precision))
+    chain = tuple((i, i + 1) for i in range(len(ops) - 1))
+    return Workload(
+        f"gcn-{dataset}-{layers}l", tuple(ops), chain,
+        description=f"GCN (Kipf & Welling 2017) on {dataset}: {n} nodes, {nnz} nonzeros with self-loops, "
+                    f"widths {widths}, {precision}",
+    )

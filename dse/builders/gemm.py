@@ -1,36 +1,76 @@
-"""A dense GEMM, whole or split into independent row blocks joined by a gather."""
+"""A dense GEMM, whole or split into independent row blocks joined by a concat.
+
+Also home of the helpers the other builders share: element widths per
+precision, the :class:`~dse.errors.SpecError` source and the dense GEMM op.
+"""
 
 from __future__ import annotations
 
-from dse.builders.gcn import BYTES
 from dse.errors import SpecError
 from dse.workload import Op, Workload
+
+#: ``source`` of every :class:`SpecError` a builder raises.
+SOURCE = "workload.builder"
+
+#: Bytes per element of each precision a builder accepts.
+BYTES: dict[str, int] = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+
+
+def bytes_per_element(precision: str) -> int:
+    """Element width of ``precision``; raises :class:`SpecError` (field ``precision``) if unknown."""
+    if precision not in BYTES:
+        raise SpecError(SOURCE, "precision", precision, f"must be one of {', '.join(BYTES)}")
+    return BYTES[precision]
+
+
+def require_positive(**values: float | None) -> None:
+    """Raise :class:`SpecError` naming the first keyword whose value is not > 0."""
+    for field, value in values.items():
+        if value is None or value <= 0:
+            raise SpecError(SOURCE, field, value, "must be > 0")
+
+
+def gemm_op(name: str, m: int, n: int, k: int, precision: str, features: dict | None = None) -> Op:
+    """C[m, n] = A[m, k] @ B[k, n] as one op; B counts as resident (weights).
+
+    ``flops`` = 2mnk; ``bytes_moved`` = (mk + kn + mn) elements; ``output_bytes`` = mn elements.
+    """
+    bpe = bytes_per_element(precision)
+    return Op(
+        name=name,
+        op_class="gemm",
+        flops=2.0 * m * n * k,
+        bytes_moved=float((m * k + k * n + m * n) * bpe),
+        resident_bytes=float(k * n * bpe),
+        output_bytes=float(m * n * bpe),
+        precision=precision,
+        features=dict(features or {}),
+    )
 
 
 def gemm(m: int = 4096, n: int = 4096, k: int = 4096, precision: str = "fp16", tiles: int = 1) -> Workload:
     """C[m, n] = A[m, k] @ B[k, n]: 2mnk FLOPs, (mk + kn + mn) elements moved.
 
-    With ``tiles`` > 1, ``tiles`` row blocks (the last takes the remainder) feed one
-    ``memcpy`` gather op. Raises :class:`SpecError` for non-positive sizes.
+    With ``tiles`` > 1, the rows of A and C are split into ``tiles`` blocks (sizes
+    differ by at most one row); each block is an independent ``gemm`` op that
+    reads all of B, and the blocks feed one ``memcpy`` op (``concat``) that
+    writes C contiguously (reads and writes mn elements). Returns a
+    :class:`Workload` of 1 or ``tiles + 1`` ops.
+
+    Raises :class:`SpecError` for a non-positive size, ``tiles`` > ``m`` or an
+    unknown precision.
     """
-    for field, value in (("m", m), ("n", n), ("k", k), ("tiles", tiles)):
-        if value < 1:
-            raise SpecError("workload", field, value, "must be >= 1")
-    if precision not in BYTES:
-        raise SpecError("workload", "precision", precision, f"one of {', '.join(BYTES)}")
+    require_positive(m=m, n=n, k=k, tiles=tiles)
+    bpe = bytes_per_element(precision)
     if tiles > m:
-        raise SpecError("workload", "tiles", tiles, f"at most m = {m} row blocks")
-    bpe = BYTES[precision]
+        raise SpecError(SOURCE, "tiles", tiles, f"at most m = {m} row blocks")
+    if tiles == 1:
+        return Workload(f"gemm-{m}x{n}x{k}", (gemm_op("gemm", m, n, k, precision),),
+                        description=f"GEMM {m}x{n}x{k} at {precision}")
     rows = [m // tiles + (1 if i < m % tiles else 0) for i in range(tiles)]
-    ops = [
-        Op(f"gemm{i}" if tiles > 1 else "gemm", "gemm", flops=2.0 * r * n * k,
-           bytes_moved=float((r * k + k * n + r * n) * bpe), resident_bytes=float(k * n * bpe),
-           output_bytes=float(r * n * bpe), precision=precision)
-        for i, r in enumerate(rows)
-    ]
-    edges: tuple[tuple[int, int], ...] = ()
-    if tiles > 1:
-        ops.append(Op("gather", "memcpy", bytes_moved=2.0 * m * n * bpe, output_bytes=float(m * n * bpe),
-                      precision=precision))
-        edges = tuple((i, tiles) for i in range(tiles))
-    return Workload(f"gemm-{m}x{n}x{k}", tuple(ops), edges)
+    ops = [gemm_op(f"gemm{i}", r, n, k, precision) for i, r in enumerate(rows)]
+    ops.append(Op("concat", "memcpy", bytes_moved=2.0 * m * n * bpe, output_bytes=float(m * n * bpe),
+                  precision=precision))
+    edges = tuple((i, tiles) for i in range(tiles))
+    return Workload(f"gemm-{m}x{n}x{k}-t{tiles}", tuple(ops), edges,
+                    description=f"GEMM {m}x{n}x{k} at {precision} in {tiles} row blocks")

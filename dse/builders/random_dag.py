@@ -1,38 +1,88 @@
-"""Seeded random pipelines of realistic op sizes, for tests and benchmarks."""
+"""Seeded random layered DAGs of realistically sized ops, for tests and benchmarks."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from dse.builders.gemm import SOURCE, bytes_per_element, require_positive
 from dse.errors import SpecError
 from dse.workload import Op, Workload
 
+#: Per class: FLOPs range and arithmetic-intensity range (FLOP per byte moved), both drawn
+#: log-uniformly. Dense GEMMs of 256^3 to 4096^3 run at 10..500 FLOP/B; convs alike; an SpMM
+#: with fp32 values and int32 indices does about 0.1..1 FLOP/B; elementwise ops well below 1.
+CLASS_RANGES: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
+    "gemm": ((1e7, 2e11), (10.0, 500.0)),
+    "conv": ((1e7, 2e10), (5.0, 200.0)),
+    "spmm": ((1e5, 1e9), (0.1, 1.0)),
+    "elementwise": ((1e4, 1e8), (0.05, 0.5)),
+}
 
-def random_pipeline(n_ops: int = 16, seed: int = 0, max_preds: int = 2, sparse_share: float = 0.3) -> Workload:
-    """A layered random DAG: each op after the first has 1..max_preds earlier producers.
 
-    Classes are drawn among gemm, conv, spmm and elementwise; FLOPs, bytes and sizes
-    are log-uniform over realistic ranges. Deterministic for a seed.
+def random_pipeline(
+    n_ops: int = 16,
+    seed: int = 0,
+    max_preds: int = 2,
+    width: int = 3,
+    sparse_share: float = 0.25,
+    precision: str = "fp32",
+) -> Workload:
+    """A layered random DAG of ``n_ops`` ops, deterministic for ``seed``.
+
+    Layers hold 1..``width`` ops; every op after the first layer has one
+    producer in the previous layer and up to ``max_preds - 1`` more among all
+    earlier ops. An op is ``spmm`` with probability ``sparse_share``, else
+    ``gemm``, ``conv`` or ``elementwise`` with equal odds. FLOPs and arithmetic
+    intensity are log-uniform in :data:`CLASS_RANGES`; ``bytes_moved`` =
+    FLOPs / intensity; resident bytes are 5-60% of it (none for elementwise
+    ops) and output bytes 5-35%. ``spmm`` ops get ``density`` log-uniform in
+    [1e-5, 1e-2] and ``degree_skew`` uniform in [0.2, 3]. Uses
+    ``numpy.random.default_rng(seed)``.
+
+    Raises :class:`SpecError` for a non-positive size, a negative seed or
+    ``sparse_share`` outside [0, 1].
     """
-    if n_ops < 1:
-        raise SpecError("workload", "n_ops", n_ops, "must be >= 1")
-    if max_preds < 1:
-        raise SpecError("workload", "max_preds", max_preds, "must be >= 1")
+    require_positive(n_ops=n_ops, max_preds=max_preds, width=width)
+    bytes_per_element(precision)
+    if seed < 0:
+        raise SpecError(SOURCE, "seed", seed, "must be >= 0")
+    if not 0.0 <= sparse_share <= 1.0:
+        raise SpecError(SOURCE, "sparse_share", sparse_share, "must be in [0, 1]")
     rng = np.random.default_rng(seed)
 
     def logu(lo: float, hi: float) -> float:
         return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
 
-    ops, edges = [], []
-    for i in range(n_ops):
-        cls = "spmm" if rng.random() < sparse_share else str(rng.choice(["gemm", "conv", "elementwise"]))
-        features = {}
-        if cls == "spmm":
-            features = {"density": logu(1e-4, 1e-1), "degree_skew": float(rng.uniform(0.0, 3.0))}
-        flops = logu(1e6, 1e9) if cls == "elementwise" else logu(1e8, 5e11)
-        ops.append(Op(f"op{i}", cls, flops=flops, bytes_moved=logu(1e5, 5e8), resident_bytes=logu(1e4, 1e9),
-                      output_bytes=logu(1e4, 5e7), features=features))
-        if i:
-            for s in rng.choice(i, size=min(i, int(rng.integers(1, max_preds + 1))), replace=False):
-                edges.append((int(s), i))
-    return Workload(f"random-{n_ops}-{seed}", tuple(ops), tuple(edges))
+    layers: list[list[int]] = []
+    count = 0
+    while count < n_ops:
+        size = min(int(rng.integers(1, width + 1)), n_ops - count)
+        layers.append(list(range(count, count + size)))
+        count += size
+
+    ops: list[Op] = []
+    edges: list[tuple[int, int]] = []
+    for depth, layer in enumerate(layers):
+        for i in layer:
+            cls = "spmm" if rng.random() < sparse_share else str(rng.choice(["gemm", "conv", "elementwise"]))
+            (f_lo, f_hi), (ai_lo, ai_hi) = CLASS_RANGES[cls]
+            flops = logu(f_lo, f_hi)
+            moved = flops / logu(ai_lo, ai_hi)
+            resident = 0.0 if cls == "elementwise" else moved * rng.uniform(0.05, 0.6)
+            features = {}
+            if cls == "spmm":
+                features = {"density": logu(1e-5, 1e-2), "degree_skew": float(rng.uniform(0.2, 3.0))}
+            ops.append(Op(f"op{i}", cls, flops=flops, bytes_moved=moved, resident_bytes=resident,
+                          output_bytes=moved * rng.uniform(0.05, 0.35), precision=precision,
+                          features=features))
+            if depth == 0:
+                continue
+            preds = {int(rng.choice(layers[depth - 1]))}
+            extra = int(rng.integers(0, max_preds))  # 0 .. max_preds - 1 more producers
+            candidates = [j for j in range(layer[0]) if j not in preds]  # any op of an earlier layer
+            if extra and candidates:
+                take = min(extra, len(candidates))
+                preds.update(int(j) for j in rng.choice(candidates, size=take, replace=False))
+            edges += [(j, i) for j in sorted(preds)]
+    return Workload(f"random-{n_ops}-s{seed}", tuple(ops), tuple(edges),
+                    description=f"seeded random layered DAG (seed {seed}, {len(layers)} layers)")

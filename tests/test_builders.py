@@ -1,0 +1,269 @@
+"""Workload builders against independently published model sizes and hand calculations."""
+
+from __future__ import annotations
+
+import pytest
+
+from dse.builders import BUILDERS, SOURCE, build
+from dse.errors import SpecError
+from dse.workload import validate_workload
+
+LAYER_CLASSES = ("conv", "dwconv", "gemm")
+
+
+def macs(workload) -> float:
+    """Multiply-accumulates of the conv / fc layers (what model cards report as 'FLOPs')."""
+    return sum(op.flops for op in workload.ops if op.op_class in LAYER_CLASSES) / 2
+
+
+def params(workload, bytes_per_element: int = 2) -> float:
+    """Parameters: resident bytes over the element width (fp16 by default)."""
+    return sum(op.resident_bytes for op in workload.ops) / bytes_per_element
+
+
+# ----------------------------------------------------------------------------- every builder
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_default_workloads_validate(name: str) -> None:
+    workload = validate_workload(build(name))
+    assert workload.n_ops >= 1
+    for op in workload.ops:
+        assert op.flops >= 0 and op.bytes_moved > 0 and op.output_bytes > 0
+        assert op.bytes_moved >= op.output_bytes
+
+
+def test_default_op_counts() -> None:
+    counts = {name: build(name).n_ops for name in BUILDERS}
+    assert counts == {"resnet50": 72, "mobilenetv2": 64, "bert_base": 85, "gcn": 5, "gemm": 1,
+                      "random_pipeline": 16}
+    assert build("resnet50", granularity="block").n_ops == 20
+    assert build("mobilenetv2", granularity="block").n_ops == 21
+
+
+# ----------------------------------------------------------------------------- ResNet-50
+
+
+def test_resnet50_matches_published_size() -> None:
+    w = build("resnet50")
+    # He et al. 2016 (Table 1) and the torchvision model card (ResNet50_Weights.IMAGENET1K_V1):
+    # 4.09 GFLOPS counted as multiply-adds (~8.2 GFLOPs) and 25,557,032 = 25.6 M parameters
+    assert macs(w) == pytest.approx(4.1e9, rel=0.05)
+    assert sum(op.flops for op in w.ops) == pytest.approx(8.2e9, rel=0.05)
+    assert params(w) == pytest.approx(25.6e6, rel=0.03)
+    assert params(w) == 25_557_032  # torchvision's exact count (conv + batch-norm affine + fc)
+    assert sum(op.op_class == "conv" for op in w.ops) == 53  # 49 on the main path + 4 projections
+    assert sum(op.op_class == "elementwise" for op in w.ops) == 16  # one residual add per block
+
+
+def test_resnet50_first_layer_by_hand() -> None:
+    conv1 = build("resnet50", batch=2, precision="fp32").ops[0]
+    # 7x7x3 -> 64 at stride 2: 112 x 112 x 64 outputs x 147 MACs, twice per sample
+    assert conv1.flops == 2 * 2 * 112 * 112 * 64 * 7 * 7 * 3
+    weights = 7 * 7 * 3 * 64 + 2 * 64
+    assert conv1.resident_bytes == 4 * weights
+    assert conv1.output_bytes == 4 * 2 * 112 * 112 * 64
+    assert conv1.bytes_moved == 4 * (weights + 2 * (224 * 224 * 3 + 112 * 112 * 64))
+
+
+def test_resnet50_layer_graph_is_a_dag_with_residual_adds() -> None:
+    w = build("resnet50")
+    names = [op.name for op in w.ops]
+    add = names.index("conv2_1.add")
+    producers = sorted(names[s] for s, d in w.edges if d == add)
+    assert producers == ["conv2_1.c", "conv2_1.proj"]
+    add2 = names.index("conv2_2.add")
+    assert sorted(names[s] for s, d in w.edges if d == add2) == ["conv2_1.add", "conv2_2.c"]
+
+
+# ----------------------------------------------------------------------------- MobileNetV2
+
+
+def test_mobilenetv2_matches_published_size() -> None:
+    w = build("mobilenetv2")
+    # Sandler et al. 2018, Table 4: MobileNetV2 (1.0, 224): 300 M multiply-adds, 3.4 M parameters;
+    # the torchvision model card counts 3,504,872 parameters (batch-norm affine included), 0.30 GFLOPS
+    assert macs(w) == pytest.approx(300e6, rel=0.05)
+    assert params(w) == pytest.approx(3.4e6, rel=0.05)
+    assert params(w) == 3_504_872
+    assert sum(op.op_class == "dwconv" for op in w.ops) == 17
+
+
+@pytest.mark.parametrize("name", ["resnet50", "mobilenetv2"])
+def test_block_granularity_keeps_the_work(name: str) -> None:
+    layers, blocks = build(name), build(name, granularity="block")
+    assert blocks.n_ops <= 22 < layers.n_ops
+    assert sum(op.flops for op in blocks.ops) == pytest.approx(sum(op.flops for op in layers.ops))
+    assert sum(op.bytes_moved for op in blocks.ops) == pytest.approx(sum(op.bytes_moved for op in layers.ops))
+    assert params(blocks) == params(layers)
+    assert blocks.edges == tuple((i, i + 1) for i in range(blocks.n_ops - 1))  # a chain
+    assert blocks.ops[-1].output_bytes == layers.ops[-1].output_bytes
+
+
+def test_batch_scales_activations_not_weights() -> None:
+    one, four = build("resnet50"), build("resnet50", batch=4)
+    assert sum(op.flops for op in four.ops) == pytest.approx(4 * sum(op.flops for op in one.ops))
+    assert params(four) == params(one)
+
+
+# ----------------------------------------------------------------------------- BERT-base
+
+
+def test_bert_base_matches_published_size() -> None:
+    w = build("bert_base")
+    h, ffn = 768, 3072
+    encoder = sum(op.resident_bytes for op in w.ops if op.name.startswith("layer")) / 2
+    # per encoder layer: Q, K, V, output projections (4 H^2 + 4 H), FFN (2 x 4 H^2 + 5 H), two
+    # LayerNorms (4 H): 12 x 7,087,872 = 85.05 M, the "~85 M" usually quoted for BERT-base's encoder
+    assert encoder == 12 * (4 * h * h + 4 * h + 2 * h * ffn + ffn + h + 4 * h)
+    assert encoder == pytest.approx(85e6, rel=0.01)
+    # Devlin et al. 2019 give 110 M (rounded) for the whole model; Hugging Face's BertModel counts
+    # 109,482,240, which includes the 768 x 768 pooler (590,592) that this encoder graph leaves out
+    assert params(w) == 109_482_240 - 590_592
+    assert params(w) + 590_592 == pytest.approx(110e6, rel=0.01)
+
+
+def test_bert_base_flops_by_hand() -> None:
+    s, h, heads = 128, 768, 12
+    w = build("bert_base", seq_len=s)
+    # per layer and token, 12 H^2 multiply-adds in the projections and the FFN
+    assert sum(op.flops for op in w.ops if op.op_class == "gemm") == 12 * 2 * 12 * h * h * s
+    ops = {op.name: op for op in w.ops}
+    # QK^T and attention x V (2 s^2 H multiply-adds) plus ~5 FLOPs per softmax score
+    assert ops["layer0.attention"].flops == 4 * s * s * h + 5 * heads * s * s
+    assert ops["layer0.attention"].output_bytes == 2 * s * h
+    assert {op.op_class for op in w.ops} == {"embedding", "gemm", "attention", "norm"}
+    names = [op.name for op in w.ops]
+    norm = names.index("layer0.add_norm1")
+    assert sorted(names[a] for a, b in w.edges if b == norm) == ["embeddings", "layer0.out_proj"]
+
+
+def test_bert_layers_and_sequence() -> None:
+    assert build("bert_base", layers=2).n_ops == 1 + 7 * 2
+    short, long = build("bert_base", seq_len=64), build("bert_base", seq_len=128)
+    gemm = sum(op.flops for op in short.ops if op.op_class == "gemm")
+    assert sum(op.flops for op in long.ops if op.op_class == "gemm") == 2 * gemm
+    with pytest.raises(SpecError) as info:
+        build("bert_base", seq_len=1024)
+    assert info.value.field == "seq_len"
+
+
+# ----------------------------------------------------------------------------- GCN
+
+
+def test_gcn_cora_by_hand() -> None:
+    w = build("gcn", dataset="cora", layers=2, hidden=16)
+    ops = {op.name: op for op in w.ops}
+    n, nnz = 2708, 10556 + 2708  # PyG's 10,556 directed edges + one self-loop per node
+    # layer 0 narrows 1433 -> 16: combine first, then aggregate on width 16
+    assert [op.name for op in w.ops] == ["l0.combine", "l0.aggregate", "l1.combine", "l1.aggregate",
+                                         "log_softmax"]
+    assert ops["l0.combine"].flops == 2 * n * 1433 * 16
+    assert ops["l0.aggregate"].flops == 2 * (10556 + 2708) * 16
+    assert ops["l1.combine"].flops == 2 * n * 16 * 7
+    assert ops["l1.aggregate"].flops == 2 * (10556 + 2708) * 7
+    csr = nnz * (4 + 4) + (n + 1) * 4  # fp32 values, int32 column indices and row pointers
+    assert ops["l0.aggregate"].resident_bytes == csr
+    assert ops["l0.aggregate"].bytes_moved == csr + (nnz + n) * 16 * 4  # gathered rows + output
+    assert ops["l0.aggregate"].features["density"] == pytest.approx(nnz / n**2)
+    assert ops["l0.aggregate"].features["degree_skew"] == pytest.approx(1.3)
+    assert ops["l0.combine"].resident_bytes == 1433 * 16 * 4
+    assert w.edges == tuple((i, i + 1) for i in range(4))
+
+
+def test_gcn_order_rules() -> None:
+    widening = build("gcn", dataset="pubmed", hidden=1024)  # 500 -> 1024 widens: aggregate first
+    assert [op.name for op in widening.ops][:2] == ["l0.aggregate", "l0.combine"]
+    assert widening.ops[0].flops == 2 * (88648 + 19717) * 500
+    pyg = build("gcn", dataset="pubmed", hidden=1024, order="combine_first")  # PyG's GCNConv
+    assert [op.name for op in pyg.ops][:2] == ["l0.combine", "l0.aggregate"]
+    assert pyg.ops[1].flops == 2 * (88648 + 19717) * 1024
+
+
+def test_gcn_overrides_and_custom_graphs() -> None:
+    w = build("gcn", dataset="citeseer", degree_skew=0.5, layers=3)
+    assert w.n_ops == 7 and all(op.features["degree_skew"] == 0.5 for op in w.ops if op.op_class == "spmm")
+    custom = build("gcn", dataset="custom", nodes=100, edges=400, features=32, classes=4, hidden=8)
+    spmm = next(op for op in custom.ops if op.op_class == "spmm")
+    assert spmm.features == {"density": 500 / 100**2, "degree_skew": 0.0}
+    with pytest.raises(SpecError) as info:
+        build("gcn", dataset="custom", nodes=100, features=32, classes=4)
+    assert info.value.field == "edges"
+
+
+# ----------------------------------------------------------------------------- GEMM
+
+
+def test_gemm_by_hand() -> None:
+    (op,) = build("gemm", m=64, n=32, k=16, precision="fp16").ops
+    assert op.flops == 2 * 64 * 32 * 16
+    assert op.bytes_moved == (64 * 16 + 16 * 32 + 64 * 32) * 2
+    assert op.resident_bytes == 16 * 32 * 2 and op.output_bytes == 64 * 32 * 2
+    tiled = build("gemm", m=10, n=8, k=4, tiles=3)
+    assert sum(o.flops for o in tiled.ops if o.op_class == "gemm") == 2 * 10 * 8 * 4
+    assert tiled.edges == ((0, 3), (1, 3), (2, 3))
+    assert tiled.ops[-1].op_class == "memcpy" and tiled.ops[-1].output_bytes == 10 * 8 * 2
+
+
+# ----------------------------------------------------------------------------- random DAGs
+
+
+def test_random_pipeline_is_deterministic_and_layered() -> None:
+    a, b = build("random_pipeline", n_ops=40, seed=7), build("random_pipeline", n_ops=40, seed=7)
+    assert a == b
+    assert a != build("random_pipeline", n_ops=40, seed=8)
+    validate_workload(a)
+    indegree = [sum(1 for _, d in a.edges if d == i) for i in range(a.n_ops)]
+    assert indegree[0] == 0 and all(k <= 2 for k in indegree)
+    assert all(s < d for s, d in a.edges)
+    assert {op.op_class for op in a.ops} <= {"gemm", "conv", "spmm", "elementwise"}
+    for op in a.ops:
+        assert op.resident_bytes + op.output_bytes <= op.bytes_moved
+        if op.op_class == "spmm":
+            assert 1e-5 <= op.features["density"] <= 1e-2 and 0 <= op.features["degree_skew"] <= 3
+
+
+def test_random_pipeline_many_small_instances() -> None:
+    for seed in range(20):
+        w = validate_workload(build("random_pipeline", n_ops=8, seed=seed))
+        assert w.n_ops == 8
+        assert all(indeg >= 1 for indeg in [sum(1 for _, d in w.edges if d == i) for i in range(8)][3:])
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "field"),
+    [
+        ("nope", {}, "builder"),
+        ("gcn", {"datset": "cora"}, "datset"),
+        ("gcn", {"dataset": "reddit"}, "dataset"),
+        ("gcn", {"layers": 0}, "layers"),
+        ("gcn", {"nodes": "many"}, "nodes"),
+        ("gcn", {"edges": -1}, "edges"),
+        ("gcn", {"order": "sideways"}, "order"),
+        ("gemm", {"m": -4}, "m"),
+        ("gemm", {"m": "big"}, "m"),
+        ("gemm", {"m": 2.5}, "m"),
+        ("gemm", {"k": True}, "k"),
+        ("gemm", {"m": 4, "tiles": 5}, "tiles"),
+        ("gemm", {"precision": "fp8"}, "precision"),
+        ("resnet50", {"batch": 0}, "batch"),
+        ("resnet50", {"granularity": "stage"}, "granularity"),
+        ("mobilenetv2", {"width": 2}, "width"),
+        ("bert_base", {"layers": -2}, "layers"),
+        ("random_pipeline", {"n_ops": 0}, "n_ops"),
+        ("random_pipeline", {"seed": -1}, "seed"),
+        ("random_pipeline", {"sparse_share": 2.0}, "sparse_share"),
+    ],
+)
+def test_builder_errors_name_the_field(name: str, params: dict, field: str) -> None:
+    with pytest.raises(SpecError) as info:
+        build(name, **params)
+    assert info.value.field == field
+    assert info.value.source == SOURCE == "workload.builder"
+
+
+def test_integral_floats_are_accepted_for_sizes() -> None:
+    assert build("gemm", m=64.0, n=8, k=8) == build("gemm", m=64, n=8, k=8)
