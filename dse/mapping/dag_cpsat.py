@@ -1,0 +1,212 @@
+"""CP-SAT flexible-job-shop model of the ``dag`` family, over the same integer tables as the decoder.
+
+Per task a start time and, per allowed device, a presence literal ``x[i, d]`` with an optional
+fixed-size interval sharing that start; no overlap per device; precedence ``start[v] >= end[u]``
+plus the transfer delay of the device pair, enforced by the two presence literals; makespan =
+max end. Redundant reasoning: the critical-path and work lower bounds on the makespan, a
+horizon from the best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every device is
+identical, and symmetry breaking among identical devices (the task at topological position k
+uses one of the first k + 1 of them).
+
+The TF paper's per-device send occupancy is not modelled: such problems raise
+``NotImplementedError`` (use NSGA-II or the heuristics), as do per-device transfer energies
+under that rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from dse.mapping.base import Formulation
+
+if TYPE_CHECKING:
+    from dse.mapping.dag import DagProblem
+
+
+def identical_groups(problem: DagProblem) -> list[list[int]]:
+    """Devices that are interchangeable (same columns of every table, same capacity and idle power)."""
+    t = problem.tables
+    groups: list[list[int]] = []
+    for d in range(t.n_dev):
+        for g in groups:
+            r = g[0]
+            if (np.array_equal(t.time[:, d], t.time[:, r]) and np.array_equal(t.energy[:, d], t.energy[:, r])
+                    and np.array_equal(t.mem[:, d], t.mem[:, r]) and np.array_equal(t.allowed[:, d], t.allowed[:, r])
+                    and t.mem_capacity[d] == t.mem_capacity[r] and t.idle_power_mw[d] == t.idle_power_mw[r]
+                    and t.send_time[d] == t.send_time[r] and _same_links(t, d, r)):
+                g.append(d)
+                break
+        else:
+            groups.append([d])
+    return groups
+
+
+def _same_links(t, d: int, r: int) -> bool:
+    """Swapping d and r leaves every transfer table unchanged (checked against all other devices)."""
+    others = [o for o in range(t.n_dev) if o not in (d, r)]
+    tt, te = t.transfer_time, t.transfer_energy
+    return (np.array_equal(tt[:, d, others], tt[:, r, others]) and np.array_equal(tt[:, others, d], tt[:, others, r])
+            and np.array_equal(tt[:, d, r], tt[:, r, d]) and np.array_equal(te[:, d, others], te[:, r, others])
+            and np.array_equal(te[:, others, d], te[:, others, r]) and np.array_equal(te[:, d, r], te[:, r, d]))
+
+
+def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -> Formulation:
+    """The model; ``include`` names the constraints to model (default: all of the problem's)."""
+    t = problem.tables
+    if problem.tensor_per_device and (t.send_time.any() or t.transfer_energy.any()):
+        raise NotImplementedError("the CP-SAT dag model does not cover the TF paper's per-device send rule")
+    names = {c.name for c in problem.constraints} if include is None else set(include)
+    n, m = t.n_ops, t.n_dev
+    model = cp_model.CpModel()
+    seeds = problem.heuristic_seeds()
+    best = None
+    if seeds:
+        X = np.array(seeds, dtype=np.int64)
+        ev = problem.evaluate(X)
+        ok = np.flatnonzero(ev.feasible)
+        if len(ok):
+            best = X[ok[np.argmin(ev.F[ok, 0])]]
+    # every task in sequence at its slowest time after every transfer: no schedule needs longer
+    serial = int(np.where(t.allowed, t.time, 0).max(axis=1).sum()
+                 + t.transfer_time.reshape(t.n_edges, -1).max(axis=1, initial=0).sum())
+    horizon = serial
+    if best is not None and len(problem.objectives) == 1:  # makespan alone: no need to look past a known schedule
+        horizon = min(horizon, int(problem.evaluate(best[None, :]).F[0, 0]))
+    if problem.deadline is not None and "deadline" in names:
+        horizon = min(horizon, problem.deadline)
+    lower = problem.critical_path_bound()
+    fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
+    lower = max(lower, -(-int(fastest.sum()) // m))
+    horizon = max(horizon, lower)
+
+    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    start, end = [], []
+    per_device: list[list] = [[] for _ in range(m)]
+    for i in range(n):
+        s = model.new_int_var(0, horizon, f"start[{i}]")
+        e = model.new_int_var(0, horizon, f"end[{i}]")
+        start.append(s)
+        end.append(e)
+        lits = []
+        for d in range(m):
+            if not t.allowed[i, d]:
+                continue
+            lit = model.new_bool_var(f"x[{i},{d}]")
+            x[i, d] = lit
+            lits.append(lit)
+            per_device[d].append(model.new_optional_fixed_size_interval_var(s, int(t.time[i, d]), lit, f"iv[{i},{d}]"))
+            model.add(e == s + int(t.time[i, d])).only_enforce_if(lit)
+        model.add_exactly_one(lits)
+    for d in range(m):
+        if len(per_device[d]) > 1:
+            model.add_no_overlap(per_device[d])
+
+    for k, (u, v) in enumerate(t.edges):
+        u, v = int(u), int(v)
+        model.add(start[v] >= end[u])
+        for a in range(m):
+            for b in range(m):
+                delay = int(t.transfer_time[k, a, b])
+                if a != b and delay > 0 and (u, a) in x and (v, b) in x:
+                    model.add(start[v] >= end[u] + delay).only_enforce_if([x[u, a], x[v, b]])
+
+    makespan = model.new_int_var(lower, horizon, "makespan")
+    model.add_max_equality(makespan, end)
+
+    groups = identical_groups(problem)
+    if len(groups) == 1 and m > 1:  # all identical: cumulative relaxation over task intervals
+        intervals = [model.new_interval_var(start[i], int(t.time[i, 0]), end[i], f"task[{i}]") for i in range(n)]
+        model.add_cumulative(intervals, [1] * n, m)
+    order = problem._topo
+    for group in groups:
+        if len(group) < 2:
+            continue
+        for k, task in enumerate(order):
+            for j, d in enumerate(group):
+                if j > k and (int(task), d) in x:
+                    model.add(x[int(task), d] == 0)
+
+    used = []
+    for d in range(m):
+        u = model.new_bool_var(f"used[{d}]")
+        col = [x[i, d] for i in range(n) if (i, d) in x]
+        for lit in col:
+            model.add_implication(lit, u)
+        model.add(sum(col) >= u)
+        used.append(u)
+
+    energy = None
+    if any(o.name == "energy" for o in problem.objectives):
+        terms = [int(t.energy[i, d]) * lit for (i, d), lit in x.items() if t.energy[i, d]]
+        for k, (u, v) in enumerate(t.edges):
+            for a in range(m):
+                for b in range(m):
+                    cost = int(t.transfer_energy[k, a, b])
+                    if a != b and cost and (int(u), a) in x and (int(v), b) in x:
+                        both = model.new_bool_var(f"cross[{k},{a},{b}]")
+                        model.add_bool_and([x[int(u), a], x[int(v), b]]).only_enforce_if(both)
+                        model.add_bool_or([x[int(u), a].Not(), x[int(v), b].Not(), both])
+                        terms.append(cost * both)
+        for d in range(m):
+            idle = int(t.idle_power_mw[d])
+            if idle:
+                term = model.new_int_var(0, idle * horizon, f"idle[{d}]")
+                model.add(term == idle * makespan).only_enforce_if(used[d])
+                model.add(term == 0).only_enforce_if(used[d].Not())
+                terms.append(term)
+        bound = int(np.where(t.allowed, t.energy, 0).max(axis=1).sum()
+                    + t.transfer_energy.reshape(t.n_edges, -1).max(axis=1, initial=0).sum()
+                    + t.idle_power_mw.sum() * horizon)
+        energy = model.new_int_var(0, bound, "energy")
+        model.add(energy == sum(terms))
+
+    if "memory" in names:
+        for d in range(m):
+            terms = [int(t.mem[i, d]) * x[i, d] for i in range(n) if (i, d) in x and t.mem[i, d]]
+            if terms:
+                model.add(sum(terms) <= int(t.mem_capacity[d]))
+    if "deadline" in names and problem.deadline is not None:
+        model.add(makespan <= problem.deadline)
+    for g in {c for c in (t.colocation or ()) if c is not None}:
+        members = [i for i, c in enumerate(t.colocation) if c == g]
+        for i in members[1:]:
+            for d in range(m):
+                a, b = x.get((members[0], d)), x.get((i, d))
+                if a is None and b is not None:
+                    model.add(b == 0)
+                elif b is None and a is not None:
+                    model.add(a == 0)
+                elif a is not None:
+                    model.add(a == b)
+
+    values = {"makespan": makespan, "energy": energy}
+    objective_vars = [values[o.name] for o in problem.objectives]
+
+    def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
+        dev = np.zeros(n, dtype=np.int64)
+        for (i, d), lit in x.items():
+            if solver.boolean_value(lit):
+                dev[i] = d
+        starts = np.array([solver.value(s) for s in start], dtype=np.int64)
+        order_ = np.lexsort((problem._topo_pos, starts))
+        return problem.genome(dev, order_)
+
+    def hint(genome: np.ndarray) -> None:
+        model.clear_hints()
+        sched = problem.schedule(genome, insertion=problem.insertion)
+        for (i, d), lit in x.items():
+            model.add_hint(lit, int(sched.device[i] == d))
+        for i in range(n):
+            model.add_hint(start[i], int(sched.start[i]))
+            model.add_hint(end[i], int(sched.finish[i]))
+
+    form = Formulation(model, objective_vars, to_genome, hint,
+                       [f"{len(x)} optional intervals, horizon {horizon}, lower bound {lower}, "
+                        f"{len(groups)} device classes"], values)
+    if best is not None:
+        hint(best)
+    return form
