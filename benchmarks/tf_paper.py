@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from dse.heuristics import names as heuristic_names
 from dse.heuristics import run as run_heuristic
 from dse.heuristics import seed_genomes
 from dse.mapping.dag import DagProblem
+from dse.solvers.cpsat_single import solve_cpsat_single
 from dse.solvers.nsga2 import solve_nsga2
 from dse.workload import Op, Workload
 
@@ -54,7 +56,8 @@ def problem_for(workload: Workload, platform, memory: bool) -> DagProblem:
     return DagProblem(tables, ("makespan",), memory=memory, tensor_per_device=True, name=workload.name)
 
 
-def evaluate(label: str, problem: DagProblem, search_time: float, rows: list[dict]) -> None:
+def evaluate(label: str, problem: DagProblem, search_time: float, rows: list[dict],
+             args_max_cells: int = 5000) -> None:
     results = {}
     start = time.perf_counter()
     for name in heuristic_names():
@@ -82,21 +85,26 @@ def evaluate(label: str, problem: DagProblem, search_time: float, rows: list[dic
         nsga = front.points[0].internal[0] if len(front) else None
         line.update(nsga2=nsga, nsga2_generations=front.stats.generations)
         cp_value, cp_bound = None, None
-        try:
-            from dse.solvers.cpsat_single import solve_cpsat_single
-
-            cp = solve_cpsat_single(problem, time_limit=search_time, seed=0)
-            cp_value = cp.points[0].internal[0] if len(cp) else None
+        if problem.n_tasks * problem.tables.n_dev <= args_max_cells:
+            # The CP-SAT model has no send occupancy, so it solves the relaxation without sends:
+            # its bound is a valid lower bound here (sends only add time), and its schedule is
+            # re-evaluated under the paper's rules.
+            relaxed = DagProblem(replace(problem.tables, send_time=problem.tables.send_time * 0), ("makespan",),
+                                 memory=problem.memory, tensor_per_device=True, name=problem.name)
+            cp = solve_cpsat_single(relaxed, time_limit=search_time, seed=0)
+            if len(cp):
+                cp_value = int(problem.evaluate(np.array([cp.points[0].genome])).F[0, 0])
             cp_bound = cp.stats.best_bound[0] if cp.stats.best_bound else None
-        except Exception as exc:  # noqa: BLE001 - the exact model may not scale; report it
-            print(f"  cpsat: not run ({type(exc).__name__}: {exc})")
+        else:
+            print(f"  cpsat: skipped ({problem.n_tasks} tasks x {problem.tables.n_dev} devices is past "
+                  f"--cpsat-max-cells {args_max_cells})")
         line.update(cpsat=cp_value, cpsat_bound=cp_bound)
         best = min(v for v in (nsga, cp_value) if v is not None)
         bound = max(b for b in (lower, cp_bound) if b is not None)
         print(f"  best partitioner+scheduler {best_pair} {pairs[best_pair]:,}; best list scheduler {best_list} "
               f"{results[best_list]:,}")
         print(f"  NSGA-II (seeded, {search_time:.0f} s, {front.stats.generations} generations) {nsga:,}; "
-              f"CP-SAT {cp_value if cp_value is None else format(cp_value, ',')} ; lower bound {bound:,.0f}")
+              f"CP-SAT (relaxation re-evaluated) {cp_value}; proven lower bound {bound:,.0f}")
         print(f"  best search {best:,}: {1 - best / pairs[best_pair]:.1%} shorter than the best pair, "
               f"{best / max(bound, 1):.2f}x the lower bound")
         line.update(best_search=best, gain_vs_best_pair=1 - best / pairs[best_pair], bound=bound)
@@ -110,6 +118,8 @@ def main() -> None:
     parser.add_argument("--search-time", type=float, default=60.0)
     parser.add_argument("--generated", type=int, nargs="*", default=[300, 1000])
     parser.add_argument("--memory", action="store_true", help="enforce device RAM (off: the paper's figures)")
+    parser.add_argument("--cpsat-max-cells", type=int, default=5000,
+                        help="run CP-SAT only when tasks x devices is at most this")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     args = parser.parse_args()
     from dse.importers.tfcsv import read_tf_devices, read_tf_graph
@@ -120,7 +130,8 @@ def main() -> None:
             platform = read_tf_devices(DATA / "devices" / device_file)
             for key in args.graphs:
                 workload = read_tf_graph(DATA / "graphs" / GRAPHS[key])
-                evaluate(f"{key} on {device_file}", problem_for(workload, platform, args.memory), args.search_time, rows)
+                evaluate(f"{key} on {device_file}", problem_for(workload, platform, args.memory), args.search_time,
+                         rows, args.cpsat_max_cells)
         platform = read_tf_devices(DATA / "devices" / args.devices[0])
     else:
         print(f"TF paper data not found at {DATA}: running generated DAGs only")
@@ -131,7 +142,8 @@ def main() -> None:
         links = tuple(Link(a.name, b.name, 30.0, 0.0) for i, a in enumerate(devices) for b in devices[i + 1:])
         platform = Platform("generated", devices, links)
     for n in args.generated:
-        evaluate(f"layered {n}", problem_for(layered_dag(n, seed=n), platform, False), args.search_time, rows)
+        evaluate(f"layered {n}", problem_for(layered_dag(n, seed=n), platform, False), args.search_time, rows,
+                 args.cpsat_max_cells)
     args.out.mkdir(parents=True, exist_ok=True)
     keys = sorted({k for r in rows for k in r})
     with open(args.out / "tf_paper.csv", "w", newline="") as fh:
