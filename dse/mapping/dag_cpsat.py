@@ -22,6 +22,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
+from dse.mapping.cpsat_common import idle_term, used_literals
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -130,14 +131,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -
                 if j > k and (int(task), d) in x:
                     model.add(x[int(task), d] == 0)
 
-    used = []
-    for d in range(m):
-        u = model.new_bool_var(f"used[{d}]")
-        col = [x[i, d] for i in range(n) if (i, d) in x]
-        for lit in col:
-            model.add_implication(lit, u)
-        model.add(sum(col) >= u)
-        used.append(u)
+    used = used_literals(model, x, n, m)
 
     energy = None
     if any(o.name == "energy" for o in problem.objectives):
@@ -152,12 +146,8 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -
                         model.add_bool_or([x[int(u), a].Not(), x[int(v), b].Not(), both])
                         terms.append(cost * both)
         for d in range(m):
-            idle = int(t.idle_power_mw[d])
-            if idle:
-                term = model.new_int_var(0, idle * horizon, f"idle[{d}]")
-                model.add(term == idle * makespan).only_enforce_if(used[d])
-                model.add(term == 0).only_enforce_if(used[d].Not())
-                terms.append(term)
+            if t.idle_power_mw[d]:
+                terms.append(idle_term(model, used[d], int(t.idle_power_mw[d]), makespan, horizon, f"idle[{d}]"))
         bound = int(np.where(t.allowed, t.energy, 0).max(axis=1).sum()
                     + t.transfer_energy.reshape(t.n_edges, -1).max(axis=1, initial=0).sum()
                     + t.idle_power_mw.sum() * horizon)

@@ -16,6 +16,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
+from dse.mapping.cpsat_common import idle_term, used_literals
 
 if TYPE_CHECKING:
     from dse.mapping.pipeline import PipelineProblem
@@ -79,14 +80,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     period = model.new_int_var(period_floor, big_time, "period")
     model.add_max_equality(period, loads)
 
-    used = []
-    for d in range(m):
-        u = model.new_bool_var(f"used[{d}]")
-        col = [x[i, d] for i in range(n) if (i, d) in x]
-        for var in col:
-            model.add_implication(var, u)
-        model.add(sum(col) >= u)
-        used.append(u)
+    used = used_literals(model, x, n, m)
 
     max_energy = (
         int(np.where(allowed, t.energy, 0).max(axis=1).sum())
@@ -97,10 +91,8 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     for d in range(m):
         if t.idle_power_mw[d] == 0:
             continue
-        term = model.new_int_var(0, int(t.idle_power_mw[d]) * big_time, f"idle[{d}]")
         idle = int(t.idle_power_mw[d])
-        model.add(term == idle * period).only_enforce_if(used[d])
-        model.add(term == 0).only_enforce_if(used[d].Not())
+        term = idle_term(model, used[d], idle, period, big_time, f"idle[{d}]")
         # redundant linear cuts (the enforced equalities relax poorly): a used device idles for the
         # whole period, which is at least its own load and the load of every link touching it
         if d in device_load:

@@ -1,0 +1,27 @@
+"""CP-SAT building blocks shared by the families' exact models."""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+
+def used_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar], n: int, m: int) -> list:
+    """``used[d]`` is true exactly when some op ``i`` has ``x[i, d]`` true."""
+    used = []
+    for d in range(m):
+        u = model.new_bool_var(f"used[{d}]")
+        col = [x[i, d] for i in range(n) if (i, d) in x]
+        for lit in col:
+            model.add_implication(lit, u)
+        model.add(sum(col) >= u)
+        used.append(u)
+    return used
+
+
+def idle_term(model: cp_model.CpModel, used: cp_model.IntVar, idle_mw: int, duration: cp_model.IntVar,
+              horizon: int, name: str) -> cp_model.IntVar:
+    """A variable equal to ``idle_mw * duration`` when ``used``, else 0 (idle energy in pJ)."""
+    term = model.new_int_var(0, idle_mw * horizon, name)
+    model.add(term == idle_mw * duration).only_enforce_if(used)
+    model.add(term == 0).only_enforce_if(used.Not())
+    return term
