@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 
@@ -25,3 +26,12 @@ def idle_term(model: cp_model.CpModel, used: cp_model.IntVar, idle_mw: int, dura
     model.add(term == idle_mw * duration).only_enforce_if(used)
     model.add(term == 0).only_enforce_if(used.Not())
     return term
+
+
+def assigned_devices(solver: cp_model.CpSolver, x: dict[tuple[int, int], cp_model.IntVar], n: int) -> np.ndarray:
+    """The device whose ``x[i, d]`` literal is true, per op (int64 array of length ``n``)."""
+    devices = np.zeros(n, dtype=np.int64)
+    for (i, d), lit in x.items():
+        if solver.boolean_value(lit):
+            devices[i] = d
+    return devices

@@ -22,7 +22,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
-from dse.mapping.cpsat_common import idle_term, used_literals
+from dse.mapping.cpsat_common import assigned_devices, idle_term, used_literals
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -177,10 +177,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -
     objective_vars = [values[o.name] for o in problem.objectives]
 
     def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
-        dev = np.zeros(n, dtype=np.int64)
-        for (i, d), lit in x.items():
-            if solver.boolean_value(lit):
-                dev[i] = d
+        dev = assigned_devices(solver, x, n)
         starts = np.array([solver.value(s) for s in start], dtype=np.int64)
         order_ = np.lexsort((problem._topo_pos, starts))
         return problem.genome(dev, order_)

@@ -16,7 +16,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
-from dse.mapping.cpsat_common import idle_term, used_literals
+from dse.mapping.cpsat_common import assigned_devices, idle_term, used_literals
 
 if TYPE_CHECKING:
     from dse.mapping.pipeline import PipelineProblem
@@ -138,11 +138,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     objective_vars = [values[o.name] for o in problem.objectives]
 
     def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
-        genome = np.zeros(n, dtype=np.int64)
-        for (i, d), var in x.items():
-            if solver.boolean_value(var):
-                genome[i] = d
-        return genome
+        return assigned_devices(solver, x, n)
 
     def hint(genome: np.ndarray) -> None:
         model.clear_hints()
