@@ -134,7 +134,12 @@ def _resolve_platform(ref: str | Mapping[str, Any], source: str, base: Path) -> 
             from dse.importers import read_platform
 
             path = _existing(str(ref.get("path", "")), base, source, "platform.path")
-            return read_platform(str(ref["format"]), path)
+            try:
+                return read_platform(str(ref["format"]), path)
+            except SpecError as exc:
+                if exc.field == "format":
+                    raise SpecError(source, "platform.format", exc.value, exc.reason) from None
+                raise
         if "identical" in ref:
             from dse.importers.identical import identical_platform
 
@@ -170,7 +175,12 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
             from dse.importers import read_workload
 
             path = _existing(str(ref.get("path", "")), base, source, "workload.path")
-            return validate_workload(read_workload(str(ref["format"]), path), str(path))
+            try:
+                return validate_workload(read_workload(str(ref["format"]), path), str(path))
+            except SpecError as exc:
+                if exc.field == "format":
+                    raise SpecError(source, "workload.format", exc.value, exc.reason) from None
+                raise
         return workload_from_dict(ref, f"{source} (workload)")
     path = catalog.find("workloads", ref, base)
     if path is None:

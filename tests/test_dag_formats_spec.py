@@ -79,3 +79,11 @@ def test_identical_shorthand_rejects_bad_counts(tmp_path) -> None:
     write(tmp_path, "g.stg", STG)
     with pytest.raises(SpecError, match="platform.identical"):
         dse.load_problem(spec(tmp_path, platform={"identical": 0}, workload={"format": "stg", "path": "g.stg"}))
+
+
+def test_unknown_workload_format_names_the_spec_field(tmp_path) -> None:
+    write(tmp_path, "g.stg", STG)
+    path = spec(tmp_path, platform={"identical": 2}, workload={"format": "xml", "path": "g.stg"})
+    with pytest.raises(SpecError) as info:
+        dse.load_problem(path)
+    assert info.value.source == str(path) and info.value.field == "workload.format" and info.value.value == "xml"
