@@ -85,17 +85,28 @@ def _solve(args: argparse.Namespace) -> int:
     name = args.solver or settings.name
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s
     seed = args.seed if args.seed is not None else settings.seed
-    solvers = ["cpsat", "nsga2"] if name == "all" else [name]
+    from dse.solvers.registry import lookup
+
+    if name == "all":
+        entries = [(s, opts) for s, opts in lookup("all") if s.in_all]
+    else:
+        entries = lookup(name, problem)
     show = False if args.quiet else None
     fronts: list[ParetoSet] = []
     interrupted = False
-    for solver in solvers:
-        options = dict(settings.options.get(solver, {})) if isinstance(settings.options.get(solver), dict) else {}
+    for entry, _fixed in entries:
+        reason = entry.supports(problem)
+        if reason is not None:
+            print(f"note: {entry.name} skipped: {reason}", file=sys.stderr)
+            continue
+        label = name if name.startswith("heuristic:") else entry.name
+        configured = settings.options.get(entry.name)
+        options = dict(configured) if isinstance(configured, dict) else {}
         try:
-            front = solve(problem, solver, time_limit=time_limit, seed=seed,
-                          progress=Progress(solver, enabled=show), **options)
+            front = solve(problem, label, time_limit=time_limit, seed=seed,
+                          progress=Progress(entry.name, enabled=show), **options)
         except NotImplementedError as exc:
-            print(f"note: {solver} skipped: {exc}", file=sys.stderr)
+            print(f"note: {entry.name} skipped: {exc}", file=sys.stderr)
             continue
         except KeyboardInterrupt:
             interrupted = True
@@ -114,25 +125,14 @@ def _solve(args: argparse.Namespace) -> int:
         print("interrupted: the fronts above are what was found so far", file=sys.stderr)
         return 130
     if fronts and all(len(f) == 0 for f in fronts) and any(f.status == "infeasible" for f in fronts):
-        diagnose = getattr(problem, "diagnose", None)
-        reason = diagnose() if diagnose else "no mapping satisfies the constraints"
-        raise InfeasibleError(f"infeasible: {reason}")
+        raise InfeasibleError(f"infeasible: {problem.diagnose()}")
     return 0
-
-
-def _assignment(problem, genome: tuple[int, ...]) -> str:
-    t = problem.tables
-    n = t.n_ops
-    groups: dict[str, list[str]] = {}
-    for i, d in enumerate(genome[:n]):
-        groups.setdefault(t.device_names[d], []).append(t.op_names[i])
-    if n <= 12:
-        return " | ".join(f"{dev}: {','.join(ops)}" for dev, ops in groups.items())
-    return " ".join(f"{dev}:{len(ops)}" for dev, ops in groups.items())
 
 
 def _print_report(problem, fronts: list[ParetoSet]) -> None:
     import pandas as pd
+
+    from dse.mapping.registry import family_of
 
     for front in fronts:
         print(f"\n== {front.solver}: {len(front)} Pareto points, status {front.status}"
@@ -140,8 +140,9 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
         if not len(front):
             continue
         frame = front.to_frame()
-        frame["mapping"] = [_assignment(problem, p.genome) for p in front.points]
-        cols = ["proven", *front.columns] + [c for c in ("latency_ms",) if c in frame and c not in front.columns]
+        frame["mapping"] = [problem.describe(p.genome) for p in front.points]
+        shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]
+        cols = ["proven", *front.columns] + [c for c in shown if c in frame and c not in front.columns]
         with pd.option_context("display.max_colwidth", 90, "display.width", 200, "display.float_format", "{:.5g}".format):
             print(frame[[*cols, "mapping"]].to_string(index=False))
     if fronts and fronts[0].baselines:

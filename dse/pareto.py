@@ -260,13 +260,13 @@ def make_points(
         return []
     ev = problem.evaluate(genomes, metrics=True)
     user = problem.user_objectives(ev.F)
-    extra = user_metrics(problem, ev.metrics)
+    extra = problem.user_metrics(ev.metrics)
     proven_list = [proven] * len(genomes) if isinstance(proven, bool) else list(proven)
     points = []
     for k, genome in enumerate(genomes):
         objectives = {o.column: float(user[k, j]) for j, o in enumerate(problem.objectives)}
         metrics = {name: float(values[k]) for name, values in extra.items() if name not in objectives}
-        slack = {c.name: float(-ev.G[k, j]) for j, c in enumerate(problem.constraints)}
+        slack = problem.slack(ev.G[k])
         points.append(
             ParetoPoint(
                 genome=tuple(int(g) for g in genome),
@@ -280,16 +280,3 @@ def make_points(
             )
         )
     return points
-
-
-def user_metrics(problem: MappingProblem, metrics: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Scalar per-genome metrics in user units (``latency_ms``, ``period_ms``, ``makespan``...)."""
-    sec = problem.tables.seconds_per_time_unit
-    out = {}
-    if metrics.get("latency") is not None:
-        out["latency_ms"] = np.asarray(metrics["latency"], dtype=float) * sec * 1e3
-    if metrics.get("period") is not None:
-        out["period_ms"] = np.asarray(metrics["period"], dtype=float) * sec * 1e3
-    if metrics.get("makespan") is not None:
-        out[f"makespan_{problem.tables.time_unit.replace(' ', '_')}"] = np.asarray(metrics["makespan"], dtype=float)
-    return out

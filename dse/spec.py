@@ -18,7 +18,7 @@ field and the value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,13 +26,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse import catalog
-from dse.cost import CostModel, CostTables, RooflineCostModel, TableCostModel
+from dse.cost import CostModel, RooflineCostModel, TableCostModel
 from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
-from dse.mapping.pipeline import PipelineProblem
+from dse.mapping.registry import Family, ProblemInputs, families, family
 from dse.platform import Platform, platform_from_dict, spec_error_from_validation
 from dse.workload import Workload, validate_workload, workload_from_dict
 from dse.yamlio import read_yaml
+
+#: Largest seed accepted (CP-SAT's random_seed is a 32-bit integer).
+MAX_SEED = 2**31 - 1
+#: Longest time limit accepted, in seconds (30 days).
+MAX_TIME_LIMIT_S = 30 * 24 * 3600.0
 
 
 class _Strict(BaseModel):
@@ -40,16 +45,21 @@ class _Strict(BaseModel):
 
 
 class ConstraintsSpec(_Strict):
-    deadline_ms: float | None = Field(default=None, gt=0)
-    deadline: float | None = Field(default=None, gt=0, description="deadline in the workload's own time unit")
-    power_w: float | None = Field(default=None, gt=0)
+    """Constraint limits of a spec; each optional, every number finite and positive."""
+
+    deadline_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    deadline: float | None = Field(default=None, gt=0, allow_inf_nan=False,
+                                   description="deadline in the workload's own time unit")
+    power_w: float | None = Field(default=None, gt=0, le=1e9, allow_inf_nan=False)
     memory: bool = True
 
 
 class SolverSpec(_Strict):
+    """Solver settings: a registered solver name (or ``all``, ``heuristic:NAME``), limit, seed, options."""
+
     name: str = "all"
-    time_limit_s: float = Field(default=60.0, gt=0)
-    seed: int = 0
+    time_limit_s: float = Field(default=60.0, gt=0, le=MAX_TIME_LIMIT_S, allow_inf_nan=False)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -68,7 +78,10 @@ class ProblemSpecModel(_Strict):
 
 @dataclass(frozen=True)
 class ProblemSpec:
-    """A validated spec with its platform and workload resolved."""
+    """A validated spec with its platform and workload resolved.
+
+    ``options`` holds the family's options, validated and with their defaults.
+    """
 
     source: str
     name: str
@@ -82,21 +95,7 @@ class ProblemSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-FamilyFactory = Callable[[ProblemSpec, CostTables], MappingProblem]
-DEFAULT_OBJECTIVES = {"pipeline": ("throughput", "energy"), "dag": ("makespan", "energy")}
-
-
-def _pipeline(spec: ProblemSpec, tables: CostTables) -> MappingProblem:
-    c = spec.constraints
-    if spec.options:
-        key = next(iter(spec.options))
-        raise SpecError(spec.source, f"options.{key}", spec.options[key], "the pipeline family takes no options")
-    power = None if c.power_w is None else int(c.power_w * 1e3 + 1e-9)
-    return PipelineProblem(tables, spec.objectives, deadline=_deadline(spec, tables), power_cap_mw=power,
-                           memory=c.memory, name=spec.name)
-
-
-def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
+def _deadline(spec: ProblemSpec, tables) -> int | None:
     c = spec.constraints
     if c.deadline is not None and c.deadline_ms is not None:
         raise SpecError(spec.source, "constraints", "deadline, deadline_ms", "give one of the two")
@@ -107,25 +106,45 @@ def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
     return None
 
 
-def _dag(spec: ProblemSpec, tables: CostTables) -> MappingProblem:
-    from dse.mapping.dag import DagProblem
-
-    known = {"insertion", "tensor_per_device"}
-    for key, value in spec.options.items():
-        if key not in known:
-            raise SpecError(spec.source, f"options.{key}", value, f"dag options are {', '.join(sorted(known))}")
-        if not isinstance(value, bool):
-            raise SpecError(spec.source, f"options.{key}", value, "must be true or false")
-    if spec.constraints.power_w is not None:
-        raise SpecError(spec.source, "constraints.power_w", spec.constraints.power_w, "the dag family has no power cap")
-    tf_rules = bool(spec.options.get("tensor_per_device", False))
-    return DagProblem(tables, spec.objectives, deadline=_deadline(spec, tables), memory=spec.constraints.memory,
-                      insertion=bool(spec.options.get("insertion", False)), tensor_per_device=tf_rules,
-                      name=spec.name)
+def _family(name: str, source: str) -> Family:
+    try:
+        return family(name)
+    except KeyError:
+        raise SpecError(source, "family", name, f"known families: {', '.join(families())}") from None
 
 
-#: family name -> factory building the problem from a resolved spec and its cost tables.
-FAMILIES: dict[str, FamilyFactory] = {"pipeline": _pipeline, "dag": _dag}
+def _options(fam: Family, raw: Mapping[str, Any], source: str) -> BaseModel:
+    """The family's options model from ``raw``; errors name ``options.KEY``."""
+    try:
+        return fam.options.model_validate(dict(raw))
+    except ValidationError as exc:
+        err = spec_error_from_validation(source, exc, dict(raw))
+        if fam.options.model_fields:
+            known = f"{fam.name} options are {', '.join(fam.options.model_fields)}"
+        else:
+            known = f"the {fam.name} family takes no options"
+        reason = err.reason if err.reason != "Extra inputs are not permitted" else known
+        raise SpecError(source, f"options.{err.field}", err.value, reason) from None
+
+
+def _objectives(fam: Family, given: list[str] | None, source: str) -> tuple[str, ...]:
+    objectives = tuple(given or fam.default_objectives)
+    for name in objectives:
+        if name not in fam.objectives:
+            raise SpecError(source, "objectives", name, f"{fam.name} objectives are {', '.join(fam.objectives)}")
+    duplicates = sorted({o for o in objectives if objectives.count(o) > 1})
+    if duplicates:
+        raise SpecError(source, "objectives", list(objectives), f"objective {duplicates[0]} is listed twice")
+    return objectives
+
+
+def _limits(fam: Family, constraints: ConstraintsSpec, source: str) -> None:
+    given = {"deadline": constraints.deadline if constraints.deadline is not None else constraints.deadline_ms,
+             "power": constraints.power_w}
+    fields = {"deadline": "deadline" if constraints.deadline is not None else "deadline_ms", "power": "power_w"}
+    for limit, value in given.items():
+        if value is not None and limit not in fam.limits:
+            raise SpecError(source, f"constraints.{fields[limit]}", value, f"the {fam.name} family has no {limit} limit")
 
 
 def _resolve_platform(ref: str | Mapping[str, Any], source: str, base: Path) -> Platform:
@@ -192,15 +211,13 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
     return load_workload(path)
 
 
-def _cost_model(ref: str | Mapping[str, Any], family: str, source: str, tf_rules: bool = False) -> CostModel:
-    """The spec's cost model; the default is roofline for pipelines and table costs (``work / speed``)
-    otherwise, with the TF paper's send cost of 10 operations when the platform is a TF device file."""
+def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, source: str) -> CostModel:
+    """The spec's cost model; ``default`` is the family's choice for its options (see its registry entry)."""
     name = ref if isinstance(ref, str) else str(ref.get("name", "default"))
     params = {} if isinstance(ref, str) else {k: v for k, v in ref.items() if k != "name"}
     if name == "default":
-        name = "roofline" if family == "pipeline" else "table"
-        if tf_rules:
-            params = {"send_ops": 10.0, "scale": 1000.0, **params}  # milli time units: little rounding
+        name, defaults = fam.cost_model(options)
+        params = {**defaults, **params}
     try:
         if name == "roofline":
             return RooflineCostModel(**params)
@@ -219,29 +236,36 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         model = ProblemSpecModel.model_validate(data)
     except ValidationError as exc:
         raise spec_error_from_validation(source, exc, data) from None
-    if model.family not in FAMILIES:
-        raise SpecError(source, "family", model.family, f"known families: {', '.join(sorted(FAMILIES))}")
+    fam = _family(model.family, source)
+    objectives = _objectives(fam, model.objectives, source)
+    _limits(fam, model.constraints, source)
+    platform_format = model.platform.get("format") if isinstance(model.platform, Mapping) else None
+    options = _options(fam, {**fam.platform_options.get(str(platform_format), {}), **model.options}, source)
+    _check_solver_name(model.solver.name, source)
     base = base or Path(".")
     platform = _resolve_platform(model.platform, source, base)
-    # the TF paper's device files bring its cost rules: one send per remote device, 10 operations each
-    tf_rules = isinstance(model.platform, Mapping) and model.platform.get("format") == "tfcsv"
-    options = dict(model.options)
-    if tf_rules and model.family == "dag":
-        options.setdefault("tensor_per_device", True)
-    tf_rules = bool(options.get("tensor_per_device", False))
     workload = _resolve_workload(model.workload, source, base)
     return ProblemSpec(
         source=source,
         name=model.name,
-        family=model.family,
+        family=fam.name,
         platform=platform,
         workload=workload,
-        objectives=tuple(model.objectives or DEFAULT_OBJECTIVES[model.family]),
-        options=options,
+        objectives=objectives,
+        options=options.model_dump(),
         constraints=model.constraints,
         solver=model.solver,
-        cost_model=_cost_model(model.cost_model, model.family, source, tf_rules),
+        cost_model=_cost_model(model.cost_model, fam, options, source),
     )
+
+
+def _check_solver_name(name: str, source: str) -> None:
+    from dse.solvers.registry import UnknownSolverError, lookup
+
+    try:
+        lookup(name)
+    except UnknownSolverError as exc:
+        raise SpecError(source, "solver.name", name, str(exc).split("; ", 1)[-1]) from None
 
 
 def load_spec(path: str | Path) -> ProblemSpec:
@@ -258,8 +282,19 @@ def build_problem(spec: ProblemSpec) -> MappingProblem:
         if isinstance(exc, DseError):
             raise
         raise SpecError(spec.source, "platform", spec.platform.name, f"cannot cost the workload on it: {exc}") from None
+    fam = _family(spec.family, spec.source)
+    c = spec.constraints
+    inputs = ProblemInputs(
+        tables=tables,
+        objectives=_objectives(fam, list(spec.objectives), spec.source),
+        options=_options(fam, spec.options, spec.source),
+        name=spec.name,
+        deadline=_deadline(spec, tables),
+        power_cap_mw=None if c.power_w is None else int(c.power_w * 1e3 + 1e-9),
+        memory=c.memory,
+    )
     try:
-        problem = FAMILIES[spec.family](spec, tables)
+        problem = fam.build(inputs)
     except SpecError as exc:
         raise SpecError(spec.source, exc.field, exc.value, exc.reason) from None
     problem.spec = spec  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from dse.mapping.dag import DagProblem
 from dse.mapping.dag_validate import validate_schedule
 from dse.pareto import nondominated
 from dse.solvers.cpsat import solve_cpsat
+from dse.solvers.registry import collect_seeds
 from dse.synthetic import random_tables
 
 
@@ -77,7 +78,7 @@ def test_cpsat_is_no_worse_than_any_heuristic(seed: int) -> None:
     t = random_tables(200 + seed, n_ops=int(rng.integers(10, 16)), n_dev=3, disallow=0.1, max_preds=3)
     problem = DagProblem(t, ("makespan",), memory=False)
     front = solve_cpsat(problem, time_limit=30, seed=0)
-    seeds = np.array(problem.heuristic_seeds())
+    seeds = np.array(collect_seeds(problem))
     best_heuristic = problem.evaluate(seeds).F[:, 0].min()
     assert front.points[0].internal[0] <= best_heuristic
     assert front.stats.best_bound[0] <= front.points[0].internal[0]

@@ -33,6 +33,7 @@ from dse.heuristics.partitioners import (
 )
 from dse.heuristics.peft import peft
 from dse.heuristics.schedulers import fifo, lro, msr, pct
+from dse.solvers.registry import HeuristicProvider, register_heuristics
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -106,9 +107,7 @@ def genome_of(problem: DagProblem, result: HeuristicResult) -> np.ndarray:
     genome = problem.genome(result.devices, result.order)
     if result.insertion and not problem.insertion:
         sched = problem.schedule(genome, insertion=True)
-        topo_pos = np.empty(problem.n_tasks, dtype=np.int64)
-        topo_pos[problem.tables.topological_order()] = np.arange(problem.n_tasks)
-        order = np.lexsort((topo_pos, sched.release, sched.start))
+        order = np.lexsort((problem.structure.topo_pos, sched.release, sched.start))
         genome = problem.genome(result.devices, order)
     return genome
 
@@ -136,3 +135,17 @@ def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> lis
 
 def _all_names() -> list[str]:
     return names()
+
+
+def _run_for_solver(problem: DagProblem, name: str) -> tuple[np.ndarray, str]:
+    """The genome of heuristic ``name`` for the problem's decoder, and a message with its makespan."""
+    res = run(problem, name)
+    genome = genome_of(problem, res)
+    evaluated = int(problem.evaluate(genome[None, :]).F[0, 0])
+    message = f"{res.name}: makespan {res.makespan} ({'insertion' if res.insertion else 'no insertion'})"
+    if evaluated != res.makespan:
+        message += f"; the problem's evaluation gives {evaluated}"
+    return genome, message
+
+
+register_heuristics(HeuristicProvider("dag", names, _run_for_solver, seed_genomes))  # type: ignore[arg-type]

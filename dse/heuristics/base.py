@@ -15,20 +15,22 @@ Shared pieces:
 * :class:`Placement`: device choice bookkeeping (colocation groups follow
   their first placed member; memory capacities are respected when
   ``problem.memory`` and some candidate still fits);
-* :func:`earliest_gap`: the insertion search (bisect on sorted busy intervals),
-  equivalent to the decoder's rule;
+* the DAG's topology (levels, padded adjacency, topological positions) and the
+  insertion search come from the problem's
+  :class:`~dse.mapping.dag_structure.DagStructure`, which the decoder reads too;
 * :func:`finish`: repair, decode, wrap.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from dse.mapping.dag_structure import earliest_gap, insert_interval
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -72,32 +74,18 @@ class Graph:
         self.time = t.time
         self.tf = bool(problem.tensor_per_device and E > 0)
         self.send = t.send_time
-        self.src = t.edges[:, 0].astype(np.int64)
-        self.dst = t.edges[:, 1].astype(np.int64)
-        self.topo = t.topological_order()
-        self.topo_pos = np.empty(n, dtype=np.int64)
-        self.topo_pos[self.topo] = np.arange(n)
-        self.preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        self.succs: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        for e in range(E):
-            u, v = int(self.src[e]), int(self.dst[e])
-            self.preds[v].append((u, e))
-            self.succs[u].append((v, e))
-        self.pred_task, self.pred_edge = self._padded(self.preds)
-        self.succ_task, self.succ_edge = self._padded(self.succs)
+        st = problem.structure
+        self.structure = st
+        self.src, self.dst = st.src, st.dst
+        self.topo, self.topo_pos = st.topo, st.topo_pos
+        self.preds = [st.predecessors(v) for v in range(n)]
+        self.succs = [st.successors(v) for v in range(n)]
+        self.pred_task, self.pred_edge = st.pred_task, st.pred_edge
+        self.succ_task, self.succ_edge = st.succ_task, st.succ_edge
         self.pred_arr = [np.array([u for u, _ in p], dtype=np.int64) for p in self.preds]
         self.pred_earr = [np.array([e for _, e in p], dtype=np.int64) for p in self.preds]
-        # depth (longest edge count from a source) and height (to a sink)
-        depth = np.zeros(n, dtype=np.int64)
-        for v in self.topo:
-            for u, _ in self.preds[v]:
-                depth[v] = max(depth[v], depth[u] + 1)
-        height = np.zeros(n, dtype=np.int64)
-        for u in self.topo[::-1]:
-            for v, _ in self.succs[u]:
-                height[u] = max(height[u], height[v] + 1)
-        self.down_levels = [np.flatnonzero(depth == k) for k in range(int(depth.max(initial=-1)) + 1)]
-        self.up_levels = [np.flatnonzero(height == k) for k in range(int(height.max(initial=-1)) + 1)]
+        self.down_levels = list(st.depth_levels)
+        self.up_levels = list(st.height_levels)
         # colocation groups and candidate devices
         self.group = np.full(n, -1, dtype=np.int64)
         self.members: list[np.ndarray] = []
@@ -145,17 +133,6 @@ class Graph:
             if self.tf and m > 1:
                 cbar = cbar + self.send.mean()
         self.cbar = np.concatenate([cbar, np.zeros(1, dtype=cbar.dtype)])  # sentinel edge
-
-    def _padded(self, lists: list[list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray]:
-        width = max((len(x) for x in lists), default=0)
-        width = max(width, 1)
-        task = np.full((self.n, width), self.n, dtype=np.int64)
-        edge = np.full((self.n, width), self.n_edges, dtype=np.int64)
-        for i, x in enumerate(lists):
-            for j, (w, e) in enumerate(x):
-                task[i, j] = w
-                edge[i, j] = e
-        return task, edge
 
     # ------------------------------------------------------------------ ranks
     def upward_rank(self) -> np.ndarray:
@@ -280,34 +257,6 @@ class Placement:
         self.assign(i, d)
         for j in self.group_tasks(i):
             self.dev[j] = self.dev[i]
-
-
-# --------------------------------------------------------------------------- insertion search
-
-
-def earliest_gap(starts: list[tuple[int, int]], ends: list[int], ready: int, length: int) -> int:
-    """Earliest start >= ready of a free slot of ``length`` among sorted disjoint busy intervals.
-
-    ``starts`` holds the intervals ``(start, end)`` in sorted order and ``ends``
-    their ends (nondecreasing, since the intervals are disjoint). Same answer
-    as the decoder's linear scan, found from the first interval ending after
-    ``ready`` (bisect).
-    """
-    k = bisect.bisect_right(ends, ready)
-    cand = ready
-    for j in range(k, len(starts)):
-        s, e = starts[j]
-        if s >= cand + length:
-            break
-        if e > cand:
-            cand = e
-    return cand
-
-
-def insert_interval(starts: list[tuple[int, int]], ends: list[int], s: int, e: int) -> None:
-    pos = bisect.bisect(starts, (s, e))
-    starts.insert(pos, (s, e))
-    ends.insert(pos, e)
 
 
 def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = None,

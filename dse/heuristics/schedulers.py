@@ -49,21 +49,9 @@ RULES = ("fifo", "lro", "pct", "msr")
 
 
 def edge_delays(g: Graph, dev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per edge: delay from producer finish to arrival; per task: send time after its compute."""
-    t = g.tables
-    if not g.n_edges:
-        return np.zeros(0, dtype=np.int64), np.zeros(g.n, dtype=np.int64)
-    a, b = dev[g.src], dev[g.dst]
-    off = t.transfer_time[np.arange(g.n_edges), a, b].astype(np.int64)
-    extra = np.zeros(g.n, dtype=np.int64)
-    if g.tf:
-        remote = np.zeros((g.n, g.m), dtype=bool)
-        cross = a != b
-        remote[g.src[cross], b[cross]] = True
-        rank = np.cumsum(remote, axis=1) - remote
-        off = off + np.where(cross, (rank[g.src, b] + 1) * g.send[a], 0)
-        extra = remote.sum(axis=1) * g.send[dev]
-    return off, extra
+    """Per edge: delay from producer finish to arrival; per task: send time after its compute
+    (the decoder's rule, :meth:`~dse.mapping.dag_structure.DagStructure.send_delays`)."""
+    return g.structure.send_delays(dev, g.tables.transfer_time, g.send, g.tf)
 
 
 def remaining_work(g: Graph) -> np.ndarray:

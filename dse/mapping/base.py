@@ -1,29 +1,40 @@
 """The contract every problem family implements (see DESIGN.md, layer 3).
 
 A :class:`MappingProblem` exposes an integer genome, objectives and
-constraints, a population-vectorized ``evaluate`` and a ``decode`` that
-explains one mapping. Families that can be solved exactly also provide
+constraint components, a population-vectorized ``evaluate`` and a ``decode``
+that explains one mapping. Families that can be solved exactly also provide
 ``cpsat()`` returning a :class:`Formulation` over the same integer tables.
+
+``evaluate`` is a template: it takes any population, cuts it into chunks,
+calls the family's :meth:`MappingProblem.kernel` (which fills a
+:class:`~dse.mapping.population.Population` with the quantities the
+objectives and constraints name), stacks the objectives into ``F`` and the
+constraints' violations into ``G``. A family writes its kernel, not the
+bookkeeping.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dse.cost import CostTables
+from dse.mapping.constraints import Constraint
+from dse.mapping.population import FlatTables, Population
 
 
 @dataclass(frozen=True)
 class Objective:
     """One objective. ``internal`` values are integers minimized by every solver.
 
-    ``to_user`` converts an internal value to the user's unit (e.g. a period
-    in ns to a throughput in items/s); ``sense`` is the user's direction.
+    ``internal_name`` is the quantity the family's kernel computes (e.g. a
+    ``period`` in ns for a ``throughput`` objective); ``to_user`` converts it
+    to the user's unit (items/s); ``sense`` is the user's direction.
     """
 
     name: str
@@ -39,23 +50,13 @@ class Objective:
         return f"{self.name}_{self.unit.replace('/', '_per_').replace(' ', '_')}".lower()
 
 
-@dataclass(frozen=True)
-class Constraint:
-    """A ``value <= limit`` constraint in internal units (``unit``)."""
-
-    name: str
-    limit: float
-    unit: str
-    description: str = ""
-
-
 @dataclass(frozen=True, eq=False)
 class Evaluation:
     """Result of evaluating a population.
 
     ``F``: (pop, n_obj) int64 internal objective values (minimize);
     ``G``: (pop, n_con) float, feasible iff every entry <= 0 (normalized
-    violations, pymoo's convention); ``metrics``: name -> (pop,) arrays.
+    violations, pymoo's convention); ``metrics``: name -> (pop,) or (pop, k) arrays.
     """
 
     F: np.ndarray
@@ -87,13 +88,34 @@ class Formulation:
     named_vars: dict[str, Any] = field(default_factory=dict)
 
 
+class DecodedMapping(ABC):
+    """What ``decode`` returns: one mapping, explained.
+
+    ``schedule`` holds ``(op, device, start, finish)`` rows for Gantt charts
+    (empty where the family has no schedule).
+    """
+
+    schedule: Sequence[tuple[str, str, int, int]]
+
+    @abstractmethod
+    def explain(self) -> str:
+        """A readable multi-line account of the mapping."""
+
+    @abstractmethod
+    def assignment(self) -> dict[str, str]:
+        """Op name -> device name."""
+
+
 class MappingProblem(ABC):
     """A mapping problem over an integer genome ``lower <= x <= upper``."""
 
+    family: ClassVar[str]
     name: str
     tables: CostTables
     objectives: tuple[Objective, ...]
     constraints: tuple[Constraint, ...]
+    #: genomes per evaluation chunk (None: about 64k elements per (ops x genomes) array, 128 to 1024 genomes)
+    chunk_size: int | None = None
 
     @property
     @abstractmethod
@@ -119,35 +141,114 @@ class MappingProblem(ABC):
             size *= int(hi) - int(lo) + 1
         return size
 
+    @property
+    def log10_space_size(self) -> float:
+        """``log10(space_size)``, computed without forming the (possibly huge) integer."""
+        return float(np.log10((self.upper - self.lower + 1).astype(float)).sum())
+
     def repair(self, X: np.ndarray) -> np.ndarray:
         """Map any genome into a valid one (default: clip to bounds)."""
         return np.clip(X, self.lower, self.upper)
 
+    # ------------------------------------------------------------------ evaluation template
+    @cached_property
+    def flat(self) -> FlatTables:
+        """The cost tables flattened for population gathers (built once)."""
+        return FlatTables(self.tables)
+
     @abstractmethod
+    def kernel(self, X: np.ndarray, metrics: bool) -> Population:
+        """Evaluate one chunk ``X`` (pop, n_genes): a Population whose ``values`` hold every objective's
+        ``internal_name``, every quantity the constraints read, and (with ``metrics``) the family's metrics."""
+
     def evaluate(self, X: np.ndarray, metrics: bool = False) -> Evaluation:
-        """Evaluate a population ``X`` of shape (pop, n_genes)."""
+        """Evaluate a population ``X`` of shape (pop, n_genes) (or one genome); returns an :class:`Evaluation`."""
+        X = np.asarray(X, dtype=np.int64)
+        if X.ndim == 1:
+            X = X[None, :]
+        chunk = self.chunk_size or int(np.clip(65_536 // max(self.tables.n_ops, self.tables.n_edges, 1), 128, 1024))
+        if len(X) <= chunk:
+            return self._evaluate_chunk(X, metrics)
+        parts = [self._evaluate_chunk(X[k : k + chunk], metrics) for k in range(0, len(X), chunk)]
+        return Evaluation(
+            np.concatenate([p.F for p in parts]),
+            np.concatenate([p.G for p in parts]),
+            {k: np.concatenate([p.metrics[k] for p in parts]) for k in parts[0].metrics},
+        )
 
-    @abstractmethod
-    def decode(self, x: np.ndarray) -> Any:
-        """A mapping object for one genome, with an ``explain()`` method."""
-
-    def cpsat(self) -> Formulation:
-        """The exact CP-SAT formulation; raises ``NotImplementedError`` where none exists."""
-        raise NotImplementedError(f"{type(self).__name__} has no exact formulation")
-
-    def baselines(self) -> dict[str, np.ndarray]:
-        """Named reference genomes (single devices, static partitions)."""
-        return {}
-
-    def heuristic_seeds(self) -> list[np.ndarray]:
-        """Genomes to seed approximate solvers with."""
-        return list(self.baselines().values())
+    def _evaluate_chunk(self, X: np.ndarray, metrics: bool) -> Evaluation:
+        pop = self.kernel(X, metrics)
+        F = np.empty((len(X), len(self.objectives)), dtype=np.int64)
+        for j, o in enumerate(self.objectives):
+            F[:, j] = pop.values[o.internal_name]
+        if self.constraints:
+            G = np.empty((len(X), len(self.constraints)))
+            for j, c in enumerate(self.constraints):
+                G[:, j] = c.violation(pop)
+        else:
+            G = np.zeros((len(X), 0))
+        return Evaluation(F, G, pop.values if metrics else {})
 
     def user_objectives(self, F: np.ndarray) -> np.ndarray:
         """Internal (pop, n_obj) values -> user units, column by column."""
         F = np.atleast_2d(F)
         return np.column_stack([obj.to_user(F[:, i]) for i, obj in enumerate(self.objectives)])
 
-    def check_feasible(self) -> None:
-        """Raise :class:`~dse.errors.InfeasibleError` when a constraint can never be met (default: no check)."""
+    def user_metrics(self, metrics: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The family's declared metrics (registry) in user units, keyed by column (``latency_ms``...)."""
+        from dse.mapping.registry import family_of
+
+        out = {}
+        for metric in family_of(self).metrics:
+            values = metrics.get(metric.key)
+            if values is not None:
+                out[metric.column(self.tables)] = metric.to_user(values, self.tables)
+        return out
+
+    def slack(self, G: np.ndarray) -> dict[str, float]:
+        """One genome's constraint violations ``G`` (n_con,) as slack by constraint name (>= 0: met)."""
+        return {c.name: float(-G[j]) for j, c in enumerate(self.constraints)}
+
+    # ------------------------------------------------------------------ decoding
+    @abstractmethod
+    def decode(self, x: np.ndarray) -> DecodedMapping:
+        """The mapping of one genome, with ``explain()``, ``assignment()`` and ``schedule``."""
+
+    def describe(self, genome: Sequence[int]) -> str:
+        """One line saying where the ops go: ``dev: a,b | dev2: c`` (or op counts past 12 ops)."""
+        groups: dict[str, list[str]] = {}
+        for op, dev in self.decode(np.asarray(genome, dtype=np.int64)).assignment().items():
+            groups.setdefault(dev, []).append(op)
+        if self.tables.n_ops <= 12:
+            return " | ".join(f"{dev}: {','.join(ops)}" for dev, ops in groups.items())
+        return " ".join(f"{dev}:{len(ops)}" for dev, ops in groups.items())
+
+    # ------------------------------------------------------------------ exact solving
+    def exact_unsupported(self) -> str | None:
+        """Why this problem has no exact formulation (None when ``cpsat()`` works)."""
+        if type(self).cpsat is MappingProblem.cpsat:
+            return f"the {self.family} family has no exact formulation"
         return None
+
+    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = ()) -> Formulation:
+        """The exact CP-SAT formulation; raises ``NotImplementedError`` where none exists.
+
+        ``include`` names the constraints to model (default: all); ``seeds``
+        are known genomes a family may use for a hint and a horizon.
+        """
+        raise NotImplementedError(self.exact_unsupported() or "no exact formulation")
+
+    # ------------------------------------------------------------------ references and checks
+    def baselines(self) -> dict[str, np.ndarray]:
+        """Named reference genomes (single devices, static partitions)."""
+        return {}
+
+    def check_feasible(self) -> None:
+        """Raise :class:`~dse.errors.InfeasibleError` when a constraint can never be met, constraint by constraint."""
+        for c in self.constraints:
+            c.check(self.tables)
+
+    def diagnose(self, time_limit: float = 10.0) -> str:
+        """One line on why no feasible mapping was found (families refine it)."""
+        self.check_feasible()
+        return "no feasible mapping was found within the time limit (infeasibility not proven)"

@@ -26,15 +26,20 @@ insertion) share this order and these rules; tests check that they agree.
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from dse.cost import CostTables
 from dse.errors import InfeasibleError, SpecError
-from dse.mapping.base import Constraint, Evaluation, Formulation, MappingProblem, Objective
+from dse.mapping.base import DecodedMapping, Formulation, MappingProblem, Objective
+from dse.mapping.constraints import AllowedDevices, Colocation, Constraint, Deadline, MemoryCapacity
+from dse.mapping.dag_structure import DagStructure, earliest_gap, insert_interval
+from dse.mapping.population import Population
+from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 
 DAG_OBJECTIVES = ("makespan", "energy")
 
@@ -50,7 +55,7 @@ def _objective(name: str, tables: CostTables) -> Objective:
 
 
 @dataclass(frozen=True)
-class DagSchedule:
+class DagSchedule(DecodedMapping):
     """A decoded schedule: per task its device, start, compute finish and device-release time."""
 
     task_names: tuple[str, ...]
@@ -66,11 +71,14 @@ class DagSchedule:
     constraint_slack: dict[str, float] = field(default_factory=dict)
 
     @property
-    def schedule(self) -> list[tuple[str, str, int, int]]:
+    def schedule(self) -> list[tuple[str, str, int, int]]:  # type: ignore[override]
         """``(task, device, start, finish)`` rows for Gantt charts, in start order."""
         rows = [(self.task_names[i], self.device_names[self.device[i]], int(self.start[i]), int(self.finish[i]))
                 for i in range(len(self.task_names))]
         return sorted(rows, key=lambda r: (r[2], r[1]))
+
+    def assignment(self) -> dict[str, str]:
+        return {name: self.device_names[d] for name, d in zip(self.task_names, self.device.tolist(), strict=True)}
 
     def explain(self) -> str:
         lines = [f"makespan {self.makespan} {self.time_unit}, energy {self.energy * 1e-9:.4g} mJ"]
@@ -116,15 +124,22 @@ class DagProblem(MappingProblem):
         self.memory = memory and bool((tables.mem > 0).any())
         self.insertion = insertion
         self.tensor_per_device = tensor_per_device
-        cons = []
+        self.structure = DagStructure.of(tables)
+        self.colocation = Colocation.of(tables)
+        cons: list[Constraint] = []
         if self.memory:
-            cons.append(Constraint("memory", 0.0, "fraction over capacity", "resident bytes <= capacity"))
+            cons.append(MemoryCapacity("task"))
         if self.deadline is not None:
-            cons.append(Constraint("deadline", self.deadline, tables.time_unit, "makespan <= deadline"))
+            cons.append(Deadline(self.deadline, "makespan", tables.time_unit, tables.time_unit, 1.0))
         if not tables.allowed.all():
-            cons.append(Constraint("allowed", 0.0, "tasks", "every task on a device that may run it"))
+            cons.append(AllowedDevices("task"))
+        if self.colocation is not None:
+            cons.append(self.colocation)
         self.constraints = tuple(cons)
-        self._prepare()
+        masked = np.where(tables.allowed, tables.time, np.iinfo(np.int64).max)
+        self._fastest = masked.argmin(axis=1)
+        m = tables.n_dev
+        self._tt = np.concatenate([tables.transfer_time, np.zeros((1, m, m), dtype=np.int64)])  # sentinel edge
 
     # ------------------------------------------------------------------ genome
     @property
@@ -155,9 +170,9 @@ class DagProblem(MappingProblem):
             X = X.copy()
             dev = X[..., :n]
             dev[bad] = np.broadcast_to(self._fastest, dev.shape)[bad]
-        if self._coloc_members is not None:
+        if self.colocation is not None:
             X = X.copy() if X.base is not None else X
-            X[..., self._coloc_members] = X[..., self._coloc_leaders]
+            X[..., self.colocation.members] = X[..., self.colocation.leaders]
         return X
 
     def genome(self, devices: Sequence[int], order: Sequence[int] | None = None) -> np.ndarray:
@@ -165,139 +180,56 @@ class DagProblem(MappingProblem):
         n = self.n_tasks
         prio = np.zeros(n, dtype=np.int64)
         if order is None:
-            prio[self._topo] = np.arange(n)
+            prio[self.structure.topo] = np.arange(n)
         else:
             prio[np.asarray(order, dtype=np.int64)] = np.arange(n)
         return np.concatenate([np.asarray(devices, dtype=np.int64), prio])
-
-    # ------------------------------------------------------------------ preparation
-    def _prepare(self) -> None:
-        t = self.tables
-        n, m = t.n_ops, t.n_dev
-        masked = np.where(t.allowed, t.time, np.iinfo(np.int64).max)
-        self._fastest = masked.argmin(axis=1)
-        self._topo = t.topological_order()
-        self._topo_pos = np.empty(n, dtype=np.int64)
-        self._topo_pos[self._topo] = np.arange(n)
-        src, dst = t.edges[:, 0], t.edges[:, 1]
-        self._src, self._dst = src, dst
-        indeg = np.bincount(dst, minlength=n)
-        maxdeg = max(int(indeg.max(initial=0)), 1)
-        self._pred_task = np.full((n, maxdeg), n, dtype=np.int64)  # sentinel task n: finish 0
-        self._pred_edge = np.full((n, maxdeg), t.n_edges, dtype=np.int64)  # sentinel edge: no transfer
-        fill = np.zeros(n, dtype=np.int64)
-        for e in np.argsort(dst, kind="stable"):
-            d = dst[e]
-            self._pred_task[d, fill[d]] = src[e]
-            self._pred_edge[d, fill[d]] = e
-            fill[d] += 1
-        self._tt = np.concatenate([t.transfer_time, np.zeros((1, m, m), dtype=np.int64)])
-        # levels for the precedence-consistent priority keys
-        level = np.zeros(n, dtype=np.int64)
-        for v in self._topo:
-            preds = self._pred_task[v][self._pred_task[v] < n]
-            if len(preds):
-                level[v] = level[preds].max() + 1
-        self._levels = []
-        for lv in range(1, int(level.max(initial=0)) + 1):
-            tasks = np.flatnonzero(level == lv)
-            self._levels.append((tasks, self._pred_task[tasks]))
-        # first outgoing edge per producer (its tensor, for the per-device transfer rule)
-        self._first_out = np.full(n, t.n_edges, dtype=np.int64)
-        for e in range(t.n_edges - 1, -1, -1):
-            self._first_out[src[e]] = e
-        # colocation groups: members follow their group's first task
-        self._coloc_members = self._coloc_leaders = None
-        if t.colocation and any(t.colocation):
-            leader: dict[str, int] = {}
-            members, leaders = [], []
-            for i, group in enumerate(t.colocation):
-                if group is None:
-                    continue
-                if group in leader:
-                    members.append(i)
-                    leaders.append(leader[group])
-                else:
-                    leader[group] = i
-            if members:
-                self._coloc_members = np.asarray(members, dtype=np.int64)
-                self._coloc_leaders = np.asarray(leaders, dtype=np.int64)
 
     # ------------------------------------------------------------------ decoding helpers
     def orders(self, keys: np.ndarray) -> np.ndarray:
         """Scheduling order per genome: tasks sorted by precedence-consistent key, then topological position."""
         keys = np.atleast_2d(np.asarray(keys, dtype=np.int64))
+        st = self.structure
         n = self.n_tasks
         k = np.concatenate([keys, np.full((len(keys), 1), -1, dtype=np.int64)], axis=1)
-        for tasks, preds in self._levels:
-            k[:, tasks] = np.maximum(k[:, tasks], k[:, preds].max(axis=2))
-        return np.argsort(k[:, :n] * n + self._topo_pos, axis=1, kind="stable")
-
-    def _remote_rank(self, dev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per genome and producer: which remote devices get its tensor (bool (pop, n+1, m)) and each one's rank."""
-        pop, n, m = len(dev), self.n_tasks, self.tables.n_dev
-        remote = np.zeros((pop, n + 1, m), dtype=bool)
-        if self.tables.n_edges:
-            dd = dev[:, self._dst]
-            r, e = np.nonzero(dev[:, self._src] != dd)
-            remote[r, self._src[e], dd[r, e]] = True
-        rank = np.cumsum(remote, axis=2) - remote
-        return remote, rank
+        for tasks in st.depth_levels[1:]:
+            k[:, tasks] = np.maximum(k[:, tasks], k[:, st.pred_task[tasks]].max(axis=2))
+        return np.argsort(k[:, :n] * n + st.topo_pos, axis=1, kind="stable")
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, X: np.ndarray, metrics: bool = False) -> Evaluation:
-        X = np.atleast_2d(np.asarray(X, dtype=np.int64))
+    def kernel(self, X: np.ndarray, metrics: bool) -> Population:
+        """Makespan (list scheduling, vectorized without insertion) and energy of a chunk."""
         t = self.tables
-        n, m = self.n_tasks, t.n_dev
+        n = self.n_tasks
         dev, keys = X[:, :n], X[:, n:]
         if self.insertion:
-            scheds = [self.schedule(x) for x in X]
-            makespan = np.array([s.makespan for s in scheds], dtype=np.int64)
+            makespan = np.array([self.schedule(x).makespan for x in X], dtype=np.int64)
         else:
-            makespan, _, _, _ = self._schedule_population(dev, keys)
-        pop = len(X)
-        op_energy = t.energy[np.arange(n), dev].sum(axis=1)
-        xfer_energy = self._transfer_energy(dev)
-        counts = np.zeros((pop, m), dtype=np.int64)
-        np.add.at(counts, (np.repeat(np.arange(pop), n), dev.ravel()), 1)
-        energy = op_energy + xfer_energy + ((counts > 0) * t.idle_power_mw).sum(axis=1) * makespan
-        values = {"makespan": makespan, "energy": energy}
-        F = np.column_stack([values[o.name] for o in self.objectives]).astype(np.int64)
-        G = self._constraint_values(dev, makespan)
-        out = {"makespan": makespan, "energy": energy} if metrics else {}
-        return Evaluation(F, G, out)
-
-    def _constraint_values(self, dev: np.ndarray, makespan: np.ndarray) -> np.ndarray:
-        """G (pop, n_constraints), feasible iff <= 0, for devices (pop, n) and makespans (pop,)."""
-        t = self.tables
-        pop, n, m = len(dev), self.n_tasks, t.n_dev
-        G = []
-        for c in self.constraints:
-            if c.name == "memory":
-                flat = (np.arange(pop)[:, None] * m + dev).ravel()
-                mem = np.bincount(flat, weights=t.mem[np.arange(n), dev].ravel(), minlength=pop * m).reshape(pop, m)
-                G.append(((mem - t.mem_capacity) / np.maximum(t.mem_capacity, 1)).max(axis=1))
-            elif c.name == "deadline":
-                G.append((makespan - self.deadline) / max(self.deadline, 1))
-            elif c.name == "allowed":
-                G.append((~t.allowed[np.arange(n), dev]).sum(axis=1).astype(float))
-        return np.column_stack(G) if G else np.zeros((pop, 0))
+            makespan = self._schedule_population(dev, keys)[0]
+        P = Population(self.flat, np.ascontiguousarray(dev.T))
+        used = P.device_count() > 0
+        energy = (P.per_op(self.flat.energy).sum(axis=0) + self._transfer_energy(dev)
+                  + (used * t.idle_power_mw[:, None]).sum(axis=0) * makespan)
+        P.values.update(makespan=makespan, energy=energy)
+        return P
 
     def _transfer_energy(self, dev: np.ndarray) -> np.ndarray:
         t = self.tables
+        st = self.structure
         if not t.n_edges:
             return np.zeros(len(dev), dtype=np.int64)
         if not self.tensor_per_device:
-            return t.transfer_energy[np.arange(t.n_edges), dev[:, self._src], dev[:, self._dst]].sum(axis=1)
-        remote, _ = self._remote_rank(dev)
-        producers = np.flatnonzero(self._first_out < t.n_edges)
-        te = t.transfer_energy[self._first_out[producers]]  # (p, m, m)
+            return t.transfer_energy[np.arange(t.n_edges), dev[:, st.src], dev[:, st.dst]].sum(axis=1)
+        remote, _ = st.remote_rank(dev, t.n_dev)
+        producers = np.flatnonzero(st.first_out < t.n_edges)
+        te = t.transfer_energy[st.first_out[producers]]  # (p, m, m)
         per = te[np.arange(len(producers))[None, :], dev[:, producers]]  # (pop, p, m)
         return (per * remote[:, producers]).sum(axis=(1, 2))
 
     def _schedule_population(self, dev: np.ndarray, keys: np.ndarray):
         """Non-insertion list scheduling of a whole population, one task position at a time."""
         t = self.tables
+        st = self.structure
         pop, n, m = len(dev), self.n_tasks, t.n_dev
         rows = np.arange(pop)
         order = self.orders(keys)
@@ -309,15 +241,15 @@ class DagProblem(MappingProblem):
         avail = np.zeros((pop, m), dtype=np.int64)
         tf = self.tensor_per_device and t.n_edges > 0
         if tf:
-            remote, rank = self._remote_rank(dev)
+            remote, rank = st.remote_rank(dev, m)
             n_remote = remote.sum(axis=2)[:, :n]
             extra = n_remote * t.send_time[dev]
             send = t.send_time
         for k in range(n):
             task = order[:, k]
             d = dev[rows, task]
-            pt = self._pred_task[task]
-            pe = self._pred_edge[task]
+            pt = st.pred_task[task]
+            pe = st.pred_edge[task]
             pd = dev_ext[rows[:, None], pt]
             xt = self._tt[pe, pd, d[:, None]]
             if tf:
@@ -336,36 +268,30 @@ class DagProblem(MappingProblem):
     def schedule(self, x: np.ndarray, insertion: bool | None = None) -> DagSchedule:
         """Decode one genome into a :class:`DagSchedule` (insertion per the problem unless given)."""
         t = self.tables
+        st = self.structure
         x = np.asarray(x, dtype=np.int64).reshape(-1)
         n, m = self.n_tasks, t.n_dev
         insertion = self.insertion if insertion is None else insertion
         dev, keys = x[:n], x[n:]
         order = self.orders(keys[None, :])[0]
-        remote, rank = self._remote_rank(dev[None, :])
-        remote, rank = remote[0], rank[0]
+        delay, extra = st.send_delays(dev, t.transfer_time, t.send_time, self.tensor_per_device)
+        delay_ext = np.concatenate([delay, np.zeros(1, dtype=np.int64)])
         start = np.zeros(n, dtype=np.int64)
         finish = np.zeros(n + 1, dtype=np.int64)
         release = np.zeros(n, dtype=np.int64)
         busy: list[list[tuple[int, int]]] = [[] for _ in range(m)]
-        tf = self.tensor_per_device and t.n_edges > 0
-        for v in order:
+        ends: list[list[int]] = [[] for _ in range(m)]
+        T = t.time[np.arange(n), dev]
+        for v in order.tolist():
             d = int(dev[v])
-            ready = 0
-            for u, e in zip(self._pred_task[v], self._pred_edge[v], strict=True):
-                if u >= n:
-                    continue
-                a = int(dev[u])
-                arrival = int(finish[u]) + int(self._tt[e, a, d])
-                if tf and a != d:
-                    arrival += (int(rank[u, d]) + 1) * int(t.send_time[a])
-                ready = max(ready, arrival)
-            occupy = int(t.time[v, d]) + (int(remote[v].sum()) * int(t.send_time[d]) if tf else 0)
+            ready = int((finish[st.pred_task[v]] + delay_ext[st.pred_edge[v]]).max())
+            occupy = int(T[v] + extra[v])
             if insertion:
-                s = _earliest_gap(busy[d], ready, occupy)
+                s = earliest_gap(busy[d], ends[d], ready, occupy)
             else:
-                s = max(ready, busy[d][-1][1] if busy[d] else 0)
-            bisect.insort(busy[d], (s, s + occupy))
-            start[v], finish[v], release[v] = s, s + int(t.time[v, d]), s + occupy
+                s = max(ready, ends[d][-1] if ends[d] else 0)
+            insert_interval(busy[d], ends[d], s, s + occupy)
+            start[v], finish[v], release[v] = s, s + int(T[v]), s + occupy
         makespan = int(finish[:n].max(initial=0))
         return self._wrap(x, order, start, finish[:n], release, makespan)
 
@@ -373,10 +299,13 @@ class DagProblem(MappingProblem):
         t = self.tables
         n = self.n_tasks
         energy = self._energy_of(x[:n], makespan)
-        G = self._constraint_values(x[None, :n], np.array([makespan]))
-        slack = {c.name: float(-G[0, j]) for j, c in enumerate(self.constraints)}
+        G = self._violations(x[:n], makespan, energy)
         return DagSchedule(t.op_names, t.device_names, x[:n].copy(), np.asarray(start), np.asarray(finish),
-                           np.asarray(release), np.asarray(order), makespan, energy, t.time_unit, slack)
+                           np.asarray(release), np.asarray(order), makespan, energy, t.time_unit, self.slack(G))
+
+    def _violations(self, dev: np.ndarray, makespan: int, energy: int) -> np.ndarray:
+        P = Population(self.flat, dev[:, None].copy(), {"makespan": np.array([makespan]), "energy": np.array([energy])})
+        return np.array([c.violation(P)[0] for c in self.constraints])
 
     def _energy_of(self, dev: np.ndarray, makespan: int) -> int:
         t = self.tables
@@ -398,55 +327,105 @@ class DagProblem(MappingProblem):
                 out[f"only {name}"] = self.genome(np.full(self.n_tasks, d))
         return out
 
-    def heuristic_seeds(self) -> list[np.ndarray]:
-        """Genomes of the classic heuristics (HEFT, CPOP, PEFT, partitioner+scheduler pairs) where available."""
-        try:
-            from dse.heuristics import seed_genomes
-        except ImportError:
-            return list(self.baselines().values())
-        return seed_genomes(self) + list(self.baselines().values())
-
     def check_feasible(self) -> None:
-        t = self.tables
-        for i in range(t.n_ops):
-            if not t.allowed[i].any():
-                raise InfeasibleError(f"task {t.op_names[i]} may not run on any device")
-        if self.memory:
-            for i in range(t.n_ops):
-                ok = t.allowed[i] & (t.mem[i] <= t.mem_capacity)
-                if not ok.any():
-                    raise InfeasibleError(
-                        f"memory: task {t.op_names[i]} needs {t.mem[i][t.allowed[i]].min()} bytes, the largest "
-                        f"device that may run it holds {t.mem_capacity[t.allowed[i]].max()}")
+        """The constraints' own checks, then the deadline against the critical path."""
+        super().check_feasible()
         if self.deadline is not None:
             lb = self.critical_path_bound()
+            unit = self.tables.time_unit
             if lb > self.deadline:
-                raise InfeasibleError(f"deadline {self.deadline} {t.time_unit} cannot be met: the critical path "
-                                      f"alone takes at least {lb} {t.time_unit}")
+                raise InfeasibleError(f"deadline {self.deadline} {unit} cannot be met: the critical path "
+                                      f"alone takes at least {lb} {unit}")
 
     def critical_path_bound(self) -> int:
         """Longest path with each task at its fastest allowed time and free transfers: a makespan lower bound."""
         t = self.tables
+        st = self.structure
         fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
         finish = np.zeros(self.n_tasks + 1, dtype=np.int64)
-        for v in self._topo:
-            finish[v] = finish[self._pred_task[v]].max() + fastest[v]
+        for tasks in st.depth_levels:
+            finish[tasks] = finish[st.pred_task[tasks]].max(axis=1) + fastest[tasks]
         return int(finish[: self.n_tasks].max(initial=0))
 
-    def cpsat(self, include: Sequence[str] | None = None) -> Formulation:
-        """Flexible-job-shop CP-SAT model (see :mod:`dse.mapping.dag_cpsat`)."""
+    def exact_unsupported(self) -> str | None:
+        t = self.tables
+        if self.tensor_per_device and (t.send_time.any() or t.transfer_energy.any()):
+            return "the CP-SAT dag model does not cover the TF paper's per-device send rule"
+        return None
+
+    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = ()) -> Formulation:
+        """Flexible-job-shop CP-SAT model (see :mod:`dse.mapping.dag_cpsat`); ``seeds`` give the hint and,
+        with makespan alone, the horizon. Raises ``NotImplementedError`` under the TF send rule."""
+        reason = self.exact_unsupported()
+        if reason:
+            raise NotImplementedError(reason)
         from dse.mapping.dag_cpsat import build_dag_model
 
-        return build_dag_model(self, include)
+        return build_dag_model(self, include, seeds)
 
 
-def _earliest_gap(intervals: list[tuple[int, int]], ready: int, length: int) -> int:
-    """Earliest start >= ready of a gap of ``length`` among sorted busy ``intervals``."""
-    candidate = ready
-    for s, e in intervals:
-        if e <= candidate:
-            continue
-        if s >= candidate + length:
-            break
-        candidate = max(candidate, e)
-    return candidate
+# --------------------------------------------------------------------------- registry entry
+
+
+class DagOptions(BaseModel):
+    """Options of the ``dag`` family.
+
+    ``insertion``: decode with insertion into idle gaps (one genome at a time);
+    ``tensor_per_device``: the TF paper's rules (a producer's tensor crosses to
+    each remote device once; sends occupy the producer's device), on by default
+    with a TF-paper device file.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    insertion: StrictBool = False
+    tensor_per_device: StrictBool = False
+
+
+def _build(inputs: ProblemInputs) -> DagProblem:
+    options: Any = inputs.options
+    return DagProblem(inputs.tables, inputs.objectives, deadline=inputs.deadline, memory=inputs.memory,
+                      insertion=options.insertion, tensor_per_device=options.tensor_per_device, name=inputs.name)
+
+
+def _cost_model(options: Any) -> tuple[str, dict[str, Any]]:
+    """Table costs (``work / speed``); under the TF rules a send costs 10 operations and times are kept
+    in thousandths of the paper's unit, so rounding loses almost nothing."""
+    if options.tensor_per_device:
+        return "table", {"send_ops": 10.0, "scale": 1000.0}
+    return "table", {}
+
+
+def example_problem(seed: int) -> DagProblem:
+    """A small seeded instance: 3-4 tasks on 2-3 devices, makespan and energy, sometimes a deadline,
+    memory or a colocation pair (small enough for exhaustive search over devices x priorities)."""
+    import dataclasses
+
+    from dse.synthetic import random_tables
+
+    rng = np.random.default_rng(20_000 + seed)
+    tables = random_tables(seed, n_ops=int(rng.integers(3, 5)), n_dev=int(rng.integers(2, 4)), disallow=0.15)
+    if rng.random() < 0.3:
+        coloc: list[str | None] = [None] * tables.n_ops
+        coloc[0] = coloc[-1] = "g"
+        tables = dataclasses.replace(tables, colocation=tuple(coloc))
+    objectives = ("makespan", "energy") if rng.random() < 0.7 else ("makespan",)
+    deadline = int(rng.integers(60, 250)) if rng.random() < 0.4 else None
+    return DagProblem(tables, objectives, deadline=deadline, memory=bool(rng.random() < 0.5))
+
+
+FAMILY = register_family(Family(
+    name="dag",
+    problem_class=DagProblem,
+    build=_build,
+    objectives=DAG_OBJECTIVES,
+    default_objectives=("makespan", "energy"),
+    examples=example_problem,
+    options=DagOptions,
+    platform_options={"tfcsv": {"tensor_per_device": True}},
+    cost_model=_cost_model,
+    limits=frozenset({"memory", "deadline"}),
+    metrics=(Metric("makespan", "makespan", "{time_unit}", description="schedule length in the workload's unit"),),
+    exact=True,
+    gantt=True,
+    description="TF partitioning and scheduling: device and priority per task, list-scheduled (makespan vs energy)",
+))

@@ -6,11 +6,11 @@ plus the transfer delay of the device pair, enforced by the two presence literal
 max end. Redundant reasoning: the critical-path and work lower bounds on the makespan, a
 horizon from the best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every device is
 identical, and symmetry breaking among identical devices (the task at topological position k
-uses one of the first k + 1 of them).
+uses one of the first k + 1 of them). Memory, deadline and colocation come from the problem's
+constraint components.
 
-The TF paper's per-device send occupancy is not modelled: such problems raise
-``NotImplementedError`` (use NSGA-II or the heuristics), as do per-device transfer energies
-under that rule.
+The TF paper's per-device send occupancy is not modelled: ``DagProblem.cpsat`` refuses such
+problems (``exact_unsupported`` says why; use NSGA-II or the heuristics).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
+from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import assigned_devices, idle_term, used_literals
 
 if TYPE_CHECKING:
@@ -55,17 +56,16 @@ def _same_links(t, d: int, r: int) -> bool:
             and np.array_equal(te[:, others, d], te[:, others, r]) and np.array_equal(te[:, d, r], te[:, r, d]))
 
 
-def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -> Formulation:
-    """The model; ``include`` names the constraints to model (default: all of the problem's)."""
+def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
+                    seeds: Sequence[np.ndarray] = ()) -> Formulation:
+    """The model; ``include`` names the constraints to model (default: all of the problem's). The best
+    feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon."""
     t = problem.tables
-    if problem.tensor_per_device and (t.send_time.any() or t.transfer_energy.any()):
-        raise NotImplementedError("the CP-SAT dag model does not cover the TF paper's per-device send rule")
     names = {c.name for c in problem.constraints} if include is None else set(include)
     n, m = t.n_ops, t.n_dev
     model = cp_model.CpModel()
-    seeds = problem.heuristic_seeds()
     best = None
-    if seeds:
+    if len(seeds):
         X = np.array(seeds, dtype=np.int64)
         ev = problem.evaluate(X)
         ok = np.flatnonzero(ev.feasible)
@@ -122,7 +122,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -
     if len(groups) == 1 and m > 1:  # all identical: cumulative relaxation over task intervals
         intervals = [model.new_interval_var(start[i], int(t.time[i, 0]), end[i], f"task[{i}]") for i in range(n)]
         model.add_cumulative(intervals, [1] * n, m)
-    order = problem._topo
+    order = problem.structure.topo
     for group in groups:
         if len(group) < 2:
             continue
@@ -154,24 +154,10 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -
         energy = model.new_int_var(0, bound, "energy")
         model.add(energy == sum(terms))
 
-    if "memory" in names:
-        for d in range(m):
-            terms = [int(t.mem[i, d]) * x[i, d] for i in range(n) if (i, d) in x and t.mem[i, d]]
-            if terms:
-                model.add(sum(terms) <= int(t.mem_capacity[d]))
-    if "deadline" in names and problem.deadline is not None:
-        model.add(makespan <= problem.deadline)
-    for g in {c for c in (t.colocation or ()) if c is not None}:
-        members = [i for i, c in enumerate(t.colocation) if c == g]
-        for i in members[1:]:
-            for d in range(m):
-                a, b = x.get((members[0], d)), x.get((i, d))
-                if a is None and b is not None:
-                    model.add(b == 0)
-                elif b is None and a is not None:
-                    model.add(a == 0)
-                elif a is not None:
-                    model.add(a == b)
+    ctx = ModelContext(model, t, x, {"makespan": makespan, "energy": energy})
+    for constraint in problem.constraints:
+        if constraint.name in names:
+            constraint.add_to_model(ctx)
 
     values = {"makespan": makespan, "energy": energy}
     objective_vars = [values[o.name] for o in problem.objectives]
@@ -179,7 +165,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None) -
     def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
         dev = assigned_devices(solver, x, n)
         starts = np.array([solver.value(s) for s in start], dtype=np.int64)
-        order_ = np.lexsort((problem._topo_pos, starts))
+        order_ = np.lexsort((problem.structure.topo_pos, starts))
         return problem.genome(dev, order_)
 
     def hint(genome: np.ndarray) -> None:

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 
-from dse._memory import tune_malloc
 from dse.cost import CostTables
-from dse.errors import InfeasibleError, SpecError
-from dse.mapping.base import Constraint, Evaluation, Formulation, MappingProblem, Objective
+from dse.errors import SpecError
+from dse.mapping.base import DecodedMapping, Formulation, MappingProblem, Objective
+from dse.mapping.constraints import AllowedDevices, Constraint, Deadline, MemoryCapacity, PowerCap
+from dse.mapping.population import Population
+from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 
 PIPELINE_OBJECTIVES = ("throughput", "energy", "latency")
 
@@ -45,8 +46,11 @@ def _objective(name: str, tables: CostTables) -> Objective:
 
 
 @dataclass(frozen=True)
-class PipelineMapping:
-    """One decoded pipeline mapping: per-device and per-link costs, and what binds."""
+class PipelineMapping(DecodedMapping):
+    """One decoded pipeline mapping: per-device and per-link costs, and what binds.
+
+    ``schedule``: one item's ``(op, device, start, finish)`` rows, ops in topological order.
+    """
 
     device_of_op: dict[str, str]
     device_load: dict[str, int]
@@ -61,6 +65,9 @@ class PipelineMapping:
     bottleneck: str
     constraint_slack: dict[str, float] = field(default_factory=dict)
     schedule: list[tuple[str, str, int, int]] = field(default_factory=list)
+
+    def assignment(self) -> dict[str, str]:
+        return dict(self.device_of_op)
 
     def explain(self) -> str:
         """A readable multi-line account of the mapping."""
@@ -115,16 +122,18 @@ class PipelineProblem(MappingProblem):
         self.deadline = None if deadline is None else int(deadline)
         self.power_cap_mw = None if power_cap_mw is None else int(power_cap_mw)
         self.memory = memory
-        cons = []
+        sec = tables.seconds_per_time_unit
+        cons: list[Constraint] = []
         if memory:
-            cons.append(Constraint("memory", 0.0, "fraction over capacity", "resident bytes <= capacity on every device"))
+            cons.append(MemoryCapacity("op"))
         if self.power_cap_mw is not None:
-            cons.append(Constraint("power", self.power_cap_mw, "mW", "energy per item <= P_cap x period"))
+            cons.append(PowerCap(self.power_cap_mw))
         if self.deadline is not None:
-            cons.append(Constraint("deadline", self.deadline, tables.time_unit, "latency <= deadline"))
+            cons.append(Deadline(self.deadline, "latency", tables.time_unit, "ms", sec * 1e3))
         if not tables.allowed.all():
-            cons.append(Constraint("allowed", 0.0, "ops", "every op on a device that supports it"))
+            cons.append(AllowedDevices("op"))
         self.constraints = tuple(cons)
+        self._need_latency = self.deadline is not None or any(o.name == "latency" for o in self.objectives)
         self._prepare()
 
     # ------------------------------------------------------------------ genome
@@ -156,7 +165,6 @@ class PipelineProblem(MappingProblem):
         self._fastest = masked.argmin(axis=1)
         self._src = t.edges[:, 0].copy()
         self._dst = t.edges[:, 1].copy()
-        self._edge_idx = np.arange(t.n_edges)
         # topological levels for the vectorized longest path
         level = np.zeros(t.n_ops, dtype=np.int64)
         for op in t.topological_order():
@@ -173,16 +181,10 @@ class PipelineProblem(MappingProblem):
             self._levels.append((edges, starts, dsts))
         self._sinks = np.setdiff1d(np.arange(t.n_ops), self._src)
         m = t.n_dev
-        self._op_base = (np.arange(t.n_ops) * m)[:, None]
         self._edge_base = (np.arange(t.n_edges) * m * m)[:, None]
-        self._time_flat = t.time.ravel()
-        self._energy_flat = t.energy.ravel()
-        self._mem_flat = t.mem.ravel()
-        self._allowed_flat = t.allowed.ravel()
         self._xfer_time_flat = t.transfer_time.ravel()
         self._xfer_energy_flat = t.transfer_energy.ravel()
         self._positive_times = bool((t.time[t.allowed] > 0).all())
-        tune_malloc()
 
     def _latency(self, T: np.ndarray, XT: np.ndarray) -> np.ndarray:
         """Longest path per genome; ``T`` (n_ops, pop) op times, ``XT`` (n_edges, pop) transfer times."""
@@ -193,39 +195,20 @@ class PipelineProblem(MappingProblem):
             finish[dsts] = np.maximum.reduceat(arrival, starts, axis=0) + T[dsts]
         return finish[self._sinks].max(axis=0)
 
-    #: genomes per chunk (None: about 64k elements per (ops x genomes) array, 128 to 1024 genomes)
-    chunk_size: int | None = None
-
-    def evaluate(self, X: np.ndarray, metrics: bool = False) -> Evaluation:
-        X = np.asarray(X, dtype=np.int64)
-        if X.ndim == 1:
-            X = X[None, :]
-        chunk = self.chunk_size or int(np.clip(65_536 // max(self.tables.n_ops, self.tables.n_edges, 1), 128, 1024))
-        if len(X) <= chunk:
-            return self._evaluate_chunk(X, metrics)
-        parts = [self._evaluate_chunk(X[k : k + chunk], metrics) for k in range(0, len(X), chunk)]
-        return Evaluation(
-            np.concatenate([p.F for p in parts]),
-            np.concatenate([p.G for p in parts]),
-            {k: np.concatenate([p.metrics[k] for p in parts]) for k in parts[0].metrics},
-        )
-
-    def _evaluate_chunk(self, X: np.ndarray, metrics: bool) -> Evaluation:
-        """Evaluate with genomes in columns: every array is (ops or edges or devices, pop), rows contiguous."""
+    def kernel(self, X: np.ndarray, metrics: bool) -> Population:
+        """Period, energy and (when needed) latency of a chunk, genomes in columns (every array is
+        (ops or edges or devices, pop) with contiguous rows)."""
         t = self.tables
         pop, m = len(X), t.n_dev
-        Xc = np.ascontiguousarray(X.T)  # (n, pop)
+        P = Population(self.flat, np.ascontiguousarray(X.T))
         cols = np.arange(pop)
-        cell = Xc + self._op_base  # index into (n * m) tables
-        T = self._time_flat.take(cell)
-        slot = Xc * pop + cols  # (device, genome) slot
+        T = P.per_op(self.flat.time)
+        slot = P.slot
         dev_load = np.bincount(slot.ravel(), weights=T.ravel(), minlength=m * pop).reshape(m, pop)
-        if self._positive_times:
-            used = dev_load > 0
-        else:
-            used = np.bincount(slot.ravel(), minlength=m * pop).reshape(m, pop) > 0
+        used = dev_load > 0 if self._positive_times else P.device_count() > 0
         period = dev_load.max(axis=0).astype(np.int64)
         if t.n_edges:
+            Xc = P.devices
             pair = Xc[self._src] * m + Xc[self._dst]  # (e, pop)
             edge_cell = pair + self._edge_base
             XT = self._xfer_time_flat.take(edge_cell)
@@ -237,39 +220,21 @@ class PipelineProblem(MappingProblem):
             XT = np.zeros((0, pop), dtype=np.int64)
             link_load = np.zeros((m * m, pop))
             xfer_energy = np.zeros(pop, dtype=np.int64)
-        op_energy = self._energy_flat.take(cell).sum(axis=0)
+        op_energy = P.per_op(self.flat.energy).sum(axis=0)
         idle_mw = (used * t.idle_power_mw[:, None]).sum(axis=0)
         energy = op_energy + xfer_energy + idle_mw * period
-        need_latency = metrics or self.deadline is not None or any(o.name == "latency" for o in self.objectives)
-        latency = self._latency(T, XT) if need_latency else None
-        values = {"throughput": period, "energy": energy, "latency": latency}
-        F = np.column_stack([values[o.name] for o in self.objectives]).astype(np.int64)
-        G = []
-        for c in self.constraints:
-            if c.name == "memory":
-                mem = np.bincount(slot.ravel(), weights=self._mem_flat.take(cell).ravel(),
-                                  minlength=m * pop).reshape(m, pop)
-                G.append(((mem - t.mem_capacity[:, None]) / np.maximum(t.mem_capacity, 1)[:, None]).max(axis=0))
-            elif c.name == "power":
-                G.append((energy - self.power_cap_mw * period) / np.maximum(self.power_cap_mw * period, 1))
-            elif c.name == "deadline":
-                G.append((latency - self.deadline) / max(self.deadline, 1))
-            elif c.name == "allowed":
-                G.append((~self._allowed_flat.take(cell)).sum(axis=0).astype(float))
-        G = np.column_stack(G) if G else np.zeros((pop, 0))
-        out = {}
+        P.values.update(period=period, energy=energy)
+        if metrics or self._need_latency:
+            P.values["latency"] = self._latency(T, XT)
         if metrics:
-            out = {
-                "period": period,
-                "latency": latency,
-                "energy": energy,
-                "op_energy": op_energy,
-                "transfer_energy": xfer_energy,
-                "idle_energy": idle_mw * period,
-                "device_load": dev_load.T.astype(np.int64),
-                "link_load": link_load.T.astype(np.int64),
-            }
-        return Evaluation(F, G, out)
+            P.values.update(
+                op_energy=op_energy,
+                transfer_energy=xfer_energy,
+                idle_energy=idle_mw * period,
+                device_load=dev_load.T.astype(np.int64),
+                link_load=link_load.T.astype(np.int64),
+            )
+        return P
 
     # ------------------------------------------------------------------ decoding
     def decode(self, x: np.ndarray) -> PipelineMapping:
@@ -286,9 +251,7 @@ class PipelineProblem(MappingProblem):
         period = int(m["period"][0])
         candidates = [(v, f"device {k}") for k, v in loads.items()] + [(v, f"link {a}->{b}") for (a, b), v in links.items()]
         bottleneck = max(candidates)[1] if candidates else "none"
-        slack = {}
-        for j, c in enumerate(self.constraints):
-            slack[c.name] = float(-ev.G[0, j])
+        slack = self.slack(ev.G[0])
         schedule, cursor = [], dict.fromkeys(names, 0)
         for op in t.topological_order():
             dev = names[x[op]]
@@ -349,105 +312,62 @@ class PipelineProblem(MappingProblem):
                 genome[ops] = best_kind
         return genome
 
-    # ------------------------------------------------------------------ feasibility
-    def check_feasible(self) -> None:
-        """Raise :class:`InfeasibleError` for constraints no mapping can meet, checked op by op."""
-        t = self.tables
-        for i in range(t.n_ops):
-            if not t.allowed[i].any():
-                raise InfeasibleError(f"op {t.op_names[i]} ({t.op_classes[i] if t.op_classes else ''}) cannot run on any device")
-        if self.memory:
-            fits = t.allowed & (t.mem <= t.mem_capacity[None, :])
-            for i in range(t.n_ops):
-                if not fits[i].any():
-                    cap = t.mem_capacity[t.allowed[i]].max()
-                    raise InfeasibleError(
-                        f"memory: op {t.op_names[i]} needs {t.mem[i][t.allowed[i]].min() / 2**30:.3g} GiB, "
-                        f"the largest device that can run it has {cap / 2**30:.3g} GiB"
-                    )
-
     # ------------------------------------------------------------------ exact
     def diagnose(self, time_limit: float = 10.0) -> str:
-        """One line naming the constraint that cannot be met and the best reachable value."""
+        """One line naming the constraint that cannot be met and the best reachable value (CP-SAT)."""
+        from dse.mapping.pipeline_cpsat import diagnose_pipeline
+
         return diagnose_pipeline(self, time_limit)
 
-    def cpsat(self, include: Sequence[str] | None = None) -> Formulation:
+    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = ()) -> Formulation:
         """CP-SAT model over the same integer tables; objective vars equal the evaluator's F exactly.
 
-        ``include`` restricts which constraints are modelled (default: all of the problem's).
+        ``include`` restricts which constraints are modelled (default: all of the problem's);
+        ``seeds`` are not used (the solver hints its own best seed).
         """
         from dse.mapping.pipeline_cpsat import build_pipeline_model
 
         return build_pipeline_model(self, include)
 
 
-def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str:
-    """Why no mapping is feasible: the first constraint that cannot be met and the best value reachable.
-
-    Checks memory alone, then the deadline under memory, then the power cap
-    under the others, each with CP-SAT. Returns a one-line message.
-    """
-    from ortools.sat.python import cp_model
-
-    problem.check_feasible()
-    sec = problem.tables.seconds_per_time_unit
-
-    def feasible_with(include: list[str]) -> bool:
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = time_limit
-        return solver.solve(problem.cpsat(include=include).model) != cp_model.INFEASIBLE
-
-    active = [c.name for c in problem.constraints]
-    if "memory" in active:
-        if not feasible_with(["memory"]):
-            t = problem.tables
-            need = t.mem[np.arange(t.n_ops), problem._fastest].sum()
-            return (f"memory: the ops' resident data ({need / 2**30:.3g} GiB on their fastest devices) "
-                    f"cannot be spread over the devices' capacities ({t.mem_capacity.sum() / 2**30:.3g} GiB in all)")
-    base = [c for c in active if c in ("memory", "allowed")]
-    if problem.deadline is not None:
-        probe = PipelineProblem(problem.tables, ("latency", "energy"), deadline=None,
-                                power_cap_mw=None, memory=problem.memory, name=problem.name)
-        form = probe.cpsat(include=base)
-        form.model.minimize(form.named_vars["latency"])
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = time_limit
-        status = solver.solve(form.model)
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            best = solver.value(form.named_vars["latency"])
-            if best > problem.deadline:
-                return (f"deadline {problem.deadline * sec * 1e3:.4g} ms cannot be met: the fastest mapping takes "
-                        f"{best * sec * 1e3:.4g} ms" + ("" if status == cp_model.OPTIMAL else " (best found, not proven)"))
-        base = base + ["deadline"]
-    if problem.power_cap_mw is not None:
-        watts = _min_average_power(problem, base, time_limit)
-        if watts is not None and watts * 1e3 > problem.power_cap_mw:
-            return (f"power cap {problem.power_cap_mw / 1e3:.4g} W cannot be met: the lowest average power of any "
-                    f"mapping meeting the other constraints is {watts:.4g} W")
-    return "no feasible mapping was found within the time limit (infeasibility not proven)"
+# --------------------------------------------------------------------------- registry entry
 
 
-def _min_average_power(problem: PipelineProblem, include: list[str], time_limit: float) -> float | None:
-    """min over mappings of energy / period (W), by Dinkelbach iterations on CP-SAT."""
-    from ortools.sat.python import cp_model
+def _build(inputs: ProblemInputs) -> PipelineProblem:
+    return PipelineProblem(inputs.tables, inputs.objectives, deadline=inputs.deadline,
+                           power_cap_mw=inputs.power_cap_mw, memory=inputs.memory, name=inputs.name)
 
-    ratio = None
-    for _ in range(30):
-        form = problem.cpsat(include=include)
-        energy, period = form.named_vars["energy"], form.named_vars["period"]
-        if ratio is None:
-            form.model.minimize(energy)
-        else:
-            frac = Fraction(ratio).limit_denominator(10_000)
-            form.model.minimize(frac.denominator * energy - frac.numerator * period)
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = time_limit
-        status = solver.solve(form.model)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            return None
-        e, p = solver.value(energy), max(solver.value(period), 1)
-        new = e / p
-        if ratio is not None and new >= ratio - 1e-9:
-            break
-        ratio = new
-    return None if ratio is None else ratio * 1e-3
+
+def example_problem(seed: int) -> PipelineProblem:
+    """A small seeded instance (2-8 ops, 2-3 devices, random deadline / power cap / memory; some infeasible)."""
+    from dse.synthetic import random_tables
+
+    rng = np.random.default_rng(10_000 + seed)
+    tables = random_tables(seed)
+    deadline = int(rng.integers(20, 300)) if rng.random() < 0.5 else None
+    power = int(rng.integers(1, 30)) if rng.random() < 0.4 else None
+    objectives = ("throughput", "energy") if rng.random() < 0.75 else ("latency", "energy")
+    return PipelineProblem(tables, objectives, deadline=deadline, power_cap_mw=power, memory=bool(rng.random() < 0.8))
+
+
+def _ms(tables: CostTables) -> float:
+    return tables.seconds_per_time_unit * 1e3
+
+
+FAMILY = register_family(Family(
+    name="pipeline",
+    problem_class=PipelineProblem,
+    build=_build,
+    objectives=PIPELINE_OBJECTIVES,
+    default_objectives=("throughput", "energy"),
+    examples=example_problem,
+    cost_model=lambda options: ("roofline", {}),
+    limits=frozenset({"memory", "deadline", "power"}),
+    metrics=(
+        Metric("latency", "latency", "ms", _ms, table=True, description="one item through the mapped DAG"),
+        Metric("period", "period", "ms", _ms, description="time between items (1 / throughput)"),
+    ),
+    exact=True,
+    gantt=True,
+    description="DyPe: device per op, items streaming through a pipeline (throughput vs energy)",
+))

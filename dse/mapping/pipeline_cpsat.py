@@ -1,4 +1,4 @@
-"""CP-SAT model of the ``pipeline`` family, over the same integer tables as the evaluator.
+"""CP-SAT model of the ``pipeline`` family, over the same integer tables as the evaluator, and its diagnosis.
 
 Variables: ``x[i, d]`` (op i on device d), ``y[e, a, b]`` (edge e from device a
 to device b, linked to ``x`` by transportation equalities, so it is exactly
@@ -10,12 +10,14 @@ objective, start times with assignment-dependent transfer delays.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
+from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import assigned_devices, idle_term, used_literals
 
 if TYPE_CHECKING:
@@ -47,23 +49,22 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
             loads.append(load)
             device_load[d] = load
 
-    y: dict[tuple[int, int, int], cp_model.IntVar] = {}
+    # y[e][a, b]: edge e from device a to device b, the product of x[src, a] and x[dst, b]
+    y: list[dict[tuple[int, int], cp_model.IntVar]] = []
     link_terms: dict[tuple[int, int], list] = {}
     xfer_energy_terms = []
     for e, (s, dst) in enumerate(t.edges):
         s, dst = int(s), int(dst)
-        for a in range(m):
-            for b in range(m):
-                if (s, a) in x and (dst, b) in x:
-                    y[e, a, b] = model.new_bool_var(f"y[{e},{a},{b}]")
+        pairs = {(a, b): model.new_bool_var(f"y[{e},{a},{b}]")
+                 for a in range(m) if (s, a) in x for b in range(m) if (dst, b) in x}
+        y.append(pairs)
         for a in range(m):
             if (s, a) in x:
-                model.add(sum(y[e, a, b] for b in range(m) if (e, a, b) in y) == x[s, a])
+                model.add(sum(v for (aa, _), v in pairs.items() if aa == a) == x[s, a])
         for b in range(m):
             if (dst, b) in x:
-                model.add(sum(y[e, a, b] for a in range(m) if (e, a, b) in y) == x[dst, b])
-        for (ee, a, b), var in ((k, v) for k, v in y.items() if k[0] == e):
-            del ee
+                model.add(sum(v for (_, bb), v in pairs.items() if bb == b) == x[dst, b])
+        for (a, b), var in pairs.items():
             if a != b and t.transfer_time[e, a, b] > 0:
                 link_terms.setdefault((a, b), []).append(int(t.transfer_time[e, a, b]) * var)
             if t.transfer_energy[e, a, b] > 0:
@@ -117,22 +118,17 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
             start.append(s_i)
             finish.append(f_i)
         for e, (s, dst) in enumerate(t.edges):
-            delay = sum(int(t.transfer_time[e, a, b]) * var for (ee, a, b), var in y.items()
-                        if ee == e and t.transfer_time[e, a, b])
+            delay = sum(int(t.transfer_time[e, a, b]) * var for (a, b), var in y[e].items()
+                        if t.transfer_time[e, a, b])
             model.add(start[int(dst)] >= finish[int(s)] + delay)
         latency = model.new_int_var(0, big_time, "latency")
         sinks = sorted(set(range(n)) - {int(s) for s in t.edges[:, 0]})
         model.add_max_equality(latency, [finish[i] for i in sinks])
 
-    if "memory" in names:
-        for d in range(m):
-            terms = [int(t.mem[i, d]) * x[i, d] for i in range(n) if (i, d) in x and t.mem[i, d]]
-            if terms:
-                model.add(sum(terms) <= int(t.mem_capacity[d]))
-    if "power" in names and problem.power_cap_mw is not None:
-        model.add(energy <= problem.power_cap_mw * period)
-    if "deadline" in names and problem.deadline is not None:
-        model.add(latency <= problem.deadline)
+    ctx = ModelContext(model, t, x, {"period": period, "energy": energy, "latency": latency})
+    for constraint in problem.constraints:
+        if constraint.name in names:
+            constraint.add_to_model(ctx)
 
     values = {"throughput": period, "energy": energy, "latency": latency}
     objective_vars = [values[o.name] for o in problem.objectives]
@@ -145,10 +141,77 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
         genome = np.asarray(genome, dtype=np.int64)
         for (i, d), var in x.items():
             model.add_hint(var, int(genome[i] == d))
-        for (e, a, b), var in y.items():
+        for e, pairs in enumerate(y):
             s, dst = t.edges[e]
-            model.add_hint(var, int(genome[s] == a and genome[dst] == b))
+            for (a, b), var in pairs.items():
+                model.add_hint(var, int(genome[s] == a and genome[dst] == b))
 
     extra = {"period": period, "energy": energy, "latency": latency}
-    notes = [f"{len(x)} assignment vars, {len(y)} edge-pair vars"]
+    notes = [f"{len(x)} assignment vars, {sum(len(p) for p in y)} edge-pair vars"]
     return Formulation(model, objective_vars, to_genome, hint, notes, extra)
+
+
+def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str:
+    """Why no mapping is feasible: the first constraint that cannot be met and the best value reachable.
+
+    Checks memory alone, then the deadline under memory, then the power cap
+    under the others, each with CP-SAT. Returns a one-line message; raises
+    :class:`~dse.errors.InfeasibleError` for what a static check already proves.
+    """
+    problem.check_feasible()
+    by_name = {c.name: c for c in problem.constraints}
+
+    def solve(form: Formulation) -> tuple[int, cp_model.CpSolver]:
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = time_limit
+        return solver.solve(form.model), solver
+
+    if "memory" in by_name and solve(problem.cpsat(include=["memory"]))[0] == cp_model.INFEASIBLE:
+        t = problem.tables
+        fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).argmin(axis=1)
+        need = t.mem[np.arange(t.n_ops), fastest].sum()
+        return (f"memory: the ops' resident data ({need / 2**30:.3g} GiB on their fastest devices) "
+                f"cannot be spread over the devices' capacities ({t.mem_capacity.sum() / 2**30:.3g} GiB in all)")
+    base = [c for c in by_name if c in ("memory", "allowed")]
+    if "deadline" in by_name:
+        from dse.mapping.pipeline import PipelineProblem
+
+        probe = PipelineProblem(problem.tables, ("latency", "energy"), memory=problem.memory, name=problem.name)
+        form = probe.cpsat(include=base)
+        form.model.minimize(form.named_vars["latency"])
+        status, solver = solve(form)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            message = by_name["deadline"].unmet(solver.value(form.named_vars["latency"]), status == cp_model.OPTIMAL)
+            if message:
+                return message
+        base = base + ["deadline"]
+    if "power" in by_name:
+        watts = _min_average_power(problem, base, time_limit)
+        message = None if watts is None else by_name["power"].unmet(watts)
+        if message:
+            return message
+    return "no feasible mapping was found within the time limit (infeasibility not proven)"
+
+
+def _min_average_power(problem: PipelineProblem, include: list[str], time_limit: float) -> float | None:
+    """min over mappings of energy / period (W), by Dinkelbach iterations on CP-SAT."""
+    ratio = None
+    for _ in range(30):
+        form = problem.cpsat(include=include)
+        energy, period = form.named_vars["energy"], form.named_vars["period"]
+        if ratio is None:
+            form.model.minimize(energy)
+        else:
+            frac = Fraction(ratio).limit_denominator(10_000)
+            form.model.minimize(frac.denominator * energy - frac.numerator * period)
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = time_limit
+        status = solver.solve(form.model)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None
+        e, p = solver.value(energy), max(solver.value(period), 1)
+        new = e / p
+        if ratio is not None and new >= ratio - 1e-9:
+            break
+        ratio = new
+    return None if ratio is None else ratio * 1e-3

@@ -1,9 +1,10 @@
 """Solvers behind one entry point, :func:`solve`.
 
-``cpsat`` (exact, proven), ``nsga2`` (approximate, any size) and
-``exhaustive`` (tiny instances) all return a :class:`~dse.pareto.ParetoSet`,
-take a ``seed`` and a ``time_limit`` and return the best set found so far
-when time runs out.
+``cpsat`` (exact, proven), ``nsga2`` (approximate, any size), ``exhaustive``
+(tiny instances) and ``heuristic:NAME`` (a family's classic heuristics) all
+return a :class:`~dse.pareto.ParetoSet`, take a ``seed`` and a ``time_limit``
+and return the best set found so far when time runs out. Solvers register in
+:mod:`dse.solvers.registry`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
 from dse.progress import Progress
+from dse.solvers.registry import UnknownSolverError, lookup, solvers
 
-SOLVERS = ("cpsat", "nsga2", "exhaustive")
+__all__ = ["UnknownSolverError", "solve", "solvers"]
 
 
 def solve(
@@ -27,29 +29,26 @@ def solve(
 ) -> ParetoSet:
     """Solve ``problem`` with ``solver`` and return its Pareto set.
 
-    ``progress``: True/False forces terminal progress on/off; None shows it
-    when stderr is a terminal. Extra ``options`` go to the solver function.
-    Raises ``ValueError`` for an unknown solver name.
+    ``solver``: a registered name (``cpsat``, ``nsga2``, ``exhaustive``) or
+    ``heuristic:NAME``. ``progress``: True/False forces terminal progress
+    on/off; None shows it when stderr is a terminal. Extra ``options`` go to
+    the solver.
+
+    Raises :class:`UnknownSolverError` (a ``ValueError``) for an unknown name,
+    listing the known ones, and ``NotImplementedError`` when the solver does
+    not support the problem (e.g. ``cpsat`` without an exact formulation).
 
     Example::
 
         front = dse.solve(problem, solver="cpsat", time_limit=30, seed=0)
     """
-    reporter = progress if isinstance(progress, Progress) else Progress(solver, enabled=progress)
-    if solver == "cpsat":
-        from dse.solvers.cpsat import solve_cpsat
-
-        return solve_cpsat(problem, time_limit=time_limit, seed=seed, progress=reporter, **options)
-    if solver == "nsga2":
-        from dse.solvers.nsga2 import solve_nsga2
-
-        return solve_nsga2(problem, time_limit=time_limit, seed=seed, progress=reporter, **options)
-    if solver == "exhaustive":
-        from dse.solvers.exhaustive import solve_exhaustive
-
-        return solve_exhaustive(problem, time_limit=time_limit, seed=seed, progress=reporter, **options)
-    if solver.startswith("heuristic:"):
-        from dse.solvers.heuristic import solve_heuristic
-
-        return solve_heuristic(problem, solver.split(":", 1)[1], time_limit=time_limit, seed=seed)
-    raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)} or heuristic:NAME")
+    entries = lookup(solver, problem)
+    if solver == "all" or len(entries) != 1:
+        raise UnknownSolverError(f"dse.solve runs one solver; {solver!r} names {len(entries)}: "
+                                 "call it once per solver")
+    entry, fixed = entries[0]
+    reason = entry.supports(problem)
+    if reason is not None:
+        raise NotImplementedError(reason)
+    reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
+    return entry.run(problem, time_limit=time_limit, seed=seed, progress=reporter, **fixed, **options)

@@ -30,6 +30,7 @@ from dse.mapping.base import Formulation, MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
+from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
 
 
 @dataclass
@@ -117,10 +118,11 @@ def solve_cpsat(
         raise ValueError("the exact front is enumerated for one or two objectives")
     progress = progress or silent()
     start = time.monotonic()
-    form = problem.cpsat()
+    seeds = collect_seeds(problem) if hints else []
+    form = problem.cpsat(seeds=seeds)
     runner = CpSatRunner(form, seed, workers, deterministic)
     f1, f2 = form.objective_vars
-    hint = _best_seed(problem) if hints else None
+    hint = best_seed(problem, seeds)
     genomes: list[np.ndarray] = []
     values: list[tuple[int, ...]] = []
     proven: list[bool] = []
@@ -172,11 +174,7 @@ def solve_cpsat(
     return result(problem, X, "cpsat", status, stats, proven=proven)
 
 
-def _best_seed(problem: MappingProblem) -> np.ndarray | None:
-    seeds = problem.heuristic_seeds()
-    if not seeds:
-        return None
-    X = np.array(seeds, dtype=np.int64)
-    ev = problem.evaluate(X)
-    order = np.lexsort((ev.F[:, 0], ~ev.feasible))
-    return X[order[0]]
+register_solver(Solver(
+    "cpsat", solve_cpsat, supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
+    description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
+))

@@ -11,6 +11,7 @@ from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
 from dse.solvers.common import result
+from dse.solvers.registry import collect_seeds
 
 
 def solve_cpsat_single(
@@ -27,9 +28,7 @@ def solve_cpsat_single(
     """
     progress = progress or silent()
     start = time.monotonic()
-    form = problem.cpsat()
-    if not hints:
-        form.model.clear_hints()
+    form = problem.cpsat(seeds=collect_seeds(problem) if hints else [])
     objective = form.objective_vars[0]
     form.model.minimize(objective)
     solver = cp_model.CpSolver()

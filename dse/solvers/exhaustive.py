@@ -11,6 +11,7 @@ from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
+from dse.solvers.registry import Solver, register_solver
 
 DEFAULT_MAX_SPACE = 5_000_000
 
@@ -73,3 +74,9 @@ def solve_exhaustive(
     order = np.lexsort(best_F.T[::-1]) if len(best_F) else np.zeros(0, dtype=np.int64)
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=seen)
     return result(problem, best_X[order], "exhaustive", status, stats, proven=status == "optimal")
+
+
+register_solver(Solver(
+    "exhaustive", solve_exhaustive, exact=True,
+    description=f"every genome, evaluated in vectorized chunks; refuses spaces over {DEFAULT_MAX_SPACE:,} genomes",
+))

@@ -24,6 +24,7 @@ from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
+from dse.solvers.registry import Solver, collect_seeds, register_solver
 
 
 class _PymooAdapter(Problem):
@@ -112,7 +113,7 @@ def solve_nsga2(
     progress = progress or silent()
     start = time.monotonic()
     rng = np.random.default_rng(seed)
-    all_seeds = list(seeds or []) + (problem.heuristic_seeds() if use_heuristic_seeds else [])
+    all_seeds = list(seeds or []) + (collect_seeds(problem) if use_heuristic_seeds else [])
     X0 = initial_population(problem, pop_size, all_seeds, rng)
     adapter = _PymooAdapter(problem)
     algorithm = NSGA2(
@@ -160,3 +161,9 @@ def solve_nsga2(
     order = np.lexsort(arch_F.T[::-1]) if len(arch_F) else np.zeros(0, dtype=np.int64)
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=adapter.evaluations, generations=gen)
     return result(problem, arch_X[order], "nsga2", status, stats, proven=False)
+
+
+register_solver(Solver(
+    "nsga2", solve_nsga2, in_all=True,
+    description="pymoo's NSGA-II on the integer genome, seeded with the family's heuristics; any size, nothing proven",
+))

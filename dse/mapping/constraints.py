@@ -1,0 +1,250 @@
+"""Constraints as components: one object per constraint, shared by every family that uses it.
+
+Each component gives
+
+* ``violation(population)``: a ``(pop,)`` float array, feasible iff ``<= 0``
+  (pymoo's convention), normalized so that 0.1 means "10% over the limit";
+* ``add_to_model(ctx)``: its CP-SAT constraints over the family's variables;
+* ``check(tables)``: raises :class:`~dse.errors.InfeasibleError` when no
+  mapping at all can meet it, naming the op and the figures;
+* ``unmet(best)``: the one-line diagnosis once the best reachable value of
+  the bounded quantity is known (``None`` where that does not apply).
+
+A family lists its components in ``problem.constraints``; the template in
+:class:`~dse.mapping.base.MappingProblem` stacks their violations into ``G``
+and the family's CP-SAT builder calls ``add_to_model`` on each.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dse.cost import CostTables
+from dse.errors import InfeasibleError
+from dse.mapping.population import Population
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    """What a component needs to add itself to a CP-SAT model.
+
+    ``x[(op, device)]``: the assignment literal (only allowed pairs exist);
+    ``quantities``: the family's integer variables by name (``period``,
+    ``energy``, ``latency``, ``makespan``...).
+    """
+
+    model: Any
+    tables: CostTables
+    x: Mapping[tuple[int, int], Any]
+    quantities: Mapping[str, Any]
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**30:.3g} GiB"
+
+
+class Constraint(ABC):
+    """A constraint of a mapping problem: ``name``, ``limit`` in ``unit``, and its three faces."""
+
+    name: ClassVar[str]
+    unit: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+
+    @property
+    def limit(self) -> float:
+        """The bound in internal units (0 for fraction-style constraints)."""
+        return 0.0
+
+    @abstractmethod
+    def violation(self, population: Population) -> np.ndarray:
+        """``(pop,)`` normalized violation; feasible iff ``<= 0``."""
+
+    @abstractmethod
+    def add_to_model(self, ctx: ModelContext) -> None:
+        """Add the constraint to ``ctx.model``."""
+
+    def check(self, tables: CostTables) -> None:
+        """Raise :class:`InfeasibleError` when no mapping can meet the constraint (default: no static check)."""
+        return None
+
+    def unmet(self, best: float, proven: bool = True) -> str | None:
+        """Diagnosis when the best reachable value of the bounded quantity is ``best`` (None: not applicable)."""
+        return None
+
+
+@dataclass(frozen=True)
+class AllowedDevices(Constraint):
+    """Every op on a device that may run it (device kind, precision, the workload's device constraint)."""
+
+    noun: str = "op"
+    name: ClassVar[str] = "allowed"
+    unit: ClassVar[str] = "ops"
+    description: ClassVar[str] = "every op on a device that supports it"
+
+    def violation(self, population: Population) -> np.ndarray:
+        return (~population.per_op(population.flat.allowed)).sum(axis=0).astype(float)
+
+    def add_to_model(self, ctx: ModelContext) -> None:
+        return None  # the model only has literals for allowed (op, device) pairs
+
+    def check(self, tables: CostTables) -> None:
+        stuck = np.flatnonzero(~tables.allowed.any(axis=1))
+        if len(stuck):
+            i = int(stuck[0])
+            what = f" ({tables.op_classes[i]})" if tables.op_classes else ""
+            raise InfeasibleError(f"{self.noun} {tables.op_names[i]}{what} cannot run on any device")
+
+
+@dataclass(frozen=True)
+class MemoryCapacity(Constraint):
+    """Resident bytes of the ops on each device <= that device's capacity."""
+
+    noun: str = "op"
+    name: ClassVar[str] = "memory"
+    unit: ClassVar[str] = "fraction over capacity"
+    description: ClassVar[str] = "resident bytes <= capacity on every device"
+
+    def violation(self, population: Population) -> np.ndarray:
+        cap = population.tables.mem_capacity
+        used = population.device_sum(population.flat.mem)
+        return ((used - cap[:, None]) / np.maximum(cap, 1)[:, None]).max(axis=0)
+
+    def add_to_model(self, ctx: ModelContext) -> None:
+        t = ctx.tables
+        terms: dict[int, list] = {}
+        for (i, d), lit in ctx.x.items():
+            if t.mem[i, d]:
+                terms.setdefault(d, []).append(int(t.mem[i, d]) * lit)
+        for d, column in terms.items():
+            ctx.model.add(sum(column) <= int(t.mem_capacity[d]))
+
+    def check(self, tables: CostTables) -> None:
+        t = tables
+        fits = t.allowed & (t.mem <= t.mem_capacity[None, :])
+        for i in np.flatnonzero(~fits.any(axis=1) & t.allowed.any(axis=1)):
+            allowed = t.allowed[i]
+            raise InfeasibleError(
+                f"memory: {self.noun} {t.op_names[i]} needs {_gib(t.mem[i][allowed].min())}, "
+                f"the largest device that can run it has {_gib(t.mem_capacity[allowed].max())}")
+
+
+@dataclass(frozen=True)
+class Deadline(Constraint):
+    """``quantity`` (``latency`` of one item, or ``makespan``) <= ``deadline`` time units."""
+
+    deadline: int
+    quantity: str = "latency"
+    time_unit: str = "ns"
+    display: str = "ms"
+    display_factor: float = 1e-6
+    name: ClassVar[str] = "deadline"
+
+    @property
+    def limit(self) -> float:
+        return float(self.deadline)
+
+    @property
+    def unit(self) -> str:  # type: ignore[override]
+        return self.time_unit
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return f"{self.quantity} <= deadline"
+
+    def _show(self, value: float) -> str:
+        return f"{value * self.display_factor:.4g} {self.display}"
+
+    def violation(self, population: Population) -> np.ndarray:
+        return (population.values[self.quantity] - self.deadline) / max(self.deadline, 1)
+
+    def add_to_model(self, ctx: ModelContext) -> None:
+        ctx.model.add(ctx.quantities[self.quantity] <= self.deadline)
+
+    def unmet(self, best: float, proven: bool = True) -> str | None:
+        if best <= self.deadline:
+            return None
+        return (f"deadline {self._show(self.deadline)} cannot be met: the fastest mapping takes {self._show(best)}"
+                + ("" if proven else " (best found, not proven)"))
+
+
+@dataclass(frozen=True)
+class PowerCap(Constraint):
+    """Average power over a period <= the cap: ``energy per item <= cap_mw x period``."""
+
+    cap_mw: int
+    name: ClassVar[str] = "power"
+    unit: ClassVar[str] = "mW"
+    description: ClassVar[str] = "energy per item <= P_cap x period"
+
+    @property
+    def limit(self) -> float:
+        return float(self.cap_mw)
+
+    def violation(self, population: Population) -> np.ndarray:
+        budget = self.cap_mw * population.values["period"]
+        return (population.values["energy"] - budget) / np.maximum(budget, 1)
+
+    def add_to_model(self, ctx: ModelContext) -> None:
+        ctx.model.add(ctx.quantities["energy"] <= self.cap_mw * ctx.quantities["period"])
+
+    def unmet(self, best: float, proven: bool = True) -> str | None:
+        """``best``: the lowest average power in W of any mapping meeting the other constraints."""
+        if best * 1e3 <= self.cap_mw:
+            return None
+        return (f"power cap {self.cap_mw / 1e3:.4g} W cannot be met: the lowest average power of any "
+                f"mapping meeting the other constraints is {best:.4g} W")
+
+
+@dataclass(frozen=True, eq=False)
+class Colocation(Constraint):
+    """Ops of one colocation group on one device: ``members[k]`` with ``leaders[k]``."""
+
+    members: np.ndarray
+    leaders: np.ndarray
+    name: ClassVar[str] = "colocation"
+    unit: ClassVar[str] = "ops"
+    description: ClassVar[str] = "every colocation group on one device"
+
+    @classmethod
+    def of(cls, tables: CostTables) -> Colocation | None:
+        """The groups of ``tables.colocation`` (each member follows its group's first op); None if none."""
+        leader: dict[str, int] = {}
+        members, leaders = [], []
+        for i, group in enumerate(tables.colocation or ()):
+            if group is None:
+                continue
+            if group in leader:
+                members.append(i)
+                leaders.append(leader[group])
+            else:
+                leader[group] = i
+        if not members:
+            return None
+        return cls(np.asarray(members, dtype=np.int64), np.asarray(leaders, dtype=np.int64))
+
+    def violation(self, population: Population) -> np.ndarray:
+        dev = population.devices
+        return (dev[self.members] != dev[self.leaders]).sum(axis=0).astype(float)
+
+    def add_to_model(self, ctx: ModelContext) -> None:
+        for i, lead in zip(self.members.tolist(), self.leaders.tolist(), strict=True):
+            for d in range(ctx.tables.n_dev):
+                a, b = ctx.x.get((lead, d)), ctx.x.get((i, d))
+                if a is None and b is not None:
+                    ctx.model.add(b == 0)
+                elif b is None and a is not None:
+                    ctx.model.add(a == 0)
+                elif a is not None:
+                    ctx.model.add(a == b)
+
+    def check(self, tables: CostTables) -> None:
+        for i, lead in zip(self.members.tolist(), self.leaders.tolist(), strict=True):
+            if not (tables.allowed[i] & tables.allowed[lead]).any():
+                raise InfeasibleError(
+                    f"colocation: {tables.op_names[i]} and {tables.op_names[lead]} must share a device, "
+                    "but no device may run both")

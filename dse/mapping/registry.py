@@ -1,0 +1,156 @@
+"""The family registry: everything the engine knows about a problem family, in one entry.
+
+A family declares itself in its own module with :func:`register_family`;
+spec loading, Pareto tables, CSV columns, plots and the CLI read the entry,
+so adding a family never edits a chain of ``if family == ...``.
+
+Built-in families are the modules in :data:`BUILTIN_FAMILY_MODULES` (imported
+on first lookup); other packages can add theirs through the ``dse.families``
+entry-point group (the entry point names a module that registers on import).
+
+Example::
+
+    from dse.mapping.registry import family
+    family("pipeline").default_objectives   # ('throughput', 'energy')
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from dse.cost import CostTables
+
+if TYPE_CHECKING:
+    from dse.mapping.base import MappingProblem
+
+#: Modules that register the built-in families (a new family adds its module here).
+BUILTIN_FAMILY_MODULES = ("dse.mapping.pipeline", "dse.mapping.dag")
+
+
+class NoOptions(BaseModel):
+    """Options model of a family that takes none."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A per-mapping figure a family reports besides its objectives.
+
+    ``key`` names the array in ``Evaluation.metrics``; the user-facing column
+    is ``NAME_UNIT`` (``latency_ms``), where ``unit`` may contain
+    ``{time_unit}`` (the tables' time unit). ``factor(tables)`` converts the
+    internal value to ``unit``. ``table``: also shown in the CLI's front table.
+    """
+
+    key: str
+    name: str
+    unit: str
+    factor: Callable[[CostTables], float] = lambda tables: 1.0
+    table: bool = False
+    description: str = ""
+
+    def column(self, tables: CostTables) -> str:
+        unit = self.unit.format(time_unit=tables.time_unit)
+        return f"{self.name}_{unit}".replace(" ", "_")
+
+    def to_user(self, values: np.ndarray, tables: CostTables) -> np.ndarray:
+        return np.asarray(values, dtype=float) * self.factor(tables)
+
+
+@dataclass(frozen=True)
+class ProblemInputs:
+    """What a family's factory receives: tables, objective names, constraint limits in internal units, options."""
+
+    tables: CostTables
+    objectives: tuple[str, ...]
+    options: BaseModel
+    name: str
+    deadline: int | None = None
+    power_cap_mw: int | None = None
+    memory: bool = True
+
+
+@dataclass(frozen=True)
+class Family:
+    """One problem family.
+
+    * ``name``, ``problem_class``, ``description``;
+    * ``objectives``: the objective names it accepts, ``default_objectives``
+      those used when a spec gives none;
+    * ``build(inputs) -> MappingProblem``: the factory;
+    * ``options``: pydantic model of the spec's ``options`` mapping
+      (``extra="forbid"``: an unknown key is an error naming ``options.KEY``);
+      ``platform_options``: option defaults implied by a platform file format
+      (the TF paper's device files bring its transfer rules);
+    * ``cost_model(options) -> (name, params)``: the default cost model;
+    * ``limits``: the spec constraints it accepts (``deadline``, ``power``,
+      ``memory``);
+    * ``metrics``: figures reported besides the objectives (CSV columns);
+    * ``examples(seed)``: a small seeded instance for the family contract test;
+    * capabilities: ``exact`` (a CP-SAT formulation), ``gantt`` (decoded
+      mappings carry a schedule).
+    """
+
+    name: str
+    problem_class: type
+    build: Callable[[ProblemInputs], MappingProblem]
+    objectives: tuple[str, ...]
+    default_objectives: tuple[str, ...]
+    examples: Callable[[int], MappingProblem]
+    options: type[BaseModel] = NoOptions
+    platform_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    cost_model: Callable[[Any], tuple[str, dict[str, Any]]] = lambda options: ("table", {})
+    limits: frozenset[str] = frozenset({"memory"})
+    metrics: tuple[Metric, ...] = ()
+    exact: bool = False
+    gantt: bool = False
+    description: str = ""
+
+
+_FAMILIES: dict[str, Family] = {}
+_loaded = False
+
+
+def register_family(entry: Family) -> Family:
+    """Add ``entry`` to the registry (re-registering a name replaces it); returns it."""
+    _FAMILIES[entry.name] = entry
+    return entry
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for module in BUILTIN_FAMILY_MODULES:
+        importlib.import_module(module)
+    for point in entry_points(group="dse.families"):
+        point.load()
+
+
+def families() -> dict[str, Family]:
+    """Every registered family by name (built-in modules and entry points loaded first)."""
+    _load()
+    return dict(sorted(_FAMILIES.items()))
+
+
+def family(name: str) -> Family:
+    """The entry of family ``name``; raises ``KeyError`` naming the known ones."""
+    _load()
+    try:
+        return _FAMILIES[name]
+    except KeyError:
+        raise KeyError(f"unknown family {name!r}; known families: {', '.join(sorted(_FAMILIES))}") from None
+
+
+def family_of(problem: MappingProblem) -> Family:
+    """The entry of ``problem``'s family (``problem.family``)."""
+    return family(problem.family)

@@ -1,0 +1,181 @@
+"""The solver registry and the seed collection every solver shares.
+
+* A **solver** registers a :class:`Solver`: its name, ``run(problem, *,
+  time_limit, seed, progress, **options) -> ParetoSet`` (one signature for
+  all), ``supports(problem)`` (None when it can solve the problem, else the
+  reason) and whether ``--solver all`` includes it.
+* A family's **heuristics** register a :class:`HeuristicProvider`: the names
+  it knows, how to run one (``heuristic:NAME`` as a solver), and the seed
+  genomes it hands to the search solvers.
+* :func:`collect_seeds` gathers a problem's seeds once (the family's
+  heuristics, then its baselines) and caches them while the problem lives,
+  so CP-SAT (hints, horizon) and NSGA-II (initial population) share one run.
+
+Built-in entries come from :data:`BUILTIN_SOLVER_MODULES`; other packages add
+theirs through the ``dse.solvers`` entry-point group.
+"""
+
+from __future__ import annotations
+
+import importlib
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+import numpy as np
+
+from dse.errors import DseError
+from dse.mapping.base import MappingProblem
+from dse.pareto import ParetoSet
+
+#: Modules that register the built-in solvers and heuristic providers.
+BUILTIN_SOLVER_MODULES = (
+    "dse.solvers.cpsat",
+    "dse.solvers.nsga2",
+    "dse.solvers.exhaustive",
+    "dse.solvers.heuristic",
+    "dse.heuristics",
+)
+
+
+class UnknownSolverError(DseError, ValueError):
+    """A solver name that no registered solver answers to; the message lists the known ones."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Solver:
+    """One solver: ``run(problem, *, time_limit, seed, progress, **options) -> ParetoSet``."""
+
+    name: str
+    run: Callable[..., ParetoSet]
+    supports: Callable[[MappingProblem], str | None] = lambda problem: None
+    exact: bool = False
+    in_all: bool = False
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class HeuristicProvider:
+    """A family's heuristics: ``names()``, ``run(problem, name) -> (genome, message)``, ``seeds(problem)``."""
+
+    family: str
+    names: Callable[[], Sequence[str]]
+    run: Callable[[MappingProblem, str], tuple[np.ndarray, str]]
+    seeds: Callable[[MappingProblem], list[np.ndarray]]
+
+
+_SOLVERS: dict[str, Solver] = {}
+_HEURISTICS: dict[str, HeuristicProvider] = {}
+_SEEDS: weakref.WeakKeyDictionary[MappingProblem, list[np.ndarray]] = weakref.WeakKeyDictionary()
+_loaded = False
+
+
+def register_solver(entry: Solver) -> Solver:
+    """Add a solver (re-registering a name replaces it); returns it."""
+    _SOLVERS[entry.name] = entry
+    return entry
+
+
+def register_heuristics(provider: HeuristicProvider) -> HeuristicProvider:
+    """Add the heuristics of ``provider.family``; returns the provider."""
+    _HEURISTICS[provider.family] = provider
+    return provider
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for module in BUILTIN_SOLVER_MODULES:
+        importlib.import_module(module)
+    for point in entry_points(group="dse.solvers"):
+        point.load()
+
+
+def solvers() -> dict[str, Solver]:
+    """Every registered solver by name."""
+    _load()
+    return dict(_SOLVERS)
+
+
+def heuristics_for(problem: MappingProblem) -> HeuristicProvider | None:
+    """The heuristic provider of ``problem``'s family, if any."""
+    _load()
+    return _HEURISTICS.get(problem.family)
+
+
+def known_solver_names(problem: MappingProblem | None = None) -> list[str]:
+    """Names accepted by :func:`lookup`: every solver, ``all``, and ``heuristic:NAME`` for
+    ``problem``'s family (every family's when ``problem`` is None)."""
+    _load()
+    names = [n for n in _SOLVERS if n != "heuristic"] + ["all"]
+    providers = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
+    for provider in providers:
+        if provider is not None:
+            names += [f"heuristic:{h}" for h in provider.names()]
+    return names
+
+
+def _unknown(name: str, problem: MappingProblem | None) -> UnknownSolverError:
+    _load()
+    plain = ", ".join([n for n in _SOLVERS if n != "heuristic"] + ["all"])
+    providers = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
+    heur = sorted({h for p in providers if p is not None for h in p.names()})
+    tail = f", heuristic:NAME with NAME one of {', '.join(heur)}" if heur else ""
+    return UnknownSolverError(f"unknown solver {name!r}; known solvers: {plain}{tail}")
+
+
+def lookup(name: str, problem: MappingProblem | None = None) -> list[tuple[Solver, dict[str, Any]]]:
+    """The solvers (with their fixed options) that ``name`` stands for.
+
+    ``all`` is every registered solver marked ``in_all`` that supports
+    ``problem`` (every such solver when ``problem`` is None); ``heuristic:NAME``
+    runs one heuristic of the problem's family. Raises
+    :class:`UnknownSolverError` (exit 2) listing the known names.
+    """
+    _load()
+    key = str(name).strip()
+    if key == "all":
+        return [(s, {}) for s in _SOLVERS.values()
+                if s.in_all and (problem is None or s.supports(problem) is None)]
+    if key.startswith("heuristic:") and "heuristic" in _SOLVERS:
+        heuristic = key.split(":", 1)[1].strip().lower()
+        providers = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
+        if any(p is not None and heuristic in p.names() for p in providers):
+            return [(_SOLVERS["heuristic"], {"name": heuristic})]
+        raise _unknown(name, problem)
+    if key in _SOLVERS and key != "heuristic":
+        return [(_SOLVERS[key], {})]
+    raise _unknown(name, problem)
+
+
+def collect_seeds(problem: MappingProblem) -> list[np.ndarray]:
+    """Seed genomes of ``problem``: its family's heuristics, then its baselines; computed once per problem."""
+    try:
+        cached = _SEEDS.get(problem)
+    except TypeError:
+        cached = None
+    if cached is not None:
+        return list(cached)
+    provider = heuristics_for(problem)
+    seeds = (provider.seeds(problem) if provider is not None else []) + list(problem.baselines().values())
+    try:
+        _SEEDS[problem] = seeds
+    except TypeError:
+        pass
+    return list(seeds)
+
+
+def best_seed(problem: MappingProblem, seeds: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The seed with the smallest first objective, feasible ones first (None without seeds)."""
+    if not len(seeds):
+        return None
+    X = np.array(seeds, dtype=np.int64)
+    ev = problem.evaluate(X)
+    order = np.lexsort((ev.F[:, 0], ~ev.feasible))
+    return X[order[0]]
