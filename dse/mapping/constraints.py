@@ -87,7 +87,7 @@ class AllowedDevices(Constraint):
     description: ClassVar[str] = "every op on a device that supports it"
 
     def violation(self, population: Population) -> np.ndarray:
-        return (~population.per_op(population.flat.allowed)).sum(axis=0).astype(float)
+        return (~population.per_op("allowed")).sum(axis=0).astype(float)
 
     def add_to_model(self, ctx: ModelContext) -> None:
         return None  # the model only has literals for allowed (op, device) pairs
@@ -111,7 +111,7 @@ class MemoryCapacity(Constraint):
 
     def violation(self, population: Population) -> np.ndarray:
         cap = population.tables.mem_capacity
-        used = population.device_sum(population.flat.mem)
+        used = population.device_sum("mem")
         return ((used - cap[:, None]) / np.maximum(cap, 1)[:, None]).max(axis=0)
 
     def add_to_model(self, ctx: ModelContext) -> None:

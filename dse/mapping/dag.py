@@ -206,9 +206,9 @@ class DagProblem(MappingProblem):
             makespan = np.array([self.schedule(x).makespan for x in X], dtype=np.int64)
         else:
             makespan = self._schedule_population(dev, keys)[0]
-        P = Population(self.flat, np.ascontiguousarray(dev.T))
+        P = Population.from_genomes(self.flat, dev)
         used = P.device_count() > 0
-        energy = (P.per_op(self.flat.energy).sum(axis=0) + self._transfer_energy(dev)
+        energy = (P.per_op("energy").sum(axis=0) + self._transfer_energy(dev)
                   + (used * t.idle_power_mw[:, None]).sum(axis=0) * makespan)
         P.values.update(makespan=makespan, energy=energy)
         return P

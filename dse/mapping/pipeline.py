@@ -183,12 +183,13 @@ class PipelineProblem(MappingProblem):
         m = t.n_dev
         self._edge_base = (np.arange(t.n_edges) * m * m)[:, None]
         self._xfer_time_flat = t.transfer_time.ravel()
+        self._xfer_time_float = self._xfer_time_flat.astype(np.float64)
         self._xfer_energy_flat = t.transfer_energy.ravel()
         self._positive_times = bool((t.time[t.allowed] > 0).all())
 
-    def _latency(self, T: np.ndarray, XT: np.ndarray) -> np.ndarray:
-        """Longest path per genome; ``T`` (n_ops, pop) op times, ``XT`` (n_edges, pop) transfer times."""
-        finish = np.empty_like(T)
+    def _latency(self, T: np.ndarray, XT: np.ndarray, finish: np.ndarray) -> np.ndarray:
+        """Longest path per genome; ``T`` (n_ops, pop) op times, ``XT`` (n_edges, pop) transfer times,
+        ``finish`` a scratch array shaped like ``T``."""
         finish[self._level0] = T[self._level0]
         for edges, starts, dsts in self._levels:
             arrival = finish[self._src[edges]] + XT[edges]
@@ -197,35 +198,40 @@ class PipelineProblem(MappingProblem):
 
     def kernel(self, X: np.ndarray, metrics: bool) -> Population:
         """Period, energy and (when needed) latency of a chunk, genomes in columns (every array is
-        (ops or edges or devices, pop) with contiguous rows)."""
+        (ops or edges or devices, pop) with contiguous rows; large ones are workspace buffers)."""
         t = self.tables
         pop, m = len(X), t.n_dev
-        P = Population(self.flat, np.ascontiguousarray(X.T))
-        cols = np.arange(pop)
-        T = P.per_op(self.flat.time)
-        slot = P.slot
-        dev_load = np.bincount(slot.ravel(), weights=T.ravel(), minlength=m * pop).reshape(m, pop)
+        P = Population.from_genomes(self.flat, X)
+        dev_load = P.device_sum("time")
         used = dev_load > 0 if self._positive_times else P.device_count() > 0
         period = dev_load.max(axis=0).astype(np.int64)
-        if t.n_edges:
+        n_e = t.n_edges
+        if n_e:
             Xc = P.devices
-            pair = Xc[self._src] * m + Xc[self._dst]  # (e, pop)
-            edge_cell = pair + self._edge_base
-            XT = self._xfer_time_flat.take(edge_cell)
-            link_load = np.bincount((pair * pop + cols).ravel(), weights=XT.ravel(),
+            pair = np.take(Xc, self._src, axis=0, out=P.scratch("pair", n_e), mode="clip")  # (e, pop): src device * m + dst
+            pair *= m
+            pair += np.take(Xc, self._dst, axis=0, out=P.scratch("dst", n_e), mode="clip")
+            edge_cell = np.add(pair, self._edge_base, out=P.scratch("edge_cell", n_e))
+            XT_float = np.take(self._xfer_time_float, edge_cell, out=P.scratch("xfer_time_float", n_e, np.float64),
+                               mode="clip")
+            link_slot = np.multiply(pair, pop, out=pair)
+            link_slot += np.arange(pop)
+            link_load = np.bincount(link_slot.ravel(), weights=XT_float.ravel(),
                                     minlength=m * m * pop).reshape(m * m, pop)
             period = np.maximum(period, link_load.max(axis=0).astype(np.int64))
-            xfer_energy = self._xfer_energy_flat.take(edge_cell).sum(axis=0)
+            xfer_energy = np.take(self._xfer_energy_flat, edge_cell, out=P.scratch("xfer_energy", n_e), mode="clip").sum(axis=0)
         else:
-            XT = np.zeros((0, pop), dtype=np.int64)
             link_load = np.zeros((m * m, pop))
             xfer_energy = np.zeros(pop, dtype=np.int64)
-        op_energy = P.per_op(self.flat.energy).sum(axis=0)
+        op_energy = P.per_op("energy").sum(axis=0)
         idle_mw = (used * t.idle_power_mw[:, None]).sum(axis=0)
         energy = op_energy + xfer_energy + idle_mw * period
         P.values.update(period=period, energy=energy)
         if metrics or self._need_latency:
-            P.values["latency"] = self._latency(T, XT)
+            T = P.per_op("time")
+            XT = (np.take(self._xfer_time_flat, edge_cell, out=P.scratch("xfer_time", n_e), mode="clip") if n_e
+                  else np.zeros((0, pop), dtype=np.int64))
+            P.values["latency"] = self._latency(T, XT, P.scratch("finish", t.n_ops))
         if metrics:
             P.values.update(
                 op_energy=op_energy,
