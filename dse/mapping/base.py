@@ -91,11 +91,17 @@ class Formulation:
 class DecodedMapping(ABC):
     """What ``decode`` returns: one mapping, explained.
 
+    ``constraint_slack`` maps each constraint's name to its slack (>= 0: met);
     ``schedule`` holds ``(op, device, start, finish)`` rows for Gantt charts
     (empty where the family has no schedule).
     """
 
     schedule: Sequence[tuple[str, str, int, int]]
+    constraint_slack: dict[str, float]
+
+    @abstractmethod
+    def values(self) -> dict[str, int]:
+        """The mapping's quantities in internal units by name (every objective's ``internal_name``)."""
 
     @abstractmethod
     def explain(self) -> str:

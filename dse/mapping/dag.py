@@ -77,6 +77,9 @@ class DagSchedule(DecodedMapping):
                 for i in range(len(self.task_names))]
         return sorted(rows, key=lambda r: (r[2], r[1]))
 
+    def values(self) -> dict[str, int]:
+        return {"makespan": self.makespan, "energy": self.energy}
+
     def assignment(self) -> dict[str, str]:
         return {name: self.device_names[d] for name, d in zip(self.task_names, self.device.tolist(), strict=True)}
 

@@ -69,6 +69,9 @@ class PipelineMapping(DecodedMapping):
     def assignment(self) -> dict[str, str]:
         return dict(self.device_of_op)
 
+    def values(self) -> dict[str, int]:
+        return {"period": self.period, "energy": self.energy, "latency": self.latency}
+
     def explain(self) -> str:
         """A readable multi-line account of the mapping."""
         s = self.seconds_per_time_unit

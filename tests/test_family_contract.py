@@ -1,0 +1,95 @@
+"""The family contract, checked for every registered family on the small seeded instances it provides.
+
+A new family gets these checks by registering (``dse.mapping.registry``):
+
+* CP-SAT's points re-evaluated by the vectorized evaluator give CP-SAT's values and are feasible;
+* exhaustive search and CP-SAT give the same front, point for point (exact families);
+* ``repair`` lands in bounds and is idempotent;
+* ``decode`` agrees with ``evaluate`` (objective quantities and constraint slack);
+* every declared metric and objective appears as a column of ``front.csv``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dse import cli
+from dse.mapping.registry import families
+from dse.solvers.cpsat import solve_cpsat
+from dse.solvers.exhaustive import solve_exhaustive
+from dse.solvers.nsga2 import solve_nsga2
+
+FAMILIES = sorted(families())
+EXACT = [name for name in FAMILIES if families()[name].exact]
+SEEDS = range(10)
+
+
+def example(name: str, seed: int):
+    return families()[name].examples(seed)
+
+
+def test_every_builtin_family_is_registered() -> None:
+    assert {"pipeline", "dag"} <= set(FAMILIES)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", EXACT)
+def test_exhaustive_equals_cpsat_and_evaluator_agrees(name: str, seed: int) -> None:
+    problem = example(name, seed)
+    brute = solve_exhaustive(problem)
+    exact = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    assert brute.status in ("optimal", "infeasible")
+    assert exact.status == brute.status
+    assert sorted(map(tuple, exact.internal().tolist())) == sorted(map(tuple, brute.internal().tolist()))
+    if len(exact):
+        assert all(p.proven for p in exact.points)
+        ev = problem.evaluate(np.array([p.genome for p in exact.points]))
+        assert ev.feasible.all()
+        np.testing.assert_array_equal(ev.F, exact.internal())
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 50), data=st.data())
+def test_repair_is_idempotent_and_in_bounds(name: str, seed: int, data: st.DataObject) -> None:
+    problem = example(name, seed)
+    width = problem.n_genes
+    rows = data.draw(st.lists(st.lists(st.integers(-5, 20), min_size=width, max_size=width), min_size=1, max_size=6))
+    X = np.array(rows, dtype=np.int64)
+    R = problem.repair(X)
+    assert R.shape == X.shape
+    assert (R >= problem.lower).all() and (R <= problem.upper).all()
+    np.testing.assert_array_equal(problem.repair(R), R)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", FAMILIES)
+def test_decode_agrees_with_evaluate(name: str, seed: int) -> None:
+    problem = example(name, seed)
+    rng = np.random.default_rng(seed)
+    X = problem.repair(rng.integers(problem.lower, problem.upper + 1, size=(12, problem.n_genes)))
+    ev = problem.evaluate(X)
+    for k, x in enumerate(X):
+        decoded = problem.decode(x)
+        values = decoded.values()
+        assert [values[o.internal_name] for o in problem.objectives] == ev.F[k].tolist()
+        assert decoded.constraint_slack == pytest.approx(problem.slack(ev.G[k]))
+        assert set(decoded.assignment()) == set(problem.tables.op_names)
+        assert problem.describe(x)
+        assert decoded.explain()
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_every_declared_metric_is_a_front_csv_column(name: str, tmp_path) -> None:
+    entry = families()[name]
+    problem = next(p for p in map(entry.examples, range(50)) if len(solve_nsga2(p, time_limit=5, seed=0)))
+    front = solve_nsga2(problem, time_limit=5, seed=0)
+    cli._write(tmp_path, problem, [front])
+    columns = set(pd.read_csv(tmp_path / "front.csv").columns)
+    assert {m.column(problem.tables) for m in entry.metrics} <= columns
+    assert set(front.columns) <= columns
+    assert {"solver", "proven", "status", "genome"} <= columns
