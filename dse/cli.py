@@ -1,16 +1,22 @@
 """The ``dse`` command line: ``solve``, ``validate``, ``catalog``.
 
-Exit codes: 0 success, 1 unexpected error, 2 invalid input, 3 infeasible problem,
-130 interrupted (after writing what was found).
+Exit codes: 0 success, 1 unexpected error, 2 invalid input, 3 infeasible problem
+(no solver found a feasible mapping: the diagnosis names the constraint), 130
+interrupted by SIGINT and 143 by SIGTERM (after writing what was found).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import tempfile
 from pathlib import Path
 
-from dse.errors import DseError, InfeasibleError
+import numpy as np
+
+from dse.errors import DseError, InfeasibleError, SpecError
 from dse.pareto import ParetoSet
 
 
@@ -60,6 +66,12 @@ def _catalog() -> int:
     return 0
 
 
+def _space(problem) -> str:
+    """The genome space's size, in powers of ten past 10^15 (never formed as a huge integer)."""
+    digits = problem.log10_space_size
+    return f"{problem.space_size:,}" if digits < 15 else f"about 10^{digits:.1f}"
+
+
 def _validate(spec_path: str) -> int:
     from dse.spec import build_problem, load_spec
 
@@ -68,16 +80,41 @@ def _validate(spec_path: str) -> int:
     problem.check_feasible()
     print(f"{spec_path}: ok: family {spec.family}, platform {spec.platform.name} ({len(spec.platform.devices)} devices), "
           f"workload {spec.workload.name} ({spec.workload.n_ops} ops, {len(spec.workload.edges)} edges), "
-          f"{problem.n_genes} genes, {problem.space_size:.3g} genomes, objectives {', '.join(spec.objectives)}, "
+          f"{problem.n_genes} genes, {_space(problem)} genomes, objectives {', '.join(spec.objectives)}, "
           f"constraints {', '.join(c.name for c in problem.constraints) or 'none'}")
     return 0
 
 
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Reject bad command-line values before any work starts (SpecError, exit 2)."""
+    from dse.spec import MAX_SEED, MAX_TIME_LIMIT_S
+
+    where = "command line"
+    if args.time_limit is not None and not (0 < args.time_limit <= MAX_TIME_LIMIT_S):
+        raise SpecError(where, "--time-limit", args.time_limit,
+                        f"must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}]")
+    if args.seed is not None and not (0 <= args.seed <= MAX_SEED):
+        raise SpecError(where, "--seed", args.seed, f"must be an integer in [0, {MAX_SEED}]")
+    if args.out is not None:
+        out: Path = args.out
+        if out.exists() and not out.is_dir():
+            raise SpecError(where, "--out", str(out), "is a file; give a folder")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+                pass
+        except OSError as exc:
+            raise SpecError(where, "--out", str(out), f"cannot write there: {exc.strerror or exc}") from None
+
+
 def _solve(args: argparse.Namespace) -> int:
+    from dse.interrupt import interruptible
     from dse.progress import Progress
     from dse.solvers import solve
+    from dse.solvers.registry import collect_seeds, lookup
     from dse.spec import build_problem, load_spec
 
+    _check_arguments(args)
     spec = load_spec(args.spec)
     problem = build_problem(spec)
     problem.check_feasible()
@@ -85,48 +122,54 @@ def _solve(args: argparse.Namespace) -> int:
     name = args.solver or settings.name
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s
     seed = args.seed if args.seed is not None else settings.seed
-    from dse.solvers.registry import lookup
-
-    if name == "all":
-        entries = [(s, opts) for s, opts in lookup("all") if s.in_all]
-    else:
-        entries = lookup(name, problem)
+    entries = lookup("all") if name == "all" else lookup(name, problem)
     show = False if args.quiet else None
     fronts: list[ParetoSet] = []
-    interrupted = False
-    for entry, _fixed in entries:
-        reason = entry.supports(problem)
-        if reason is not None:
-            print(f"note: {entry.name} skipped: {reason}", file=sys.stderr)
-            continue
-        label = name if name.startswith("heuristic:") else entry.name
-        configured = settings.options.get(entry.name)
-        options = dict(configured) if isinstance(configured, dict) else {}
-        try:
-            front = solve(problem, label, time_limit=time_limit, seed=seed,
-                          progress=Progress(entry.name, enabled=show), **options)
-        except NotImplementedError as exc:
-            print(f"note: {entry.name} skipped: {exc}", file=sys.stderr)
-            continue
-        except KeyboardInterrupt:
-            interrupted = True
-            break
-        fronts.append(front)
-        if args.out:
-            _write(args.out, problem, fronts, gantt=args.gantt)
-        if front.status == "interrupted":
-            interrupted = True
-            break
+    skipped: list[str] = []
+    with interruptible() as token:
+        for entry, _fixed in entries:
+            if token.stopped:
+                break
+            reason = entry.supports(problem)
+            if reason is not None:
+                print(f"note: {entry.name} skipped: {reason}", file=sys.stderr)
+                skipped.append(f"{entry.name}: {reason}")
+                continue
+            label = name if name.startswith("heuristic:") else entry.name
+            configured = settings.options.get(entry.name)
+            options = dict(configured) if isinstance(configured, dict) else {}
+            if not args.quiet:
+                print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
+                      file=sys.stderr, flush=True)
+            try:
+                front = solve(problem, label, time_limit=time_limit, seed=seed,
+                              progress=Progress(entry.name, enabled=show), **options)
+            except KeyboardInterrupt:  # a stop that reached us as an exception: keep what the others found
+                token.request(signal.SIGINT)
+                break
+            fronts.append(front)
+            if args.out:  # after every solver, so a later crash keeps the fronts found so far
+                _write(args.out, problem, fronts, gantt=args.gantt)
+            if front.status == "interrupted":
+                token.request()
+    interrupted = token.stopped
+    if interrupted and args.out and not fronts:
+        _write(args.out, problem, fronts, gantt=args.gantt)
+    if not fronts and skipped and not interrupted:
+        raise SpecError(args.spec, "solver.name", name, "no solver can take this problem: " + "; ".join(skipped))
     _print_report(problem, fronts)
     if args.out:
-        _write(args.out, problem, fronts, gantt=args.gantt)
         print(f"wrote {args.out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else ""))
     if interrupted:
         print("interrupted: the fronts above are what was found so far", file=sys.stderr)
-        return 130
-    if fronts and all(len(f) == 0 for f in fronts) and any(f.status == "infeasible" for f in fronts):
-        raise InfeasibleError(f"infeasible: {problem.diagnose()}")
+        return token.exit_code
+    if not any(p.feasible for f in fronts for p in f.points):
+        raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem))}")
     return 0
+
+
+#: Front rows printed per solver; larger fronts are sampled evenly.
+MAX_TABLE_ROWS = 25
 
 
 def _print_report(problem, fronts: list[ParetoSet]) -> None:
@@ -140,7 +183,10 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
         if not len(front):
             continue
         frame = front.to_frame()
-        frame["mapping"] = [problem.describe(p.genome) for p in front.points]
+        if len(frame) > MAX_TABLE_ROWS:  # an evenly spread sample; front.csv has every point
+            print(f"   ({MAX_TABLE_ROWS} of {len(frame)} points shown; every point is in front.csv)")
+            frame = frame.iloc[np.linspace(0, len(frame) - 1, MAX_TABLE_ROWS).round().astype(int)]
+        frame["mapping"] = [problem.describe(front.points[i].genome) for i in frame.index]
         shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]
         cols = ["proven", *front.columns] + [c for c in shown if c in frame and c not in front.columns]
         with pd.option_context("display.max_colwidth", 90, "display.width", 200, "display.float_format", "{:.5g}".format):
@@ -155,7 +201,22 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
         print(f"\n== {fronts[1].solver} reaches {cmp['hypervolume_ratio']:.1%} of {fronts[0].solver}'s hypervolume")
 
 
+def _replace_atomically(path: Path, write) -> None:
+    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it over ``path``: a kill
+    mid-write leaves the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False) -> None:
+    """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
+    front yet, the files still say so (a header-only CSV, an empty plot)."""
     import json
 
     import pandas as pd
@@ -168,16 +229,19 @@ def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False) -> 
         frame = f.to_frame()
         frame.insert(2, "status", f.status)
         frames.append(frame)
-    pd.concat(frames, ignore_index=True).to_csv(out / "front.csv", index=False)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
+    _replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, "fronts": [json.loads(f.to_json()) for f in fronts]}
-    (out / "front.json").write_text(json.dumps(doc, indent=2))
-    save(plot_fronts(fronts), str(out / "pareto.png"))
+    _replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
+    _replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts), tmp))
     if gantt:
         best = next((f for f in fronts if len(f)), None)
         if best is not None:
-            mapping = problem.decode(best.knee().genome)
-            save(plot_gantt(mapping.schedule, time_unit=problem.tables.time_unit, title=f"{problem.name}: knee point"),
-                 str(out / "gantt.png"))
+            mapping = problem.decode(np.asarray(best.knee().genome))
+            if mapping.schedule:
+                title = f"{problem.name}: knee point"
+                _replace_atomically(out / "gantt.png", lambda tmp: save(
+                    plot_gantt(mapping.schedule, time_unit=problem.tables.time_unit, title=title), tmp))
 
 
 if __name__ == "__main__":

@@ -172,7 +172,7 @@ class ParetoSet:
     def to_records(self) -> list[dict[str, Any]]:
         rows = []
         for p in self.points:
-            row: dict[str, Any] = {"solver": p.solver, "proven": p.proven}
+            row: dict[str, Any] = {"solver": p.solver, "proven": p.proven, "feasible": p.feasible}
             row.update(p.objectives)
             row.update(p.metrics)
             row["genome"] = " ".join(str(g) for g in p.genome)
@@ -180,12 +180,12 @@ class ParetoSet:
         return rows
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per point: solver, proven, objectives in user units, metrics, genome."""
+        """One row per point: solver, proven, feasible, objectives in user units, metrics, genome."""
         import pandas as pd
 
         frame = pd.DataFrame(self.to_records())
         if frame.empty:
-            frame = pd.DataFrame(columns=["solver", "proven", *self.columns, "genome"])
+            frame = pd.DataFrame(columns=["solver", "proven", "feasible", *self.columns, "genome"])
         return frame
 
     def to_csv(self, path: str | Path) -> None:

@@ -322,6 +322,7 @@ def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = N
             score = f if bias is None else f * S + bias[v, d]
             if best is None or score < best[0]:
                 best = (score, d, s, f)
+        assert best is not None, f"task {v} has no candidate device"  # every task has an allowed device
         _, d, s, f = best
         place.assign(v, d)
         start[v], fin[v] = s, f

@@ -115,6 +115,7 @@ def heft_critical_path(g: Graph) -> np.ndarray:
             val = g.cbar[e] + rank[w]
             if best is None or val > best[0] or (val == best[0] and w < best[1]):
                 best = (val, w)
+        assert best is not None  # the loop runs over a non-empty g.succs[v]
         v = best[1]
         path.append(v)
     return np.asarray(path, dtype=np.int64)
@@ -188,7 +189,10 @@ def icp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray
     w = g.wbar.astype(float) + 1e-9  # every task counts, even a zero-time one
 
     def put(piece: list[int], mask: np.ndarray) -> None:
-        cost = sum(_time_of(place, i) for i in piece)
+        # piece is never empty (callers check); summed in order, as sum() would
+        cost = _time_of(place, piece[0])
+        for i in piece[1:]:
+            cost = cost + _time_of(place, i)
         cands = np.flatnonzero(mask)
         d = int(cands[np.argmin(load[cands] + cost[cands])])
         for i in piece:

@@ -122,6 +122,7 @@ def simulate(problem: DagProblem, devices: np.ndarray, rule: str, graph: Graph |
                 best_t, d = tc, c
         if d < 0:
             raise RuntimeError("simulation stalled: the graph has a cycle")
+        assert best_t is not None  # set together with d >= 0
         now = best_t
         while pending[d] and pending[d][0][0] <= now:
             ready, p, v = heapq.heappop(pending[d])
@@ -147,6 +148,7 @@ def simulate(problem: DagProblem, devices: np.ndarray, rule: str, graph: Graph |
                 k = (-score, -int(pct[v]), int(pos[v]))
                 if best is None or k < best[0]:
                     best = (k, j)
+            assert best is not None  # avail[d] holds at least the task that made d the next device
             v = avail[d].pop(best[1])
         else:
             v = heapq.heappop(avail[d])[2]

@@ -67,7 +67,9 @@ class Evaluation:
     def feasible(self) -> np.ndarray:
         if self.G.shape[1] == 0:
             return np.ones(len(self.F), dtype=bool)
-        return (self.G <= 0).all(axis=1)
+        # np.asarray only narrows the type: numpy's stubs type .all(axis=...) as
+        # np.bool | ndarray, but G is 2-D so the result is always an array.
+        return np.asarray((self.G <= 0).all(axis=1))
 
 
 @dataclass
@@ -220,10 +222,14 @@ class MappingProblem(ABC):
     def decode(self, x: np.ndarray) -> DecodedMapping:
         """The mapping of one genome, with ``explain()``, ``assignment()`` and ``schedule``."""
 
+    def assignment(self, genome: Sequence[int]) -> dict[str, str]:
+        """Op name -> device name for one genome (default: from ``decode``; families give a cheaper one)."""
+        return self.decode(np.asarray(genome, dtype=np.int64)).assignment()
+
     def describe(self, genome: Sequence[int]) -> str:
         """One line saying where the ops go: ``dev: a,b | dev2: c`` (or op counts past 12 ops)."""
         groups: dict[str, list[str]] = {}
-        for op, dev in self.decode(np.asarray(genome, dtype=np.int64)).assignment().items():
+        for op, dev in self.assignment(genome).items():
             groups.setdefault(dev, []).append(op)
         if self.tables.n_ops <= 12:
             return " | ".join(f"{dev}: {','.join(ops)}" for dev, ops in groups.items())
@@ -254,7 +260,22 @@ class MappingProblem(ABC):
         for c in self.constraints:
             c.check(self.tables)
 
-    def diagnose(self, time_limit: float = 10.0) -> str:
-        """One line on why no feasible mapping was found (families refine it)."""
+    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = ()) -> str:
+        """One line on why no feasible mapping was found; families refine it.
+
+        Raises :class:`~dse.errors.InfeasibleError` for what a static check
+        proves. Otherwise, among ``candidates`` (e.g. the heuristics' genomes),
+        names the constraint that the closest one still violates, and by how much.
+        """
         self.check_feasible()
-        return "no feasible mapping was found within the time limit (infeasibility not proven)"
+        unproven = "no feasible mapping was found within the time limit (infeasibility not proven)"
+        if not len(candidates) or not self.constraints:
+            return unproven
+        G = self.evaluate(np.asarray(candidates, dtype=np.int64)).G
+        closest = int(np.argmin(np.maximum(G, 0).sum(axis=1)))
+        worst = int(np.argmax(G[closest]))
+        if G[closest, worst] <= 0:
+            return unproven
+        c = self.constraints[worst]
+        return (f"{unproven}; the closest of {len(G)} heuristic mappings violates {c.name} "
+                f"({c.description}) by {G[closest, worst]:.3g} {c.unit}")

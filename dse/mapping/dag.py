@@ -47,10 +47,18 @@ DAG_OBJECTIVES = ("makespan", "energy")
 def _objective(name: str, tables: CostTables) -> Objective:
     if name == "makespan":
         factor = tables.display_per_time_unit
+
+        def display_time(v: np.ndarray) -> np.ndarray:
+            return np.asarray(v, dtype=float) * factor
+
         return Objective("makespan", tables.display_time_unit, "min", "makespan", tables.time_unit,
-                         lambda v, f=factor: np.asarray(v, dtype=float) * f)
+                         display_time)
     if name == "energy":
-        return Objective("energy", "mJ", "min", "energy", "pJ", lambda v: np.asarray(v, dtype=float) * 1e-9)
+
+        def mj(v: np.ndarray) -> np.ndarray:
+            return np.asarray(v, dtype=float) * 1e-9
+
+        return Objective("energy", "mJ", "min", "energy", "pJ", mj)
     raise SpecError("problem", "objectives", name, f"dag objectives are {', '.join(DAG_OBJECTIVES)}")
 
 
@@ -178,7 +186,8 @@ class DagProblem(MappingProblem):
             X[..., self.colocation.members] = X[..., self.colocation.leaders]
         return X
 
-    def genome(self, devices: Sequence[int], order: Sequence[int] | None = None) -> np.ndarray:
+    def genome(self, devices: Sequence[int] | np.ndarray,
+               order: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """A genome from a device per task and an optional task order (first runs first)."""
         n = self.n_tasks
         prio = np.zeros(n, dtype=np.int64)
@@ -318,6 +327,11 @@ class DagProblem(MappingProblem):
         return int(t.energy[np.arange(n), dev].sum() + self._transfer_energy(dev[None, :])[0]
                    + (used * t.idle_power_mw).sum() * makespan)
 
+    def assignment(self, genome: Sequence[int]) -> dict[str, str]:
+        """Op name -> device name: the first ``n_ops`` genes are device indices."""
+        t = self.tables
+        return {op: t.device_names[int(d)] for op, d in zip(t.op_names, genome[: t.n_ops], strict=True)}
+
     def decode(self, x: np.ndarray) -> DagSchedule:
         return self.schedule(x)
 
@@ -339,6 +353,24 @@ class DagProblem(MappingProblem):
             if lb > self.deadline:
                 raise InfeasibleError(f"deadline {self.deadline} {unit} cannot be met: the critical path "
                                       f"alone takes at least {lb} {unit}")
+
+    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = ()) -> str:
+        """Why no schedule is feasible: the static checks, then the deadline against the best of ``candidates``
+        that meets the other constraints and the critical path (e.g. "deadline 50 tu cannot be met: the best
+        schedule found takes 80 tu; the critical path alone takes 61 tu")."""
+        self.check_feasible()
+        if self.deadline is not None and len(candidates):
+            ev = self.evaluate(np.asarray(candidates, dtype=np.int64))
+            others = [j for j, c in enumerate(self.constraints) if c.name != "deadline"]
+            ok = (ev.G[:, others] <= 0).all(axis=1) if others else np.ones(len(ev.F), dtype=bool)
+            if ok.any():
+                best = int(ev.F[ok, 0].min())
+                unit = self.tables.time_unit
+                if best > self.deadline:
+                    return (f"deadline {self.deadline} {unit} cannot be met: the best schedule found takes {best} "
+                            f"{unit}; the critical path alone takes {self.critical_path_bound()} {unit} "
+                            "(infeasibility not proven)")
+        return super().diagnose(time_limit, candidates)
 
     def critical_path_bound(self) -> int:
         """Longest path with each task at its fastest allowed time and free transfers: a makespan lower bound."""

@@ -57,6 +57,7 @@ def validate_schedule(
     start = np.asarray(start, dtype=np.int64).reshape(-1)
     finish = np.asarray(finish, dtype=np.int64).reshape(-1)
     errors: list[str] = []
+    i: int | np.integer  # task index: loops below run over Python ranges and numpy index arrays
     for label, arr in (("devices", dev), ("start", start), ("finish", finish)):
         if len(arr) != n:
             return [f"shape: {label} has {len(arr)} entries for {n} tasks"]

@@ -33,15 +33,22 @@ PIPELINE_OBJECTIVES = ("throughput", "energy", "latency")
 
 def _objective(name: str, tables: CostTables) -> Objective:
     sec = tables.seconds_per_time_unit
+
+    def items_per_s(v: np.ndarray) -> np.ndarray:
+        return 1.0 / np.maximum(np.asarray(v, dtype=float) * sec, 1e-300)
+
+    def mj(v: np.ndarray) -> np.ndarray:
+        return np.asarray(v, dtype=float) * 1e-9
+
+    def ms(v: np.ndarray) -> np.ndarray:
+        return np.asarray(v, dtype=float) * sec * 1e3
+
     if name == "throughput":
-        return Objective("throughput", "items/s", "max", "period", tables.time_unit,
-                         lambda v, s=sec: 1.0 / np.maximum(np.asarray(v, dtype=float) * s, 1e-300))
+        return Objective("throughput", "items/s", "max", "period", tables.time_unit, items_per_s)
     if name == "energy":
-        return Objective("energy", "mJ/item", "min", "energy", "pJ",
-                         lambda v: np.asarray(v, dtype=float) * 1e-9)
+        return Objective("energy", "mJ/item", "min", "energy", "pJ", mj)
     if name == "latency":
-        return Objective("latency", "ms", "min", "latency", tables.time_unit,
-                         lambda v, s=sec: np.asarray(v, dtype=float) * s * 1e3)
+        return Objective("latency", "ms", "min", "latency", tables.time_unit, ms)
     raise SpecError("problem", "objectives", name, f"pipeline objectives are {', '.join(PIPELINE_OBJECTIVES)}")
 
 
@@ -209,6 +216,7 @@ class PipelineProblem(MappingProblem):
         used = dev_load > 0 if self._positive_times else P.device_count() > 0
         period = dev_load.max(axis=0).astype(np.int64)
         n_e = t.n_edges
+        link_load: np.ndarray  # float: bincount with weights (numpy's stubs say intp)
         if n_e:
             Xc = P.devices
             pair = np.take(Xc, self._src, axis=0, out=P.scratch("pair", n_e), mode="clip")  # (e, pop): src device * m + dst
@@ -244,6 +252,11 @@ class PipelineProblem(MappingProblem):
                 link_load=link_load.T.astype(np.int64),
             )
         return P
+
+    def assignment(self, genome: Sequence[int]) -> dict[str, str]:
+        """Op name -> device name: the first ``n_ops`` genes are device indices."""
+        t = self.tables
+        return {op: t.device_names[int(d)] for op, d in zip(t.op_names, genome[: t.n_ops], strict=True)}
 
     # ------------------------------------------------------------------ decoding
     def decode(self, x: np.ndarray) -> PipelineMapping:
@@ -322,8 +335,9 @@ class PipelineProblem(MappingProblem):
         return genome
 
     # ------------------------------------------------------------------ exact
-    def diagnose(self, time_limit: float = 10.0) -> str:
-        """One line naming the constraint that cannot be met and the best reachable value (CP-SAT)."""
+    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = ()) -> str:
+        """One line naming the constraint that cannot be met and the best reachable value (CP-SAT;
+        ``candidates`` are not needed)."""
         from dse.mapping.pipeline_cpsat import diagnose_pipeline
 
         return diagnose_pipeline(self, time_limit)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from ortools.sat.python import cp_model
 
+from dse.interrupt import interruptible, run_cpsat
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import assigned_devices, idle_term, used_literals
@@ -161,7 +162,7 @@ def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str
     problem.check_feasible()
     by_name = {c.name: c for c in problem.constraints}
 
-    def solve(form: Formulation) -> tuple[int, cp_model.CpSolver]:
+    def solve(form: Formulation) -> tuple[cp_model.CpSolverStatus, cp_model.CpSolver]:
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = time_limit
         return solver.solve(form.model), solver
@@ -193,6 +194,15 @@ def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str
     return "no feasible mapping was found within the time limit (infeasibility not proven)"
 
 
+def _solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> Any:
+    """``solver.solve(model)``; Ctrl-C or SIGTERM stops it (then raises ``KeyboardInterrupt``)."""
+    with interruptible() as token:
+        status = run_cpsat(solver, model, token)
+    if token.stopped:
+        raise KeyboardInterrupt
+    return status
+
+
 def _min_average_power(problem: PipelineProblem, include: list[str], time_limit: float) -> float | None:
     """min over mappings of energy / period (W), by Dinkelbach iterations on CP-SAT."""
     ratio = None
@@ -206,7 +216,7 @@ def _min_average_power(problem: PipelineProblem, include: list[str], time_limit:
             form.model.minimize(frac.denominator * energy - frac.numerator * period)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = time_limit
-        status = solver.solve(form.model)
+        status = _solve_interruptibly(solver, form.model)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return None
         e, p = solver.value(energy), max(solver.value(period), 1)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from ortools.sat.python import cp_model
 
+from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import Formulation, MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
@@ -49,8 +50,10 @@ def default_workers() -> int:
 class CpSatRunner:
     """Solves one Formulation repeatedly under changing objective bounds."""
 
-    def __init__(self, form: Formulation, seed: int, workers: int | None, deterministic: bool) -> None:
+    def __init__(self, form: Formulation, seed: int, workers: int | None, deterministic: bool,
+                 token: StopToken | None = None) -> None:
         self.form = form
+        self.token = token or StopToken()
         self.seed = seed
         self.workers = workers or default_workers()
         self.deterministic = deterministic
@@ -83,7 +86,7 @@ class CpSatRunner:
         if self.deterministic:
             params.interleave_search = True
         self.calls += 1
-        status = solver.solve(model)
+        status = run_cpsat(solver, model, self.token)
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             genome = self.form.to_genome(solver)
             values = tuple(int(solver.value(v)) for v in self.form.objective_vars)
@@ -102,8 +105,10 @@ def solve_cpsat(
 ) -> ParetoSet:
     """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum.
 
-    Returns a :class:`ParetoSet`; on a time limit or Ctrl-C the points found
-    so far, each marked proven or not. ``deterministic`` uses interleaved
+    Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
+    found so far, each marked proven or not (status ``time_limit`` or
+    ``interrupted``; see :mod:`dse.interrupt`). The model build counts
+    against ``time_limit``. ``deterministic`` uses interleaved
     search so repeated runs with the same seed explore identically.
 
     Raises ``NotImplementedError`` if the family has no exact formulation and
@@ -118,46 +123,53 @@ def solve_cpsat(
         raise ValueError("the exact front is enumerated for one or two objectives")
     progress = progress or silent()
     start = time.monotonic()
-    seeds = collect_seeds(problem) if hints else []
-    form = problem.cpsat(seeds=seeds)
-    runner = CpSatRunner(form, seed, workers, deterministic)
-    f1, f2 = form.objective_vars
-    hint = best_seed(problem, seeds)
-    genomes: list[np.ndarray] = []
-    values: list[tuple[int, ...]] = []
-    proven: list[bool] = []
-    status, eps, exhausted = "optimal", None, False
-    try:
-        while True:
-            left = time_limit - (time.monotonic() - start)
-            if eps is not None and eps < runner.lower(f2):
-                exhausted = True
-                break
-            if left <= 0:
-                status = "time_limit"
-                break
-            runner.set_upper(f2, eps)
-            runner.set_upper(f1, None)
-            first = runner.minimize(f1, left, hint)
-            if first.status == cp_model.INFEASIBLE:
-                exhausted = True
-                break
-            if first.genome is None:
-                status = "time_limit"
-                break
-            left = time_limit - (time.monotonic() - start)
-            runner.set_upper(f1, first.values[0])
-            second = runner.minimize(f2, max(left, 0.01), first.genome)
-            best = second if second.genome is not None else first
-            genomes.append(best.genome)
-            values.append(best.values)
-            proven.append(first.status == cp_model.OPTIMAL and second.status == cp_model.OPTIMAL)
-            progress.update(f"{len(genomes)} front points, last {tuple(best.values)} "
-                            f"(bound {first.bound:.6g} on the first objective), {runner.calls} solves")
-            hint = best.genome
-            eps = best.values[1] - 1
-    except KeyboardInterrupt:
-        status = "interrupted"
+    with interruptible() as token:
+        seeds = collect_seeds(problem) if hints else []
+        form = problem.cpsat(seeds=seeds)
+        runner = CpSatRunner(form, seed, workers, deterministic, token)
+        f1, f2 = form.objective_vars
+        hint = best_seed(problem, seeds)
+        genomes: list[np.ndarray] = []
+        values: list[tuple[int, ...]] = []
+        proven: list[bool] = []
+        status, eps, exhausted = "optimal", None, False
+        try:
+            while True:
+                left = time_limit - (time.monotonic() - start)
+                if token.stopped:
+                    status = "interrupted"
+                    break
+                if eps is not None and eps < runner.lower(f2):
+                    exhausted = True
+                    break
+                if left <= 0:
+                    status = "time_limit"
+                    break
+                runner.set_upper(f2, eps)
+                runner.set_upper(f1, None)
+                first = runner.minimize(f1, left, hint)
+                if first.status == cp_model.INFEASIBLE:
+                    exhausted = True
+                    break
+                if first.genome is None or first.values is None:
+                    status = "interrupted" if token.stopped else "time_limit"
+                    break
+                second = first
+                if not token.stopped:
+                    left = time_limit - (time.monotonic() - start)
+                    runner.set_upper(f1, first.values[0])
+                    second = runner.minimize(f2, max(left, 0.01), first.genome)
+                best = second if second.genome is not None and second.values is not None else first
+                assert best.genome is not None and best.values is not None
+                genomes.append(best.genome)
+                values.append(best.values)
+                proven.append(first.status == cp_model.OPTIMAL and second.status == cp_model.OPTIMAL)
+                progress.update(f"{len(genomes)} front points, last {tuple(best.values)} "
+                                f"(bound {first.bound:.6g} on the first objective), {runner.calls} solves")
+                hint = best.genome
+                eps = best.values[1] - 1
+        except KeyboardInterrupt:
+            status = "interrupted"
     runner.set_upper(f1, None)
     runner.set_upper(f2, None)
     if exhausted and not genomes:

@@ -7,6 +7,7 @@ import time
 import numpy as np
 from ortools.sat.python import cp_model
 
+from dse.interrupt import interruptible, run_cpsat
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
@@ -22,22 +23,24 @@ def solve_cpsat_single(
     hints: bool = True,
     progress: Progress | None = None,
 ) -> ParetoSet:
-    """Minimize the first objective; status ``optimal`` (proven), ``time_limit`` or ``infeasible``.
+    """Minimize the first objective; status ``optimal`` (proven), ``time_limit``, ``interrupted`` or ``infeasible``.
 
     ``stats.best_bound`` holds the proven lower bound; ``stats.message`` the gap.
     """
     progress = progress or silent()
     start = time.monotonic()
-    form = problem.cpsat(seeds=collect_seeds(problem) if hints else [])
-    objective = form.objective_vars[0]
-    form.model.minimize(objective)
-    solver = cp_model.CpSolver()
-    params = solver.parameters
-    params.max_time_in_seconds = max(0.01, time_limit - (time.monotonic() - start))
-    params.random_seed = int(seed)
-    params.num_workers = workers or 8
-    status = solver.solve(form.model)
+    with interruptible() as token:
+        form = problem.cpsat(seeds=collect_seeds(problem) if hints else [])
+        objective = form.objective_vars[0]
+        form.model.minimize(objective)
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.max_time_in_seconds = max(0.01, time_limit - (time.monotonic() - start))
+        params.random_seed = int(seed)
+        params.num_workers = workers or 8
+        status = run_cpsat(solver, form.model, token)
     wall = time.monotonic() - start
+    stopped = "interrupted" if token.stopped else "time_limit"
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         genome = form.to_genome(solver)
         value, bound = solver.objective_value, solver.best_objective_bound
@@ -46,8 +49,8 @@ def solve_cpsat_single(
         stats = SolveStats(wall_s=wall, solver_calls=1, best_bound=(bound,),
                            message=f"objective {value:.6g}, lower bound {bound:.6g}, gap {gap:.2%}; "
                            + "; ".join(form.notes))
-        label = "optimal" if status == cp_model.OPTIMAL else "time_limit"
+        label = "optimal" if status == cp_model.OPTIMAL else stopped
         return result(problem, genome[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL)
-    label = "infeasible" if status == cp_model.INFEASIBLE else "time_limit"
+    label = "infeasible" if status == cp_model.INFEASIBLE else stopped
     stats = SolveStats(wall_s=wall, solver_calls=1, message=solver.status_name(status) + "; " + "; ".join(form.notes))
     return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", label, stats)

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from dse.errors import SpaceTooLargeError
+from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
@@ -55,20 +56,24 @@ def solve_exhaustive(
     best_X = np.zeros((0, problem.n_genes), dtype=np.int64)
     best_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
     status, seen = "optimal", 0
-    try:
-        for first in range(0, size, chunk):
-            if time_limit is not None and time.monotonic() - start > time_limit:
-                status = "time_limit"
-                break
-            X = genomes_from_index(np.arange(first, min(first + chunk, size)), lower, upper)
-            ev = problem.evaluate(X)
-            seen += len(X)
-            X, F = np.vstack([best_X, X[ev.feasible]]), np.vstack([best_F, ev.F[ev.feasible]])
-            keep = nondominated(F)
-            best_X, best_F = X[keep], F[keep]
-            progress.update(f"{seen:,}/{size:,} genomes, {len(best_X)} front points")
-    except KeyboardInterrupt:
-        status = "interrupted"
+    with interruptible() as token:
+        try:
+            for first in range(0, size, chunk):
+                if token.stopped:
+                    status = "interrupted"
+                    break
+                if time_limit is not None and time.monotonic() - start > time_limit:
+                    status = "time_limit"
+                    break
+                X = genomes_from_index(np.arange(first, min(first + chunk, size)), lower, upper)
+                ev = problem.evaluate(X)
+                seen += len(X)
+                X, F = np.vstack([best_X, X[ev.feasible]]), np.vstack([best_F, ev.F[ev.feasible]])
+                keep = nondominated(F)
+                best_X, best_F = X[keep], F[keep]
+                progress.update(f"{seen:,}/{size:,} genomes, {len(best_X)} front points")
+        except KeyboardInterrupt:
+            status = "interrupted"
     if status == "optimal" and len(best_X) == 0:
         status = "infeasible"
     order = np.lexsort(best_F.T[::-1]) if len(best_F) else np.zeros(0, dtype=np.int64)

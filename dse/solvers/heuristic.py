@@ -32,8 +32,13 @@ def solve_heuristic(problem: MappingProblem, name: str, time_limit: float | None
         raise ValueError(f"the {problem.family} family has no heuristics")
     start = time.monotonic()
     genome, message = provider.run(problem, name)
+    feasible = bool(problem.evaluate(genome[None, :]).feasible[0])
+    if not feasible:
+        message += "; the mapping violates a constraint"
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=1, message=message)
-    return result(problem, genome[None, :], f"heuristic:{name}", "feasible", stats, proven=False)
+    # a violating mapping is kept (marked infeasible) but the front then holds no feasible point: status unknown
+    status = "feasible" if feasible else "unknown"
+    return result(problem, genome[None, :], f"heuristic:{name}", status, stats, proven=False)
 
 
 def _supports(problem: MappingProblem) -> str | None:

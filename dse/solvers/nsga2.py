@@ -20,6 +20,7 @@ from pymoo.core.problem import Problem
 from pymoo.core.repair import Repair
 from pymoo.operators.crossover.ux import UX
 
+from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
@@ -128,34 +129,37 @@ def solve_nsga2(
     arch_X = np.zeros((0, problem.n_genes), dtype=np.int64)
     arch_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
     status, gen, stalled = "feasible", 0, 0
-    try:
-        while algorithm.has_next():
-            algorithm.next()
-            gen += 1
-            pop = algorithm.pop
-            X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
-            F = pop.get("F").astype(np.int64)
-            G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
-            ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
-            cand_X, cand_F = np.vstack([arch_X, X[ok]]), np.vstack([arch_F, F[ok]])
-            keep = nondominated(cand_F)
-            changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
-            arch_X, arch_F = cand_X[keep], cand_F[keep]
-            stalled = 0 if changed else stalled + 1
-            elapsed = time.monotonic() - start
-            if progress.due():
-                hv = _hypervolume(problem, arch_F) if len(arch_F) else 0.0
-                progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, "
-                                f"{len(arch_X)} front points, hypervolume {hv:.4g}")
-            if callback is not None and callback(gen, elapsed, arch_X, arch_F):
-                break
-            if elapsed >= time_limit:
-                status = "time_limit"
-                break
-            if patience is not None and stalled >= patience:
-                break
-    except KeyboardInterrupt:
-        status = "interrupted"
+    with interruptible() as token:
+        try:
+            while algorithm.has_next() and not token.stopped:
+                algorithm.next()
+                gen += 1
+                pop = algorithm.pop
+                X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
+                F = pop.get("F").astype(np.int64)
+                G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
+                ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
+                cand_X, cand_F = np.vstack([arch_X, X[ok]]), np.vstack([arch_F, F[ok]])
+                keep = nondominated(cand_F)
+                changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
+                arch_X, arch_F = cand_X[keep], cand_F[keep]
+                stalled = 0 if changed else stalled + 1
+                elapsed = time.monotonic() - start
+                if progress.due():
+                    hv = _hypervolume(problem, arch_F) if len(arch_F) else 0.0
+                    progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, "
+                                    f"{len(arch_X)} front points, hypervolume {hv:.4g}")
+                if callback is not None and callback(gen, elapsed, arch_X, arch_F):
+                    break
+                if elapsed >= time_limit:
+                    status = "time_limit"
+                    break
+                if patience is not None and stalled >= patience:
+                    break
+        except KeyboardInterrupt:
+            status = "interrupted"
+        if token.stopped:
+            status = "interrupted"
     if len(arch_X) == 0 and status == "feasible":
         status = "unknown"  # no feasible genome found; not a proof of infeasibility
     order = np.lexsort(arch_F.T[::-1]) if len(arch_F) else np.zeros(0, dtype=np.int64)
