@@ -242,11 +242,14 @@ class MappingProblem(ABC):
             return f"the {self.family} family has no exact formulation"
         return None
 
-    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = ()) -> Formulation:
+    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
+              deadline: float | None = None) -> Formulation:
         """The exact CP-SAT formulation; raises ``NotImplementedError`` where none exists.
 
         ``include`` names the constraints to model (default: all); ``seeds``
-        are known genomes a family may use for a hint and a horizon.
+        are known genomes a family may use for a hint and a horizon;
+        ``deadline`` (a ``time.monotonic()`` instant) bounds the build, past it
+        :class:`~dse.mapping.cpsat_common.ModelBuildTimeout` is raised.
         """
         raise NotImplementedError(self.exact_unsupported() or "no exact formulation")
 

@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from ortools.sat.python import cp_model
+
+from dse.errors import DseError
+
+
+class ModelBuildTimeout(DseError):
+    """Building the CP-SAT model took the whole time limit; ``where`` says how far it got."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        super().__init__(f"the CP-SAT model was still being built when the time limit ran out ({where})")
+
+
+def check_build_time(deadline: float | None, where: str) -> None:
+    """Raise :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline`` (None: no limit)."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise ModelBuildTimeout(where)
 
 
 def used_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar], n: int, m: int) -> list:

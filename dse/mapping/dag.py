@@ -388,7 +388,8 @@ class DagProblem(MappingProblem):
             return "the CP-SAT dag model does not cover the TF paper's per-device send rule"
         return None
 
-    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = ()) -> Formulation:
+    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
+              deadline: float | None = None) -> Formulation:
         """Flexible-job-shop CP-SAT model (see :mod:`dse.mapping.dag_cpsat`); ``seeds`` give the hint and,
         with makespan alone, the horizon. Raises ``NotImplementedError`` under the TF send rule."""
         reason = self.exact_unsupported()
@@ -396,7 +397,7 @@ class DagProblem(MappingProblem):
             raise NotImplementedError(reason)
         from dse.mapping.dag_cpsat import build_dag_model
 
-        return build_dag_model(self, include, seeds)
+        return build_dag_model(self, include, seeds, deadline)
 
 
 # --------------------------------------------------------------------------- registry entry

@@ -23,7 +23,7 @@ from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
-from dse.mapping.cpsat_common import assigned_devices, idle_term, used_literals
+from dse.mapping.cpsat_common import assigned_devices, check_build_time, idle_term, used_literals
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -57,9 +57,10 @@ def _same_links(t, d: int, r: int) -> bool:
 
 
 def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
-                    seeds: Sequence[np.ndarray] = ()) -> Formulation:
+                    seeds: Sequence[np.ndarray] = (), deadline: float | None = None) -> Formulation:
     """The model; ``include`` names the constraints to model (default: all of the problem's). The best
-    feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon."""
+    feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon.
+    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``."""
     t = problem.tables
     names = {c.name for c in problem.constraints} if include is None else set(include)
     n, m = t.n_ops, t.n_dev
@@ -88,6 +89,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     start, end = [], []
     per_device: list[list] = [[] for _ in range(m)]
     for i in range(n):
+        check_build_time(deadline, f"task {i} of {n}")
         s = model.new_int_var(0, horizon, f"start[{i}]")
         e = model.new_int_var(0, horizon, f"end[{i}]")
         start.append(s)
@@ -107,6 +109,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
             model.add_no_overlap(per_device[d])
 
     for k, (u, v) in enumerate(t.edges):
+        check_build_time(deadline, f"precedence of edge {k} of {t.n_edges}")
         u, v = int(u), int(v)
         model.add(start[v] >= end[u])
         for a in range(m):
@@ -137,6 +140,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     if any(o.name == "energy" for o in problem.objectives):
         terms = [int(t.energy[i, d]) * lit for (i, d), lit in x.items() if t.energy[i, d]]
         for k, (u, v) in enumerate(t.edges):
+            check_build_time(deadline, f"transfer energy of edge {k} of {t.n_edges}")
             for a in range(m):
                 for b in range(m):
                     cost = int(t.transfer_energy[k, a, b])

@@ -342,15 +342,16 @@ class PipelineProblem(MappingProblem):
 
         return diagnose_pipeline(self, time_limit)
 
-    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = ()) -> Formulation:
+    def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
+              deadline: float | None = None) -> Formulation:
         """CP-SAT model over the same integer tables; objective vars equal the evaluator's F exactly.
 
         ``include`` restricts which constraints are modelled (default: all of the problem's);
-        ``seeds`` are not used (the solver hints its own best seed).
+        ``seeds`` are not used (the solver hints its own best seed); ``deadline`` bounds the build.
         """
         from dse.mapping.pipeline_cpsat import build_pipeline_model
 
-        return build_pipeline_model(self, include)
+        return build_pipeline_model(self, include, deadline)
 
 
 # --------------------------------------------------------------------------- registry entry

@@ -19,14 +19,17 @@ from ortools.sat.python import cp_model
 from dse.interrupt import interruptible, run_cpsat
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
-from dse.mapping.cpsat_common import assigned_devices, idle_term, used_literals
+from dse.mapping.cpsat_common import assigned_devices, check_build_time, idle_term, used_literals
 
 if TYPE_CHECKING:
     from dse.mapping.pipeline import PipelineProblem
 
 
-def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None = None) -> Formulation:
-    """Build the model; ``include`` names the constraints to model (default: all of the problem's)."""
+def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None = None,
+                         deadline: float | None = None) -> Formulation:
+    """Build the model; ``include`` names the constraints to model (default: all of the problem's).
+
+    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``."""
     t = problem.tables
     names = {c.name for c in problem.constraints} if include is None else set(include)
     n, m = t.n_ops, t.n_dev
@@ -55,6 +58,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     link_terms: dict[tuple[int, int], list] = {}
     xfer_energy_terms = []
     for e, (s, dst) in enumerate(t.edges):
+        check_build_time(deadline, f"edge {e} of {t.n_edges}")
         s, dst = int(s), int(dst)
         pairs = {(a, b): model.new_bool_var(f"y[{e},{a},{b}]")
                  for a in range(m) if (s, a) in x for b in range(m) if (dst, b) in x}

@@ -28,6 +28,7 @@ from ortools.sat.python import cp_model
 
 from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import Formulation, MappingProblem
+from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
@@ -125,7 +126,10 @@ def solve_cpsat(
     start = time.monotonic()
     with interruptible() as token:
         seeds = collect_seeds(problem) if hints else []
-        form = problem.cpsat(seeds=seeds)
+        try:
+            form = problem.cpsat(seeds=seeds, deadline=start + time_limit)
+        except ModelBuildTimeout as exc:
+            return build_timed_out(problem, exc, start)
         runner = CpSatRunner(form, seed, workers, deterministic, token)
         f1, f2 = form.objective_vars
         hint = best_seed(problem, seeds)
@@ -184,6 +188,12 @@ def solve_cpsat(
     stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
     return result(problem, X, "cpsat", status, stats, proven=proven)
+
+
+def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: float) -> ParetoSet:
+    """The empty front of a solve whose model build used up the time limit (status ``time_limit``)."""
+    stats = SolveStats(wall_s=time.monotonic() - start, message=str(exc))
+    return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", "time_limit", stats)
 
 
 register_solver(Solver(

@@ -9,6 +9,7 @@ from ortools.sat.python import cp_model
 
 from dse.interrupt import interruptible, run_cpsat
 from dse.mapping.base import MappingProblem
+from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
 from dse.solvers.common import result
@@ -30,7 +31,12 @@ def solve_cpsat_single(
     progress = progress or silent()
     start = time.monotonic()
     with interruptible() as token:
-        form = problem.cpsat(seeds=collect_seeds(problem) if hints else [])
+        try:
+            form = problem.cpsat(seeds=collect_seeds(problem) if hints else [], deadline=start + time_limit)
+        except ModelBuildTimeout as exc:
+            from dse.solvers.cpsat import build_timed_out
+
+            return build_timed_out(problem, exc, start)
         objective = form.objective_vars[0]
         form.model.minimize(objective)
         solver = cp_model.CpSolver()
