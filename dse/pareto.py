@@ -43,9 +43,9 @@ def nondominated(F: np.ndarray) -> np.ndarray:
     keep = np.ones(len(U), dtype=bool)
     for start in range(0, len(U), 512):
         block = U[start : start + 512]
-        le = (U[None, :, :] <= block[:, None, :]).all(axis=2)
-        lt = (U[None, :, :] < block[:, None, :]).any(axis=2)
-        keep[start : start + len(block)] = ~(le & lt).any(axis=1)
+        le = np.all(U[None, :, :] <= block[:, None, :], axis=2)
+        lt = np.any(U[None, :, :] < block[:, None, :], axis=2)
+        keep[start : start + len(block)] = ~np.any(le & lt, axis=1)
     return first[keep]
 
 
@@ -124,7 +124,7 @@ class ParetoSet:
         span = np.where(hi > lo, hi - lo, np.maximum(np.abs(hi), 1.0))
         return hi + margin * span
 
-    def hypervolume(self, ref: Sequence[float] | None = None) -> float:
+    def hypervolume(self, ref: Sequence[float] | np.ndarray | None = None) -> float:
         """Hypervolume in user units (minimization form) w.r.t. ``ref`` (default: own nadir + 10%)."""
         if not self.points:
             return 0.0
@@ -154,9 +154,9 @@ class ParetoSet:
         def dominated_by(a: np.ndarray, b: np.ndarray) -> int:
             if len(a) == 0 or len(b) == 0:
                 return 0
-            le = (b[None, :, :] <= a[:, None, :]).all(axis=2)
-            lt = (b[None, :, :] < a[:, None, :]).any(axis=2)
-            return int((le & lt).any(axis=1).sum())
+            le = np.all(b[None, :, :] <= a[:, None, :], axis=2)
+            lt = np.any(b[None, :, :] < a[:, None, :], axis=2)
+            return int(np.any(le & lt, axis=1).sum())
 
         hv_self, hv_other = self.hypervolume(ref), other.hypervolume(ref)
         return {

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse import catalog
-from dse.cost import CostModel, RooflineCostModel, TableCostModel
+from dse.cost import CostModel, CostTables, RooflineCostModel, TableCostModel
 from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
@@ -95,7 +95,7 @@ class ProblemSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def _deadline(spec: ProblemSpec, tables) -> int | None:
+def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
     c = spec.constraints
     if c.deadline is not None and c.deadline_ms is not None:
         raise SpecError(spec.source, "constraints", "deadline, deadline_ms", "give one of the two")
@@ -164,13 +164,13 @@ def _resolve_platform(ref: str | Mapping[str, Any], source: str, base: Path) -> 
 
             return identical_platform(ref, source)
         return platform_from_dict(ref, f"{source} (platform)")
-    path = catalog.find("platforms", ref, base)
-    if path is None:
+    found = catalog.find("platforms", ref, base)
+    if found is None:
         raise SpecError(source, "platform", ref,
                         f"no such platform file or catalog name; catalog platforms: {', '.join(catalog.platforms())}")
     from dse.platform import load_platform
 
-    return load_platform(path)
+    return load_platform(found)
 
 
 def _existing(ref: str, base: Path, source: str, field_name: str) -> Path:
@@ -201,14 +201,14 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
                     raise SpecError(source, "workload.format", exc.value, exc.reason) from None
                 raise
         return workload_from_dict(ref, f"{source} (workload)")
-    path = catalog.find("workloads", ref, base)
-    if path is None:
+    found = catalog.find("workloads", ref, base)
+    if found is None:
         raise SpecError(source, "workload", ref,
                         f"no such workload file or catalog name; catalog workloads: {', '.join(catalog.workloads()) or 'none'}"
                         "; or use {builder: NAME, ...}")
     from dse.workload import load_workload
 
-    return load_workload(path)
+    return load_workload(found)
 
 
 def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, source: str) -> CostModel:
