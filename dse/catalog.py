@@ -48,8 +48,20 @@ def builders() -> list[str]:
     return sorted(BUILDERS)
 
 
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, but False (not an exception) for a name too long or not representable."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def find(kind: str, ref: str, base: Path | None = None) -> Path | None:
-    """Resolve ``ref`` (a catalog name or a path, relative to ``base`` or the catalog home)."""
+    """Resolve ``ref`` (a catalog name or a path, relative to ``base`` or the catalog home).
+
+    Returns the first candidate that is a file, or ``None`` (also for a name the OS rejects,
+    e.g. one too long), so that the caller reports the reference it could not resolve.
+    """
     candidates = []
     ref_path = Path(ref)
     if ref_path.suffix in (".yaml", ".yml") or "/" in ref or ref_path.suffix:
@@ -59,6 +71,6 @@ def find(kind: str, ref: str, base: Path | None = None) -> Path | None:
     else:
         candidates.append(models_dir() / kind / f"{ref}.yaml")
     for path in candidates:
-        if path.is_file():
+        if _is_file(path):
             return path
     return None

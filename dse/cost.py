@@ -17,18 +17,34 @@ Two models ship:
 * :class:`TableCostModel`: explicit per-device costs (``Op.device_costs``) or
   ``Op.work / Device.speed``, as in the TF paper's simulator and in task-graph
   benchmarks.
+
+Both check what they are given before trusting it: a ``device_costs`` entry must
+name a device of the platform, every table entry must fit int64, and so must the
+worst-case totals an evaluator sums over a mapping (:data:`MAX_TOTAL`); otherwise
+they raise :class:`~dse.errors.SpecError` naming the op, the device and the value,
+never an ``OverflowError`` or silently wrapped integers.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 
+from dse.errors import SpecError
 from dse.platform import Device, Platform
 from dse.workload import Op, Workload
+
+#: Every int64 table entry is below this float (2**63).
+_INT64_LIMIT = 2.0**63
+
+#: Bound of the worst-case totals of one mapping (every op on its slowest / costliest device,
+#: every edge on its slowest / costliest route, every device idle over that span): 2**62, half
+#: of int64, so that the evaluators' and CP-SAT's integer sums of these tables cannot overflow.
+MAX_TOTAL = 2**62
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,8 +179,116 @@ SPARSE_BANDWIDTH_EFFICIENCY = dict(cpu=0.45, gpu=0.55, tensorcore=0.55, fpga=0.8
 SPARSE_DENSITY_EXPONENT = dict(cpu=0.5, gpu=0.5, tensorcore=0.5, fpga=0.1, npu=0.5, dla=0.5, generic=0.5)
 
 
-def _ceil_int(x: float) -> int:
+class _Unfit(OverflowError):
+    """A value that does not fit an int64 table entry: ``what`` names the table."""
+
+    def __init__(self, what: str, value: float) -> None:
+        super().__init__(f"{what} {value!r} does not fit int64")
+        self.what = what
+        self.value = value
+
+
+def _ceil_int(x: float, what: str = "value") -> int:
+    """``ceil(x)`` as an int (0 for ``x <= 0``; a 1e-9 tolerance absorbs rounding).
+
+    Raises :class:`_Unfit` (an ``OverflowError``) when ``x`` is NaN or its ceiling does not fit int64.
+    """
+    if not x < _INT64_LIMIT:
+        raise _Unfit(what, x)
     return int(math.ceil(x - 1e-9)) if x > 0 else 0
+
+
+def _source(workload: Workload, platform: Platform) -> str:
+    return f"workload {workload.name!r} on platform {platform.name!r}"
+
+
+def _unit(what: str, time_unit: str) -> str:
+    return {"energy": "pJ", "transfer_energy": "pJ", "mem": "bytes", "edge_bytes": "bytes",
+            "idle_power": "mW", "mem_capacity": "bytes"}.get(what, time_unit)
+
+
+def _too_large(source: str, field_name: str, value: float, unit: str, whose: str) -> SpecError:
+    """The :class:`SpecError` of a table entry ``value`` (in ``unit``) past int64."""
+    return SpecError(source, field_name, float(f"{value:.4g}"),
+                     f"{whose} gives {value:.3g} {unit}, past the int64 cost tables (< {_INT64_LIMIT:.3g} "
+                     f"{unit}): the workload's figures are too large for the platform's rates")
+
+
+def _cell_error(workload: Workload, platform: Platform, i: int, j: int, exc: _Unfit, time_unit: str) -> SpecError:
+    """The :class:`SpecError` of op ``i`` on device ``j`` whose ``exc.what`` entry does not fit int64."""
+    op, dev = workload.ops[i], platform.devices[j]
+    return _too_large(_source(workload, platform), f"{exc.what}[{op.name}, {dev.name}]", exc.value,
+                      _unit(exc.what, time_unit), f"op {op.name!r} on device {dev.name!r}")
+
+
+def _names(names: tuple[str, ...], limit: int = 20) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+def check_device_costs(workload: Workload, platform: Platform) -> None:
+    """Raise :class:`SpecError` when an op's ``device_costs`` names a device the platform lacks.
+
+    The error names the op, the device and lists the platform's devices.
+    """
+    names = set(platform.device_names)
+    for i, op in enumerate(workload.ops):
+        for dev in op.device_costs:
+            if dev not in names:
+                raise SpecError(_source(workload, platform), f"ops[{i}].device_costs", dev,
+                                f"op {op.name!r} has a cost for device {dev!r}, which platform "
+                                f"{platform.name!r} does not have; its devices are {_names(platform.device_names)}")
+
+
+def _check_fits(raw: np.ndarray, what: str, unit: str, source: str, where: Callable[[tuple[int, ...]], str]) -> None:
+    """Raise :class:`SpecError` at the first entry of float array ``raw`` whose ceiling does not fit int64."""
+    bad = ~(raw < _INT64_LIMIT)  # NaN too
+    if raw.size and bad.any():
+        index = tuple(int(k) for k in np.unravel_index(int(np.argmax(bad)), raw.shape))
+        field_name, whose = where(index)
+        raise _too_large(source, f"{what}[{field_name}]", float(raw[index]), unit, whose)
+
+
+def _check_totals(workload: Workload, platform: Platform, time: np.ndarray, energy: np.ndarray, mem: np.ndarray,
+                  allowed: np.ndarray, transfer_time: np.ndarray, transfer_energy: np.ndarray, idle: np.ndarray,
+                  send_time: np.ndarray | None, time_unit: str) -> None:
+    """Raise :class:`SpecError` when a worst-case total of a mapping could pass :data:`MAX_TOTAL`.
+
+    Totals, summed as floats so that they cannot wrap: time = over ops, their slowest allowed
+    device + over edges, their slowest route and one send; energy = the same for energy + every
+    device's idle power over that time; memory = over ops, their largest footprint. The error
+    names the total and its largest term (an op and its device, an edge, or the idle power).
+    """
+    n_edges = transfer_time.shape[0]
+    sends = float(send_time.max()) * n_edges if send_time is not None and send_time.size else 0.0
+    span = 0.0
+    for what, table, transfers in (("time", time, transfer_time), ("energy", energy, transfer_energy),
+                                   ("mem", mem, None)):
+        per_op = np.where(allowed, table, 0).astype(np.float64)
+        op_max = per_op.max(axis=1)
+        edge_max = np.zeros(0)
+        if transfers is not None and n_edges:
+            edge_max = transfers.reshape(n_edges, -1).max(axis=1).astype(np.float64)
+        extra = {"time": sends, "energy": float(idle.astype(np.float64).sum()) * span}.get(what, 0.0)
+        total = float(op_max.sum()) + float(edge_max.sum()) + extra
+        if what == "time":
+            span = total
+        if total <= MAX_TOTAL:
+            continue
+        unit = _unit(what, time_unit)
+        i = int(np.argmax(op_max))
+        terms = [(float(op_max[i]), f"op {workload.ops[i].name!r} on device "
+                                    f"{platform.devices[int(np.argmax(per_op[i]))].name!r}")]
+        if edge_max.size:
+            k = int(np.argmax(edge_max))
+            s, d = workload.edges[k]
+            terms.append((float(edge_max[k]), f"edge {workload.ops[s].name!r} -> {workload.ops[d].name!r}"))
+        if what == "energy":
+            terms.append((extra, "the devices' idle power over that time"))
+        value, whose = max(terms)
+        raise SpecError(_source(workload, platform), f"total {what}", float(f"{total:.4g}"),
+                        f"a mapping could sum to {total:.3g} {unit}, past what the int64 evaluators hold "
+                        f"({MAX_TOTAL:.3g} {unit}); largest term: {whose} ({value:.3g} {unit})")
 
 
 @dataclass(frozen=True)
@@ -211,6 +335,12 @@ class RooflineCostModel:
         return max(compute, memory) + launch
 
     def tables(self, workload: Workload, platform: Platform) -> CostTables:
+        """The integer tables of ``workload`` on ``platform``.
+
+        Raises :class:`SpecError` when ``device_costs`` names a device the platform lacks, or a
+        table entry or a worst-case total does not fit int64 (naming the op and the device).
+        """
+        check_device_costs(workload, platform)
         n, m = workload.n_ops, len(platform.devices)
         time = np.zeros((n, m), dtype=np.int64)
         energy = np.zeros((n, m), dtype=np.int64)
@@ -222,9 +352,12 @@ class RooflineCostModel:
                 if seconds is None or not _type_ok(op, dev):
                     continue
                 allowed[i, j] = True
-                time[i, j] = max(1, _ceil_int(seconds * 1e9))
-                energy[i, j] = _ceil_int((dev.active_w - dev.idle_w) * 1e3 * time[i, j])
-                mem[i, j] = _ceil_int(op.resident_bytes + op.output_bytes)
+                try:
+                    time[i, j] = max(1, _ceil_int(seconds * 1e9, "time"))
+                    energy[i, j] = _ceil_int((dev.active_w - dev.idle_w) * 1e3 * time[i, j], "energy")
+                    mem[i, j] = _ceil_int(op.resident_bytes + op.output_bytes, "mem")
+                except _Unfit as exc:
+                    raise _cell_error(workload, platform, i, j, exc, "ns") from None
         return _assemble(workload, platform, time, energy, mem, allowed, ns_routes(platform))
 
 
@@ -259,19 +392,44 @@ def _assemble(
     display_time_unit: str = "ms",
     display_per_time_unit: float = 1e-6,
 ) -> CostTables:
-    """Fill in edges and transfers (``routes`` as from :func:`ns_routes`) and build the tables."""
+    """Fill in edges and transfers (``routes`` as from :func:`ns_routes`) and build the tables.
+
+    Raises :class:`SpecError` when an entry or a worst-case total does not fit int64.
+    """
+    source = _source(workload, platform)
+    names = platform.device_names
     edges = np.asarray(workload.edges, dtype=np.int64).reshape(-1, 2)
+    raw_bytes = np.asarray(workload.edge_bytes, dtype=np.float64)
+
+    def edge(k: int) -> str:
+        s, d = workload.edges[k]
+        return f"{workload.ops[s].name} -> {workload.ops[d].name}"
+
+    _check_fits(raw_bytes, "edge_bytes", "bytes", source, lambda ix: (edge(ix[0]), f"edge {edge(ix[0])}"))
     edge_bytes = np.asarray([_ceil_int(b) for b in workload.edge_bytes], dtype=np.int64)
     latency, per_byte, epb = routes[..., 0], routes[..., 1], routes[..., 2]
-    raw_t = latency[None] + edge_bytes[:, None, None] * per_byte[None]
-    raw_e = edge_bytes[:, None, None] * epb[None]
+    with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+        raw_t = latency[None] + edge_bytes[:, None, None] * per_byte[None]
+        raw_e = edge_bytes[:, None, None] * epb[None]
+    diag = np.arange(len(platform.devices))
+    raw_t[:, diag, diag] = 0
+    raw_e[:, diag, diag] = 0
+    for what, raw in (("transfer_time", raw_t), ("transfer_energy", raw_e)):
+        _check_fits(raw, what, _unit(what, time_unit), source, lambda ix: (
+            f"{edge(ix[0])}, {names[ix[1]]} -> {names[ix[2]]}",
+            f"edge {edge(ix[0])} from device {names[ix[1]]!r} to {names[ix[2]]!r}"))
     transfer_time = np.ceil(raw_t - 1e-9).clip(min=0).astype(np.int64)
     transfer_energy = np.ceil(raw_e - 1e-9).clip(min=0).astype(np.int64)
-    diag = np.arange(len(platform.devices))
     transfer_time[:, diag, diag] = 0
     transfer_energy[:, diag, diag] = 0
+    raw_idle = np.asarray([d.idle_w * 1e3 for d in platform.devices], dtype=np.float64)
+    raw_capacity = np.asarray([d.mem_gib * 2**30 for d in platform.devices], dtype=np.float64)
+    _check_fits(raw_idle, "idle_power", "mW", source, lambda ix: (names[ix[0]], f"device {names[ix[0]]!r}"))
+    _check_fits(raw_capacity, "mem_capacity", "bytes", source, lambda ix: (names[ix[0]], f"device {names[ix[0]]!r}"))
     idle = np.asarray([_ceil_int(d.idle_w * 1e3) for d in platform.devices], dtype=np.int64)
     capacity = np.asarray([int(d.mem_gib * 2**30) for d in platform.devices], dtype=np.int64)
+    _check_totals(workload, platform, time, energy, mem, allowed, transfer_time, transfer_energy, idle, send_time,
+                  time_unit)
     return CostTables(
         op_names=tuple(op.name for op in workload.ops),
         device_names=platform.device_names,
@@ -317,7 +475,20 @@ class TableCostModel:
     seconds_per_time_unit: float = 1e-9
     send_ops: float = 0.0
 
+    def __post_init__(self) -> None:
+        for name, positive in (("scale", True), ("seconds_per_time_unit", True), ("send_ops", False)):
+            value = getattr(self, name)
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+            if not ok or value < 0 or (positive and value == 0):
+                raise SpecError("cost_model", name, value, f"must be a finite number {'>' if positive else '>='} 0")
+
     def tables(self, workload: Workload, platform: Platform) -> CostTables:
+        """The integer tables of ``workload`` on ``platform``.
+
+        Raises :class:`SpecError` when ``device_costs`` names a device the platform lacks, or a
+        table entry or a worst-case total does not fit int64 (naming the op and the device).
+        """
+        check_device_costs(workload, platform)
         n, m = workload.n_ops, len(platform.devices)
         time = np.zeros((n, m), dtype=np.int64)
         energy = np.zeros((n, m), dtype=np.int64)
@@ -337,15 +508,22 @@ class TableCostModel:
                 if not _type_ok(op, dev):
                     continue
                 allowed[i, j] = True
-                time[i, j] = _ceil_int(raw * self.scale)
-                energy[i, j] = _ceil_int((dev.active_w - dev.idle_w) * 1e3 * time[i, j] * ns_per_unit / self.scale)
-                mem[i, j] = _ceil_int(op.resident_bytes + op.output_bytes)
+                try:
+                    time[i, j] = _ceil_int(raw * self.scale, "time")
+                    energy[i, j] = _ceil_int(
+                        (dev.active_w - dev.idle_w) * 1e3 * time[i, j] * ns_per_unit / self.scale, "energy")
+                    mem[i, j] = _ceil_int(op.resident_bytes + op.output_bytes, "mem")
+                except _Unfit as exc:
+                    raise _cell_error(workload, platform, i, j, exc, self.time_unit) from None
         routes = np.zeros((m, m, 3))
         for a, da in enumerate(platform.devices):
             for b, db in enumerate(platform.devices):
                 if a != b:
                     bw, lat, epb = platform.route(da.name, db.name)
                     routes[a, b] = (lat * self.scale, self.scale / bw, epb)
+        raw_send = np.asarray([self.send_ops / d.speed * self.scale if d.speed > 0 else 0.0 for d in platform.devices])
+        _check_fits(raw_send, "send_time", self.time_unit, _source(workload, platform),
+                    lambda ix: (platform.devices[ix[0]].name, f"device {platform.devices[ix[0]].name!r}"))
         send = np.asarray(
             [_ceil_int(self.send_ops / d.speed * self.scale) if d.speed > 0 else 0 for d in platform.devices],
             dtype=np.int64,

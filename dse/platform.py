@@ -2,6 +2,13 @@
 
 A :class:`Platform` is what the cost models read. Loaders validate YAML with
 pydantic so that every error names the file, the field and the value.
+
+Every number of a platform file must be finite and within the bounds below
+(:data:`MAX_POWER_W`, :data:`MAX_MEM_GIB`, ...): generous enough for any real
+device, tight enough that the integer cost tables built from them (mW, bytes,
+ns, pJ in int64) cannot overflow from platform figures alone. A workload whose
+figures are still too large for a device's rates is refused when the tables are
+built (:mod:`dse.cost`), naming the op and the device.
 """
 
 from __future__ import annotations
@@ -10,14 +17,40 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dse.errors import SpecError
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
+
+# Bounds of platform figures. Each is far past any real device, and each keeps the int64 cost
+# tables safe: power <= 1e9 mW, memory <= 1.1e15 bytes, a hop's latency <= 1e12 ns, and a
+# byte's transfer time <= 1e6 ns (1 / MIN_BANDWIDTH_GBPS) and energy <= 1e9 pJ.
+#: ``idle_w``, ``active_w``: 1 MW (a whole supercomputer draws ~20 MW; one device far less).
+MAX_POWER_W = 1e6
+#: ``mem_gib``: 1 PiB of device memory (1.1e15 bytes in the tables).
+MAX_MEM_GIB = 1e6
+#: ``mem_bw_gbps``, ``bandwidth_gbps`` (GB/s): from 1 kB/s ...
+MIN_BANDWIDTH_GBPS = 1e-6
+#: ... to 1 EB/s (HBM3 stacks reach ~1e3 GB/s).
+MAX_BANDWIDTH_GBPS = 1e9
+#: ``latency_us``: 1,000 s per hop.
+MAX_LATENCY_US = 1e9
+#: ``peak_tflops`` values: from 1 MFLOP/s ...
+MIN_PEAK_TFLOPS = 1e-6
+#: ... to 10 EFLOP/s (the largest accelerators reach ~1e4 TFLOP/s at low precision).
+MAX_PEAK_TFLOPS = 1e7
+#: ``energy_pj_per_byte``: 1 mJ per byte (off-chip links spend ~1-100 pJ/byte).
+MAX_ENERGY_PJ_PER_BYTE = 1e9
+#: ``speed`` (abstract operations per time unit), when given (0 means unused): from 1e-6 ...
+MIN_SPEED = 1e-6
+#: ... to 1e15.
+MAX_SPEED = 1e15
+#: Devices per platform (after ``count`` expansion): the transfer tables grow with its square.
+MAX_DEVICES = 1024
 
 
 @dataclass(frozen=True)
@@ -132,19 +165,40 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+_PeakTflops = Annotated[float, Field(ge=MIN_PEAK_TFLOPS, le=MAX_PEAK_TFLOPS)]
+_Bandwidth = Annotated[float, Field(ge=MIN_BANDWIDTH_GBPS, le=MAX_BANDWIDTH_GBPS)]
 
 
 class DeviceSpec(_Strict):
+    """One device of a platform file; every number finite and within the module's bounds.
+
+    ``peak_tflops`` values in [MIN_PEAK_TFLOPS, MAX_PEAK_TFLOPS], ``mem_bw_gbps`` in
+    [MIN_BANDWIDTH_GBPS, MAX_BANDWIDTH_GBPS], ``mem_gib`` in (0, MAX_MEM_GIB], ``idle_w`` and
+    ``active_w`` in [0, MAX_POWER_W], ``speed`` 0 or in [MIN_SPEED, MAX_SPEED], ``count`` in
+    [1, MAX_DEVICES].
+    """
+
     name: str = Field(min_length=1)
     kind: str
-    peak_tflops: dict[str, float] = Field(default_factory=dict)
-    mem_bw_gbps: float = Field(gt=0)
-    mem_gib: float = Field(gt=0)
-    idle_w: float = Field(ge=0)
-    active_w: float = Field(gt=0)
-    speed: float = Field(default=0.0, ge=0)
-    count: int = Field(default=1, ge=1, description="replicate this device COUNT times")
+    peak_tflops: dict[str, _PeakTflops] = Field(
+        default_factory=dict, description=f"TFLOP/s per precision, in [{MIN_PEAK_TFLOPS:g}, {MAX_PEAK_TFLOPS:g}]")
+    mem_bw_gbps: _Bandwidth = Field(description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}]")
+    mem_gib: float = Field(gt=0, le=MAX_MEM_GIB, description=f"GiB, in (0, {MAX_MEM_GIB:g}]")
+    idle_w: float = Field(ge=0, le=MAX_POWER_W, description=f"W, in [0, {MAX_POWER_W:g}]")
+    active_w: float = Field(gt=0, le=MAX_POWER_W, description=f"W, in (0, {MAX_POWER_W:g}], >= idle_w")
+    speed: float = Field(default=0.0, ge=0, le=MAX_SPEED,
+                         description=f"operations per time unit: 0 (unused) or in [{MIN_SPEED:g}, {MAX_SPEED:g}]")
+    count: int = Field(default=1, ge=1, le=MAX_DEVICES, description="replicate this device COUNT times")
+
+    @field_validator("speed")
+    @classmethod
+    def _speed(cls, value: float) -> float:
+        if 0 < value < MIN_SPEED:
+            raise ValueError(f"must be 0 (unused) or >= {MIN_SPEED:g}")
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> DeviceSpec:
@@ -152,19 +206,21 @@ class DeviceSpec(_Strict):
             raise ValueError(f"kind {self.kind!r} is not one of {', '.join(DEVICE_KINDS)}")
         if self.active_w < self.idle_w:
             raise ValueError(f"active_w {self.active_w} is below idle_w {self.idle_w}")
-        if any(v <= 0 for v in self.peak_tflops.values()):
-            raise ValueError("every peak_tflops value must be > 0")
         if not self.peak_tflops and self.speed <= 0:
             raise ValueError("give peak_tflops (per precision) or a positive speed")
         return self
 
 
 class LinkSpec(_Strict):
+    """A link of a platform file: ``bandwidth_gbps`` in [MIN_BANDWIDTH_GBPS, MAX_BANDWIDTH_GBPS],
+    ``latency_us`` in [0, MAX_LATENCY_US], ``energy_pj_per_byte`` in [0, MAX_ENERGY_PJ_PER_BYTE]."""
+
     a: str
     b: str
-    bandwidth_gbps: float = Field(gt=0)
-    latency_us: float = Field(ge=0)
-    energy_pj_per_byte: float = Field(default=0.0, ge=0)
+    bandwidth_gbps: _Bandwidth = Field(description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}]")
+    latency_us: float = Field(ge=0, le=MAX_LATENCY_US, description=f"us, in [0, {MAX_LATENCY_US:g}]")
+    energy_pj_per_byte: float = Field(default=0.0, ge=0, le=MAX_ENERGY_PJ_PER_BYTE,
+                                      description=f"pJ per byte, in [0, {MAX_ENERGY_PJ_PER_BYTE:g}]")
 
 
 class PlatformSpec(_Strict):
@@ -192,6 +248,9 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
         spec = PlatformSpec.model_validate(data)
     except ValidationError as exc:
         raise spec_error_from_validation(source, exc, data) from None
+    total = sum(d.count for d in spec.devices)
+    if total > MAX_DEVICES:
+        raise SpecError(source, "devices", total, f"more than {MAX_DEVICES} devices (counting each count)")
     devices = _expand_devices(spec.devices)
     names = [d.name for d in devices]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -4,20 +4,55 @@ An :class:`Op` carries what the cost models need: floating-point work, bytes
 moved to and from device memory, bytes that must stay resident (weights,
 buffers), the bytes of its output tensor (what an outgoing edge carries) and
 data features such as ``density`` and ``degree_skew`` for sparse ops.
+
+Every number must be finite, >= 0 and within the bounds below (:data:`MAX_FLOPS`,
+:data:`MAX_BYTES`, ...), and a workload holds at most :data:`MAX_OPS` ops and
+:data:`MAX_EDGES` edges; :func:`validate_workload` checks all of it, whatever
+the workload came from (YAML, an importer, a builder).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
+
+# Size and value bounds of a workload. Far past any real model (GPT-3's whole training run is
+# ~3e23 FLOPs), and small enough that one op's bytes fit the int64 cost tables.
+#: Ops per workload: the engine's tables and genomes are built per op; builders and importers
+#: refuse larger sizes before allocating anything.
+MAX_OPS = 200_000
+#: Edges per workload (the transfer tables hold one device-pair matrix per edge).
+MAX_EDGES = 2_000_000
+#: ``flops`` of one op.
+MAX_FLOPS = 1e24
+#: ``bytes_moved``, ``resident_bytes``, ``output_bytes`` and the bytes of an edge: 1 EB.
+MAX_BYTES = 1e18
+#: ``work`` of one op (abstract operations, e.g. an STG task cost).
+MAX_WORK = 1e18
+#: Each ``device_costs`` value (a time, in the cost model's unit).
+MAX_DEVICE_COST = 1e15
+#: ``features.density`` lies in [MIN_DENSITY, 1] (a graph of 1e12 nodes and one edge).
+MIN_DENSITY = 1e-24
+#: ``features.degree_skew`` (coefficient of variation of degrees; at most ~sqrt(nodes)).
+MAX_DEGREE_SKEW = 1e6
+
+#: Upper bound of each numeric :class:`Op` field.
+OP_BOUNDS: dict[str, float] = {
+    "flops": MAX_FLOPS,
+    "bytes_moved": MAX_BYTES,
+    "resident_bytes": MAX_BYTES,
+    "output_bytes": MAX_BYTES,
+    "work": MAX_WORK,
+}
 
 OP_CLASSES = (
     "gemm",
@@ -99,10 +134,28 @@ def chain(name: str, ops: Sequence[Op], description: str = "") -> Workload:
     return Workload(name, tuple(ops), edges, description=description)
 
 
+def _bad_number(value: Any, upper: float) -> bool:
+    """True unless ``value`` is a real number in [0, upper]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return True
+    return not 0 <= value <= upper  # NaN fails both comparisons
+
+
 def validate_workload(workload: Workload, source: str = "<workload>") -> Workload:
-    """Check names, classes, sizes and acyclicity; raises :class:`SpecError`."""
+    """Check sizes, names, classes, numbers and acyclicity; returns ``workload``.
+
+    Raises :class:`SpecError` naming the field and the value: more than
+    :data:`MAX_OPS` ops or :data:`MAX_EDGES` edges, a number that is not finite,
+    negative or past its bound (:data:`OP_BOUNDS`, :data:`MAX_DEVICE_COST`,
+    :data:`MIN_DENSITY`, :data:`MAX_DEGREE_SKEW`), a duplicate name or edge, a
+    self-loop, a cycle.
+    """
     if not workload.ops:
         raise SpecError(source, "ops", [], "a workload needs at least one op")
+    if len(workload.ops) > MAX_OPS:
+        raise SpecError(source, "ops", len(workload.ops), f"more than {MAX_OPS} ops")
+    if len(workload.edges) > MAX_EDGES:
+        raise SpecError(source, "edges", len(workload.edges), f"more than {MAX_EDGES} edges")
     seen: set[str] = set()
     for i, op in enumerate(workload.ops):
         if op.name in seen:
@@ -110,18 +163,23 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
         seen.add(op.name)
         if op.op_class not in OP_CLASSES:
             raise SpecError(source, f"ops[{i}].op_class", op.op_class, f"must be one of {', '.join(OP_CLASSES)}")
-        for attr in ("flops", "bytes_moved", "resident_bytes", "output_bytes", "work"):
+        for attr, upper in OP_BOUNDS.items():
             value = getattr(op, attr)
-            if not math.isfinite(value) or value < 0:
-                raise SpecError(source, f"ops[{i}].{attr}", value, "must be a finite number >= 0")
+            if _bad_number(value, upper):
+                raise SpecError(source, f"ops[{i}].{attr}", value, f"must be a finite number in [0, {upper:g}]")
         for dev, cost in op.device_costs.items():
-            if not math.isfinite(cost) or cost < 0:
-                raise SpecError(source, f"ops[{i}].device_costs.{dev}", cost, "must be a finite number >= 0")
+            if _bad_number(cost, MAX_DEVICE_COST):
+                raise SpecError(source, f"ops[{i}].device_costs.{dev}", cost,
+                                f"must be a finite number in [0, {MAX_DEVICE_COST:g}]")
+        for key, value in op.features.items():
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+                raise SpecError(source, f"ops[{i}].features.{key}", value, "must be a finite number")
         density = op.features.get("density", 1.0)
-        if not 0 < density <= 1:
-            raise SpecError(source, f"ops[{i}].features.density", density, "must be in (0, 1]")
-        if op.features.get("degree_skew", 0.0) < 0:
-            raise SpecError(source, f"ops[{i}].features.degree_skew", op.features["degree_skew"], "must be >= 0")
+        if not MIN_DENSITY <= density <= 1:
+            raise SpecError(source, f"ops[{i}].features.density", density, f"must be in [{MIN_DENSITY:g}, 1]")
+        if _bad_number(op.features.get("degree_skew", 0.0), MAX_DEGREE_SKEW):
+            raise SpecError(source, f"ops[{i}].features.degree_skew", op.features["degree_skew"],
+                            f"must be in [0, {MAX_DEGREE_SKEW:g}]")
     n = len(workload.ops)
     if len(workload.edge_bytes) != len(workload.edges):
         raise SpecError(source, "edge_bytes", len(workload.edge_bytes), f"needs one entry per edge ({len(workload.edges)})")
@@ -134,8 +192,8 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
         if s == d:
             raise SpecError(source, f"edges[{k}]", [workload.ops[s].name] * 2, "self-loop")
     for k, b in enumerate(workload.edge_bytes):
-        if not math.isfinite(b) or b < 0:
-            raise SpecError(source, f"edges[{k}].bytes", b, "must be a finite number >= 0")
+        if _bad_number(b, MAX_BYTES):
+            raise SpecError(source, f"edges[{k}].bytes", b, f"must be a finite number in [0, {MAX_BYTES:g}]")
     graph = workload.graph()
     if not nx.is_directed_acyclic_graph(graph):
         cycle = nx.find_cycle(graph)
@@ -148,28 +206,45 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+_Bytes = Annotated[float, Field(ge=0, le=MAX_BYTES)]
 
 
 class InputSpec(_Strict):
+    """One input of an op: its producer ``op`` and the ``bytes`` the edge carries."""
+
     op: str
-    bytes: float = Field(ge=0, description="bytes this edge carries (default: the producer's output_bytes)")
+    bytes: _Bytes | None = Field(default=None, description=f"bytes this edge carries (default: the producer's "
+                                                            f"output_bytes), in [0, {MAX_BYTES:g}]")
+
+
+def _input(value: Any) -> Any:
+    """A producer name as the mapping ``{op: name}`` (one schema: errors name ``inputs[j].bytes``, not a union branch)."""
+    return {"op": value} if isinstance(value, str) else value
+
+
+_Input = Annotated[InputSpec, BeforeValidator(_input)]
 
 
 class OpSpec(_Strict):
+    """One op of a workload file: numbers finite and in [0, bound] (see :data:`OP_BOUNDS`)."""
+
     name: str = Field(min_length=1)
     op_class: str = "generic"
-    flops: float = Field(default=0.0, ge=0)
-    bytes_moved: float = Field(default=0.0, ge=0)
-    resident_bytes: float = Field(default=0.0, ge=0)
-    output_bytes: float = Field(default=0.0, ge=0)
+    flops: float = Field(default=0.0, ge=0, le=MAX_FLOPS, description=f"in [0, {MAX_FLOPS:g}]")
+    bytes_moved: _Bytes = Field(default=0.0, description=f"in [0, {MAX_BYTES:g}]")
+    resident_bytes: _Bytes = Field(default=0.0, description=f"in [0, {MAX_BYTES:g}]")
+    output_bytes: _Bytes = Field(default=0.0, description=f"in [0, {MAX_BYTES:g}]")
     precision: str = "fp32"
     features: dict[str, float] = Field(default_factory=dict)
-    work: float = Field(default=0.0, ge=0)
-    device_costs: dict[str, float] = Field(default_factory=dict)
+    work: float = Field(default=0.0, ge=0, le=MAX_WORK, description=f"in [0, {MAX_WORK:g}]")
+    device_costs: dict[str, Annotated[float, Field(ge=0, le=MAX_DEVICE_COST)]] = Field(
+        default_factory=dict, description=f"time per device name, each in [0, {MAX_DEVICE_COST:g}]")
     device_type: str | None = None
     colocation: str | None = None
-    inputs: list[str | InputSpec] = Field(default_factory=list, description="producer names, or {op, bytes}")
+    inputs: list[_Input] = Field(default_factory=list, description="producer names, or {op, bytes}")
 
 
 class WorkloadSpec(_Strict):
@@ -190,11 +265,11 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<workload>") -> W
     edges, edge_bytes = [], []
     for i, op in enumerate(spec.ops):
         for j, producer in enumerate(op.inputs):
-            name = producer if isinstance(producer, str) else producer.op
+            name = producer.op
             if name not in index:
                 raise SpecError(source, f"ops[{i}].inputs[{j}]", name, "unknown op name")
             edges.append((index[name], i))
-            edge_bytes.append(spec.ops[index[name]].output_bytes if isinstance(producer, str) else producer.bytes)
+            edge_bytes.append(spec.ops[index[name]].output_bytes if producer.bytes is None else producer.bytes)
     ops = tuple(Op(**op.model_dump(exclude={"inputs"})) for op in spec.ops)
     workload = Workload(spec.name, ops, tuple(edges), tuple(edge_bytes), description=spec.description)
     return validate_workload(workload, source)

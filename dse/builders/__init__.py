@@ -4,7 +4,10 @@
 :class:`~dse.workload.Workload`; :func:`build` looks one up, checks the
 parameters against the function's signature and type hints, and raises
 :class:`~dse.errors.SpecError` (source ``workload.builder``, field
-``builder`` or the parameter's name) instead of a ``TypeError``.
+``builder`` or the parameter's name) instead of a ``TypeError``. A parameter
+that asks for more than :data:`~dse.workload.MAX_OPS` ops or
+:data:`~dse.workload.MAX_EDGES` edges is refused, naming it, before anything is
+built (:func:`dse.builders.gemm.require_size`).
 
 * ``resnet50``, ``mobilenetv2``, ``bert_base``: :mod:`dse.builders.dnn`;
 * ``gcn``: :mod:`dse.builders.gcn`;

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dse.builders.gemm import SOURCE, bytes_per_element, require_positive
+from dse.builders.gemm import SOURCE, bytes_per_element, require_positive, require_size
 from dse.errors import SpecError
 from dse.workload import Op, Workload
 
@@ -202,10 +202,12 @@ def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layer
     ``out_proj`` (gemm), ``add_norm1``, ``ffn1`` (gemm, GELU folded), ``ffn2``
     (gemm), ``add_norm2``: ``1 + 7 * layers`` ops (85 for 12 layers). The
     pooler and task heads are not included. Raises :class:`SpecError` for a
-    non-positive size, ``seq_len`` > 512 or an unknown precision.
+    non-positive size, ``seq_len`` > 512, more than :data:`~dse.workload.MAX_OPS`
+    ops or an unknown precision.
     """
     _check(batch, precision)
     require_positive(seq_len=seq_len, layers=layers)
+    require_size("layers", layers, 1 + 7 * layers, 9 * layers)
     p = BERT_BASE
     s, h, a, ffn = seq_len, p["hidden"], p["heads"], p["ffn"]
     if s > p["positions"]:

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive
+from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive, require_size
 from dse.errors import SpecError
 from dse.workload import Op, Workload
 
@@ -103,8 +103,8 @@ def gcn(
     ``features -> hidden -> ... -> hidden -> classes``.
 
     Raises :class:`SpecError` for an unknown dataset, precision or order, a
-    non-positive size, negative ``edges`` or ``degree_skew``, or more edges
-    than the graph can hold.
+    non-positive size, negative ``edges`` or ``degree_skew``, more edges
+    than the graph can hold, or more than :data:`~dse.workload.MAX_OPS` ops.
     """
     if dataset != "custom" and dataset not in DATASETS:
         raise SpecError(SOURCE, "dataset", dataset, f"must be one of {', '.join(DATASETS)} or custom")
@@ -122,6 +122,7 @@ def gcn(
     stats.update({k: v for k, v in given.items() if v is not None})
     require_positive(nodes=stats["nodes"], features=stats["features"], classes=stats["classes"],
                      layers=layers, hidden=hidden)
+    require_size("layers", layers, 2 * layers + 1, 2 * layers)
     for key in ("edges", "degree_skew"):
         if stats[key] < 0:
             raise SpecError(SOURCE, key, stats[key], "must be >= 0")

@@ -7,7 +7,7 @@ precision, the :class:`~dse.errors.SpecError` source and the dense GEMM op.
 from __future__ import annotations
 
 from dse.errors import SpecError
-from dse.workload import Op, Workload
+from dse.workload import MAX_EDGES, MAX_OPS, Op, Workload
 
 #: ``source`` of every :class:`SpecError` a builder raises.
 SOURCE = "workload.builder"
@@ -28,6 +28,18 @@ def require_positive(**values: float | None) -> None:
     for field, value in values.items():
         if value is None or value <= 0:
             raise SpecError(SOURCE, field, value, "must be > 0")
+
+
+def require_size(field: str, value: object, n_ops: int, n_edges: int = 0) -> None:
+    """Raise :class:`SpecError` naming ``field`` when the workload it asks for would hold more than
+    :data:`~dse.workload.MAX_OPS` ops or :data:`~dse.workload.MAX_EDGES` edges.
+
+    Builders call it with the sizes they are about to build, before allocating anything.
+    """
+    if n_ops > MAX_OPS:
+        raise SpecError(SOURCE, field, value, f"would build {n_ops} ops; a workload holds at most {MAX_OPS}")
+    if n_edges > MAX_EDGES:
+        raise SpecError(SOURCE, field, value, f"would build up to {n_edges} edges; a workload holds at most {MAX_EDGES}")
 
 
 def gemm_op(name: str, m: int, n: int, k: int, precision: str, features: dict | None = None) -> Op:
@@ -57,13 +69,14 @@ def gemm(m: int = 4096, n: int = 4096, k: int = 4096, precision: str = "fp16", t
     writes C contiguously (reads and writes mn elements). Returns a
     :class:`Workload` of 1 or ``tiles + 1`` ops.
 
-    Raises :class:`SpecError` for a non-positive size, ``tiles`` > ``m`` or an
-    unknown precision.
+    Raises :class:`SpecError` for a non-positive size, ``tiles`` > ``m``, more
+    than :data:`~dse.workload.MAX_OPS` ops or an unknown precision.
     """
     require_positive(m=m, n=n, k=k, tiles=tiles)
     bpe = bytes_per_element(precision)
     if tiles > m:
         raise SpecError(SOURCE, "tiles", tiles, f"at most m = {m} row blocks")
+    require_size("tiles", tiles, tiles + 1, tiles)
     if tiles == 1:
         return Workload(f"gemm-{m}x{n}x{k}", (gemm_op("gemm", m, n, k, precision),),
                         description=f"GEMM {m}x{n}x{k} at {precision}")

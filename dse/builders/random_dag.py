@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dse.builders.gemm import SOURCE, bytes_per_element, require_positive
+from dse.builders.gemm import SOURCE, bytes_per_element, require_positive, require_size
 from dse.errors import SpecError
-from dse.workload import Op, Workload
+from dse.workload import MAX_OPS, Op, Workload
 
 #: Per class: FLOPs range and arithmetic-intensity range (FLOP per byte moved), both drawn
 #: log-uniformly. Dense GEMMs of 256^3 to 4096^3 run at 10..500 FLOP/B; convs alike; an SpMM
@@ -17,6 +17,8 @@ CLASS_RANGES: dict[str, tuple[tuple[float, float], tuple[float, float]]] = {
     "spmm": ((1e5, 1e9), (0.1, 1.0)),
     "elementwise": ((1e4, 1e8), (0.05, 0.5)),
 }
+
+_DENSE = ("gemm", "conv", "elementwise")
 
 
 def random_pipeline(
@@ -37,12 +39,19 @@ def random_pipeline(
     FLOPs / intensity; resident bytes are 5-60% of it (none for elementwise
     ops) and output bytes 5-35%. ``spmm`` ops get ``density`` log-uniform in
     [1e-5, 1e-2] and ``degree_skew`` uniform in [0.2, 3]. Uses
-    ``numpy.random.default_rng(seed)``.
+    ``numpy.random.default_rng(seed)``; time and memory are linear in
+    ``n_ops * max_preds``.
 
-    Raises :class:`SpecError` for a non-positive size, a negative seed or
-    ``sparse_share`` outside [0, 1].
+    Raises :class:`SpecError` for a non-positive size, a negative seed,
+    ``sparse_share`` outside [0, 1], ``n_ops`` past :data:`~dse.workload.MAX_OPS`,
+    ``n_ops * max_preds`` past :data:`~dse.workload.MAX_EDGES` or ``width``
+    past ``MAX_OPS``.
     """
     require_positive(n_ops=n_ops, max_preds=max_preds, width=width)
+    require_size("n_ops", n_ops, n_ops)
+    require_size("max_preds", max_preds, n_ops, n_ops * min(max_preds, n_ops))
+    if width > MAX_OPS:
+        raise SpecError(SOURCE, "width", width, f"must be at most {MAX_OPS} (the most ops a workload holds)")
     bytes_per_element(precision)
     if seed < 0:
         raise SpecError(SOURCE, "seed", seed, "must be >= 0")
@@ -64,7 +73,8 @@ def random_pipeline(
     edges: list[tuple[int, int]] = []
     for depth, layer in enumerate(layers):
         for i in layer:
-            cls = "spmm" if rng.random() < sparse_share else str(rng.choice(["gemm", "conv", "elementwise"]))
+            # rng.integers(0, k) indexing a list draws as rng.choice(list) does, without building an array
+            cls = "spmm" if rng.random() < sparse_share else _DENSE[int(rng.integers(0, len(_DENSE)))]
             (f_lo, f_hi), (ai_lo, ai_hi) = CLASS_RANGES[cls]
             flops = logu(f_lo, f_hi)
             moved = flops / logu(ai_lo, ai_hi)
@@ -77,12 +87,16 @@ def random_pipeline(
                           features=features))
             if depth == 0:
                 continue
-            preds = {int(rng.choice(layers[depth - 1]))}
+            below = layers[depth - 1]
+            first = below[int(rng.integers(0, len(below)))]
+            preds = {first}
             extra = int(rng.integers(0, max_preds))  # 0 .. max_preds - 1 more producers
-            candidates = [j for j in range(layer[0]) if j not in preds]  # any op of an earlier layer
-            if extra and candidates:
-                take = min(extra, len(candidates))
-                preds.update(int(j) for j in rng.choice(candidates, size=take, replace=False))
+            n_candidates = layer[0] - 1  # any op of an earlier layer but ``first``
+            if extra and n_candidates:
+                # the same draw as rng.choice(<the candidates, in order>, ...) without listing them:
+                # candidate k is op k below ``first`` and op k + 1 from it on
+                picks = rng.choice(n_candidates, size=min(extra, n_candidates), replace=False)
+                preds.update(int(k) + int(k >= first) for k in picks)
             edges += [(j, i) for j in sorted(preds)]
     return Workload(f"random-{n_ops}-s{seed}", tuple(ops), tuple(edges),
                     description=f"seeded random layered DAG (seed {seed}, {len(layers)} layers)")

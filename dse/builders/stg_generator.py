@@ -12,17 +12,28 @@ from __future__ import annotations
 import numpy as np
 
 from dse.errors import SpecError
-from dse.workload import Op, Workload
+from dse.workload import MAX_EDGES, MAX_OPS, Op, Workload
 
 METHODS = ("sameprob", "samepred", "layrprob", "layrpred")
 
 
 def stg_random_graph(n_tasks: int = 50, method: str = "sameprob", seed: int = 0, mean_preds: float = 3.0) -> Workload:
-    """``n_tasks`` real tasks plus dummy entry ``t0`` and exit ``t{n+1}``; raises :class:`SpecError`."""
+    """``n_tasks`` real tasks plus dummy entry ``t0`` and exit ``t{n+1}``.
+
+    Raises :class:`SpecError` for an unknown method, ``n_tasks`` < 1 or ``n_tasks + 2`` past
+    :data:`~dse.workload.MAX_OPS`, a ``mean_preds`` that is negative, not finite or makes
+    ``n_tasks * mean_preds`` pass :data:`~dse.workload.MAX_EDGES`; all before allocating.
+    ``sameprob`` draws one number per pair of tasks: its time grows with ``n_tasks ** 2``.
+    """
     if method not in METHODS:
         raise SpecError("workload", "method", method, f"one of {', '.join(METHODS)}")
     if n_tasks < 1:
         raise SpecError("workload", "n_tasks", n_tasks, "must be >= 1")
+    if n_tasks + 2 > MAX_OPS:
+        raise SpecError("workload", "n_tasks", n_tasks, f"n_tasks + 2 dummies is more than {MAX_OPS} ops")
+    if not 0 <= mean_preds <= MAX_EDGES / n_tasks:  # also NaN
+        raise SpecError("workload", "mean_preds", mean_preds,
+                        f"must be in [0, {MAX_EDGES} / n_tasks] (at most {MAX_EDGES} edges)")
     rng = np.random.default_rng(seed)
     n = n_tasks
     preds: list[set[int]] = [set() for _ in range(n)]
@@ -34,8 +45,8 @@ def stg_random_graph(n_tasks: int = 50, method: str = "sameprob", seed: int = 0,
             start += width
         for below, above in zip(layers, layers[1:], strict=False):
             for j in above:
-                if method == "layrprob":
-                    chosen = [i for i in below if rng.random() < min(1.0, mean_preds / len(below))]
+                if method == "layrprob":  # one draw per op below, as rng.random() in a loop would
+                    chosen = np.asarray(below)[rng.random(len(below)) < min(1.0, mean_preds / len(below))]
                 else:
                     k = int(np.clip(rng.poisson(mean_preds), 1, len(below)))
                     chosen = list(rng.choice(below, size=k, replace=False))
@@ -44,7 +55,7 @@ def stg_random_graph(n_tasks: int = 50, method: str = "sameprob", seed: int = 0,
         for j in range(1, n):
             if method == "sameprob":
                 p = min(1.0, 2 * mean_preds / max(n - 1, 1))
-                preds[j].update(i for i in range(j) if rng.random() < p)
+                preds[j].update(np.flatnonzero(rng.random(j) < p).tolist())  # one draw per earlier task
             else:
                 k = int(np.clip(rng.poisson(mean_preds), 0, j))
                 preds[j].update(int(i) for i in rng.choice(j, size=k, replace=False))

@@ -25,10 +25,21 @@ Node attributes read into :class:`Op`: numbers ``work``, ``flops``,
 ``precision``, ``device_type``, ``colocation``; ``cost_<device>=t`` into
 ``device_costs[<device>]`` and ``feat_<name>=x`` into ``features[<name>]``.
 Edge attribute ``bytes`` sets the edge's bytes, else the producer's
-``output_bytes``. Any other attribute (``label``, ``shape``...) is ignored.
-A repeated edge ``a -> b`` is one edge (its later attributes win). Ops are
-in order of first appearance. The workload is named after the graph ID, or
-the file stem when the graph has none.
+``output_bytes``. These are what :func:`write_dot` writes. Graphviz's layout
+and styling attributes listed in :data:`LAYOUT_ATTRS` (``label``, ``shape``,
+``color``, ``style``, ``pos``, ``width``, ``height``, ``fontsize``...) are
+accepted and ignored on nodes and edges; any other node or edge attribute
+(also in ``node [...]`` / ``edge [...]`` defaults) is an error naming it and its
+line, so that a misspelt cost is never silently dropped. ``weight`` is not
+ignored: task-graph tools use it for costs, which this reader would lose.
+Graph attributes other than ``description`` (``rankdir``, ``rank``...) are ignored.
+
+Every node must be declared by a node statement (``a;`` or ``a [...]``,
+anywhere in the file, also inside a subgraph): a node that only appears in
+edges is an error naming it and the line of its first edge, as it would
+otherwise become a task of cost 0. A repeated edge ``a -> b`` is one edge
+(its later attributes win). Ops are in order of first appearance. The
+workload is named after the graph ID, or the file stem when the graph has none.
 """
 
 from __future__ import annotations
@@ -48,6 +59,20 @@ STRING_ATTRS = ("op_class", "precision", "device_type", "colocation")
 COST_PREFIX = "cost_"
 FEATURE_PREFIX = "feat_"
 KEYWORDS = ("strict", "graph", "digraph", "node", "edge", "subgraph")
+EDGE_ATTRS = ("bytes",)
+
+#: Graphviz node and edge attributes for layout and styling: accepted and ignored. Deliberately
+#: without ``weight`` (task-graph tools store costs in it; this reader would drop them).
+LAYOUT_ATTRS = frozenset("""
+    URL area arrowhead arrowsize arrowtail class color colorscheme comment constraint decorate dir
+    distortion edgeURL edgehref edgetarget edgetooltip fillcolor fixedsize fontcolor fontname fontsize
+    gradientangle group headURL headclip headhref headlabel headport headtarget headtooltip height href
+    id image imagepos imagescale label labelURL labelangle labeldistance labelfloat labelfontcolor
+    labelfontname labelfontsize labelhref labelloc labeltarget labeltooltip layer len lhead lp ltail
+    margin minlen nojustify ordering orientation penwidth peripheries pin pos rects regular root
+    samehead sametail samplepoints shape shapefile showboxes sides skew sortv style tailURL tailclip
+    tailhref taillabel tailport tailtarget tailtooltip target tooltip vertices width xlabel xlp z
+""".split())
 
 _NAME = r"[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_.\x80-\U0010ffff]*"
 _NUMBER = r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -147,6 +172,7 @@ class _Parser:
         self.node_line: dict[str, int] = {}
         self.edges: dict[tuple[str, str], dict[str, tuple[str, int]]] = {}
         self.graph_attrs: dict[str, tuple[str, int]] = {}
+        self.declared: set[str] = set()
 
     # -- token helpers
     def peek(self, ahead: int = 0) -> _Tok:
@@ -213,8 +239,11 @@ class _Parser:
             if self.is_keyword(tok, "node", "edge", "graph"):
                 self.next()
                 attrs = self.attr_lists(required=True)
+                kind = tok.text.lower()
+                if kind != "graph":
+                    self.check_attrs(attrs, kind)
                 target = {"node": node_defaults, "edge": edge_defaults, "graph": self.graph_attrs}
-                target[tok.text.lower()].update(attrs)
+                target[kind].update(attrs)
                 continue
             if tok.kind == "id" and not self.is_keyword(tok, *KEYWORDS) and self.peek(1).kind == "=":
                 key = self.ident()
@@ -257,8 +286,13 @@ class _Parser:
         attrs = self.attr_lists(required=False)
         if len(groups) == 1:
             if first.kind == "id" and not self.is_keyword(first, "subgraph"):
+                self.check_attrs(attrs, "node")
                 self.nodes[groups[0][0]].update(attrs)
+                self.declared.add(groups[0][0])
+            else:  # a lone subgraph: attributes after it apply to nothing
+                self.check_attrs(attrs, "node")
         else:
+            self.check_attrs(attrs, "edge")
             merged = {**edge_defaults, **attrs}
             for tails, heads in zip(groups, groups[1:], strict=False):
                 for u in tails:
@@ -281,6 +315,22 @@ class _Parser:
                     self.next()
             self.next()
         return attrs
+
+    def check_attrs(self, attrs: dict[str, tuple[str, int]], kind: str) -> None:
+        """Raise :class:`SpecError` naming the first attribute a ``kind`` (node/edge) may not carry, and its line."""
+        for key, (_value, line) in attrs.items():
+            if key in LAYOUT_ATTRS:
+                continue
+            if kind == "edge" and key in EDGE_ATTRS:
+                continue
+            if kind == "node" and (key in NUMERIC_ATTRS or key in STRING_ATTRS or (
+                    key.startswith((COST_PREFIX, FEATURE_PREFIX)) and key not in (COST_PREFIX, FEATURE_PREFIX))):
+                continue
+            known = EDGE_ATTRS if kind == "edge" else (
+                *NUMERIC_ATTRS, *STRING_ATTRS, f"{COST_PREFIX}<device>", f"{FEATURE_PREFIX}<name>")
+            raise SpecError(self.source, f"line {line}", key,
+                            f"unknown {kind} attribute; {kind}s carry {', '.join(known)} "
+                            "and Graphviz layout attributes (label, shape, color...)")
 
     def touch(self, name: str, line: int, node_defaults: dict) -> None:
         if name not in self.nodes:
@@ -334,7 +384,13 @@ def read_dot(path: str | Path) -> Workload:
         edge_bytes=tuple(edge_bytes),
         description=description,
     )
-    return validate_workload(workload, source)
+    validate_workload(workload, source)
+    undeclared = next((name for name in parser.nodes if name not in parser.declared), None)
+    if undeclared is not None:
+        raise SpecError(source, f"line {parser.node_line[undeclared]}", undeclared,
+                        "an edge names a node that no node statement declares (it would be a task of cost 0); "
+                        f"declare it, e.g. {_quote(undeclared)} [work=1];")
+    return workload
 
 
 def _quote(text: str) -> str:

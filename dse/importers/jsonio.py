@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dse.errors import SpecError
 from dse.importers._common import read_text, write_text
 from dse.platform import spec_error_from_validation
-from dse.workload import Op, OpSpec, Workload, validate_workload
+from dse.workload import MAX_BYTES, Op, OpSpec, Workload, validate_workload
 
 __all__ = ["FORMAT", "VERSION", "read_workload_json", "workload_from_json_data", "workload_to_json_data",
            "write_workload_json"]
@@ -38,14 +38,14 @@ VERSION = 1
 
 
 class _Edge(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     src: str
     dst: str
-    bytes: float | None = Field(default=None, ge=0)
+    bytes: float | None = Field(default=None, ge=0, le=MAX_BYTES)
 
 
 class _Document(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     format: str = FORMAT
     version: int = VERSION
     name: str
@@ -97,11 +97,11 @@ def workload_from_json_data(data: Any, source: str = "<json>") -> Workload:
         edge_bytes.append(ops[s].output_bytes if edge.bytes is None else edge.bytes)
     for i, spec in enumerate(doc.ops):
         for j, producer in enumerate(spec.inputs):
-            name = producer if isinstance(producer, str) else producer.op
+            name = producer.op
             if name not in index:
                 raise SpecError(source, f"ops[{i}].inputs[{j}]", name, "unknown op name")
             edges.append((index[name], i))
-            edge_bytes.append(ops[index[name]].output_bytes if isinstance(producer, str) else producer.bytes)
+            edge_bytes.append(ops[index[name]].output_bytes if producer.bytes is None else producer.bytes)
     workload = Workload(doc.name, ops, tuple(edges), tuple(float(b) for b in edge_bytes),
                         description=doc.description)
     return validate_workload(workload, source)

@@ -21,6 +21,9 @@ Decisions for the cases the format leaves open:
   one line each, with the ``#`` and one following space removed.
 * Ops are named ``t{id}``, ``op_class="generic"``, ``work=cost``, all byte
   counts 0 (edges carry nothing).
+* A file declaring more than :data:`~dse.workload.MAX_OPS` tasks (dummies
+  included) or a cost above :data:`~dse.workload.MAX_WORK` is refused on
+  the line that says so, before anything is allocated.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import networkx as nx
 
 from dse.errors import SpecError
 from dse.importers._common import read_text, write_text
-from dse.workload import Op, Workload, validate_workload
+from dse.workload import MAX_OPS, MAX_WORK, Op, Workload, validate_workload
 
 __all__ = ["read_stg", "write_stg"]
 
@@ -79,6 +82,9 @@ def read_stg(path: str | Path, *, keep_dummies: bool = True) -> Workload:
     n_real = _int(source, count_line, header[0], "the task count N")
     if n_real < 0:
         raise SpecError(source, f"line {count_line}", n_real, "the task count N must be >= 0")
+    if n_real + 2 > MAX_OPS:
+        raise SpecError(source, f"line {count_line}", n_real,
+                        f"N + 2 = {n_real + 2} tasks (with the dummies) is more than the {MAX_OPS} ops a workload may hold")
     n_rows = n_real + 2
 
     costs: list[int] = []
@@ -117,8 +123,8 @@ def read_stg(path: str | Path, *, keep_dummies: bool = True) -> Workload:
         if tid != task:
             raise SpecError(source, f"line {line}", tid,
                             f"task ids must be 0..{n_rows - 1} in file order; expected {task}")
-        if cost < 0:
-            raise SpecError(source, f"line {line}", cost, f"the cost of task {tid} must be >= 0")
+        if not 0 <= cost <= MAX_WORK:
+            raise SpecError(source, f"line {line}", cost, f"the cost of task {tid} must be in [0, {MAX_WORK:g}]")
         plist: list[int] = []
         for p in values[3:]:
             if not 0 <= p < n_rows:

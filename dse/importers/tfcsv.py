@@ -63,7 +63,18 @@ from pathlib import Path
 
 from dse.errors import SpecError
 from dse.importers._common import fmt_number, read_text, write_text
-from dse.platform import DEVICE_KINDS, Device, Link, Platform
+from dse.platform import (
+    DEVICE_KINDS,
+    MAX_BANDWIDTH_GBPS,
+    MAX_DEVICES,
+    MAX_MEM_GIB,
+    MAX_SPEED,
+    MIN_BANDWIDTH_GBPS,
+    MIN_SPEED,
+    Device,
+    Link,
+    Platform,
+)
 from dse.workload import Op, Workload, validate_workload
 
 __all__ = ["read_tf_devices", "read_tf_graph", "write_tf_devices", "write_tf_graph"]
@@ -107,7 +118,7 @@ def _number(source: str, line: int, column: str, text: str, *, empty: float | No
         return empty
     try:
         return float(int(text))
-    except ValueError:
+    except (ValueError, OverflowError):  # not an integer, or one past the float range
         pass
     try:
         value = float(text)
@@ -316,15 +327,18 @@ def read_tf_devices(path: str | Path) -> Platform:
         seen[did] = line
         ram = _number(source, line, cols[1], f[1])
         speed = _number(source, line, cols[2], f[2])
-        if ram < 0:
-            raise SpecError(source, f"line {line}", f[1], f"column '{cols[1]}' must be >= 0")
-        if speed <= 0:
-            raise SpecError(source, f"line {line}", f[2], f"column '{cols[2]}' (device speed) must be > 0")
+        if not 0 <= ram <= MAX_MEM_GIB * 2**30:
+            raise SpecError(source, f"line {line}", f[1], f"column '{cols[1]}' must be in [0, {MAX_MEM_GIB * 2**30:g}]")
+        if not MIN_SPEED <= speed <= MAX_SPEED:
+            raise SpecError(source, f"line {line}", f[2],
+                            f"column '{cols[2]}' (device speed) must be in [{MIN_SPEED:g}, {MAX_SPEED:g}]")
         rates = [_number(source, line, cols[3], t) for t in f[3].split(";") if t.strip()]
         kind = _kind(f[4]) if len(f) > 4 else "generic"
         parsed.append((did, line, ram, speed, rates, kind))
     parsed.sort(key=lambda r: r[0])
     n = len(parsed)
+    if n > MAX_DEVICES:
+        raise SpecError(source, f"line {parsed[MAX_DEVICES][1]}", n, f"more than {MAX_DEVICES} devices")
     devices = tuple(
         Device(name=f"d{did}", kind=kind, peak_tflops={}, mem_bw_gbps=1.0, mem_gib=ram / 2**30,
                idle_w=0.0, active_w=1.0, speed=speed)
@@ -337,9 +351,10 @@ def read_tf_devices(path: str | Path) -> Platform:
                             f"device {did} is number {k} of {n} in Id order, so column '{cols[3]}' must list "
                             f"{n - 1 - k} rates (to the devices after it), got {len(rates)}")
         for offset, rate in enumerate(rates, start=1):
-            if rate <= 0:
+            if not MIN_BANDWIDTH_GBPS <= rate <= MAX_BANDWIDTH_GBPS:
                 raise SpecError(source, f"line {line}", fmt_number(rate),
-                                f"communication speed to device {parsed[k + offset][0]} must be > 0")
+                                f"communication speed to device {parsed[k + offset][0]} must be in "
+                                f"[{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}]")
             links.append(Link(devices[k].name, devices[k + offset].name, bandwidth_gbps=rate, latency_us=0.0))
     return Platform(name=Path(path).stem, devices=devices, links=tuple(links))
 
