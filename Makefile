@@ -23,6 +23,7 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check dse tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 bench: $(TEST_STAMP)

@@ -69,7 +69,7 @@ class CostTables:
     transfer_energy: np.ndarray
     idle_power_mw: np.ndarray
     mem_capacity: np.ndarray
-    send_time: np.ndarray = field(default=None)  # type: ignore[assignment]
+    send_time: np.ndarray = field(default=None)  # type: ignore[arg-type]  # None: no send cost (zeros)
     time_unit: str = "ns"
     seconds_per_time_unit: float = 1e-9
     energy_unit: str = "pJ"
@@ -240,8 +240,10 @@ def check_device_costs(workload: Workload, platform: Platform) -> None:
                                 f"{platform.name!r} does not have; its devices are {_names(platform.device_names)}")
 
 
-def _check_fits(raw: np.ndarray, what: str, unit: str, source: str, where: Callable[[tuple[int, ...]], str]) -> None:
-    """Raise :class:`SpecError` at the first entry of float array ``raw`` whose ceiling does not fit int64."""
+def _check_fits(raw: np.ndarray, what: str, unit: str, source: str,
+                where: Callable[[tuple[int, ...]], tuple[str, str]]) -> None:
+    """Raise :class:`SpecError` at the first entry of float array ``raw`` whose ceiling does not fit int64;
+    ``where(index)`` names that entry: ``(field subscript, whose figures)``."""
     bad = ~(raw < _INT64_LIMIT)  # NaN too
     if raw.size and bad.any():
         index = tuple(int(k) for k in np.unravel_index(int(np.argmax(bad)), raw.shape))
@@ -329,7 +331,7 @@ class RooflineCostModel:
         peak = device.peak_flops(op.precision)
         if op.flops and peak is None:
             return None
-        compute = op.flops / (peak * eff) if op.flops else 0.0
+        compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = op.bytes_moved / (device.mem_bw_gbps * 1e9 * bw_eff) if op.bytes_moved else 0.0
         launch = LAUNCH_OVERHEAD_S[device.kind] if self.launch_overhead else 0.0
         return max(compute, memory) + launch
@@ -443,7 +445,7 @@ def _assemble(
         transfer_energy=transfer_energy,
         idle_power_mw=idle,
         mem_capacity=capacity,
-        send_time=send_time,
+        send_time=send_time if send_time is not None else np.zeros(idle.shape[0], dtype=np.int64),
         time_unit=time_unit,
         seconds_per_time_unit=seconds_per_time_unit,
         device_kinds=tuple(d.kind for d in platform.devices),

@@ -147,7 +147,7 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
         if not nx.has_path(graph, a, b):
             continue
         # fewest hops, ties broken by the widest bottleneck
-        best = None
+        best: tuple[float, float, float] | None = None
         for path in nx.all_shortest_paths(graph, a, b):
             hops = [graph.edges[u, v]["link"] for u, v in itertools.pairwise(path)]
             value = (
@@ -157,6 +157,7 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
             )
             if best is None or value[0] > best[0]:
                 best = value
+        assert best is not None  # a path exists
         routes[(a, b)] = best
     return routes
 
@@ -231,7 +232,7 @@ class PlatformSpec(_Strict):
 
 
 def _expand_devices(specs: list[DeviceSpec]) -> list[Device]:
-    devices = []
+    devices: list[Device] = []
     for spec in specs:
         values = spec.model_dump(exclude={"count", "name"})
         names = [spec.name] if spec.count == 1 else [f"{spec.name}{i}" for i in range(spec.count)]

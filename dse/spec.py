@@ -174,9 +174,15 @@ def _resolve_platform(ref: str | Mapping[str, Any], source: str, base: Path) -> 
 
 
 def _existing(ref: str, base: Path, source: str, field_name: str) -> Path:
+    """The first regular file among ``base/ref``, ``ref`` and the catalog's ``ref``; SpecError otherwise."""
     for path in (base / ref, Path(ref), catalog.home() / ref):
-        if ref and path.is_file():
-            return path
+        try:
+            if ref and path.is_file():
+                return path
+            if ref and path.is_dir():
+                raise SpecError(source, field_name, ref, "is a directory, not a file")
+        except OSError as exc:  # a name too long for the file system, say
+            raise SpecError(source, field_name, ref, f"cannot be opened: {exc.strerror or exc}") from None
     raise SpecError(source, field_name, ref, "file not found")
 
 

@@ -138,7 +138,7 @@ def _bad_number(value: Any, upper: float) -> bool:
     """True unless ``value`` is a real number in [0, upper]."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return True
-    return not 0 <= value <= upper  # NaN fails both comparisons
+    return not 0 <= float(value) <= upper  # NaN fails both comparisons
 
 
 def validate_workload(workload: Workload, source: str = "<workload>") -> Workload:

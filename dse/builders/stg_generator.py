@@ -49,7 +49,7 @@ def stg_random_graph(n_tasks: int = 50, method: str = "sameprob", seed: int = 0,
                     chosen = np.asarray(below)[rng.random(len(below)) < min(1.0, mean_preds / len(below))]
                 else:
                     k = int(np.clip(rng.poisson(mean_preds), 1, len(below)))
-                    chosen = list(rng.choice(below, size=k, replace=False))
+                    chosen = rng.choice(below, size=k, replace=False)
                 preds[j].update(int(i) for i in chosen)
     else:
         for j in range(1, n):

@@ -60,6 +60,7 @@ import csv
 import io
 import warnings
 from pathlib import Path
+from typing import Any
 
 from dse.errors import SpecError
 from dse.importers._common import fmt_number, read_text, write_text
@@ -160,7 +161,7 @@ def read_tf_graph(path: str | Path, *, strict: bool = False) -> Workload:
     cols = [h.strip() for h in header] if header else [h.strip() for h in GRAPH_HEADER]
     cols += [h.strip() for h in GRAPH_HEADER[len(cols):]]
 
-    parsed = []
+    parsed: list[tuple[Any, ...]] = []
     seen_ids: dict[int, int] = {}
     for line, f in rows:
         tid = _id(source, line, cols[0], f[0])
