@@ -6,7 +6,29 @@ import pytest
 
 from dse.synthetic import random_tables
 
-__all__ = ["random_tables"]
+__all__ = ["TINY_PLATFORM", "TINY_WORKLOAD", "random_tables"]
+
+#: A two-device platform and a three-op workload, written out inline in specs by the CLI tests.
+TINY_PLATFORM = {
+    "name": "tiny",
+    "devices": [
+        {"name": "cpu", "kind": "cpu", "peak_tflops": {"fp32": 1.0}, "mem_bw_gbps": 100, "mem_gib": 64,
+         "idle_w": 20, "active_w": 100},
+        {"name": "gpu", "kind": "gpu", "peak_tflops": {"fp32": 10.0}, "mem_bw_gbps": 900, "mem_gib": 16,
+         "idle_w": 30, "active_w": 250},
+    ],
+    "links": [{"a": "cpu", "b": "gpu", "bandwidth_gbps": 16, "latency_us": 5, "energy_pj_per_byte": 20}],
+}
+TINY_WORKLOAD = {
+    "name": "three",
+    "ops": [
+        {"name": "load", "op_class": "memcpy", "bytes_moved": 4e6, "output_bytes": 4e6},
+        {"name": "mm", "op_class": "gemm", "flops": 2e10, "bytes_moved": 2e7, "resident_bytes": 1e7,
+         "output_bytes": 1e6, "inputs": ["load"]},
+        {"name": "act", "op_class": "elementwise", "flops": 1e6, "bytes_moved": 2e6, "output_bytes": 1e6,
+         "inputs": ["mm"]},
+    ],
+}
 
 
 @pytest.fixture

@@ -10,27 +10,9 @@ import pytest
 import yaml
 
 from dse import cli
+from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
 
-PLATFORM = {
-    "name": "tiny",
-    "devices": [
-        {"name": "cpu", "kind": "cpu", "peak_tflops": {"fp32": 1.0}, "mem_bw_gbps": 100, "mem_gib": 64,
-         "idle_w": 20, "active_w": 100},
-        {"name": "gpu", "kind": "gpu", "peak_tflops": {"fp32": 10.0}, "mem_bw_gbps": 900, "mem_gib": 16,
-         "idle_w": 30, "active_w": 250},
-    ],
-    "links": [{"a": "cpu", "b": "gpu", "bandwidth_gbps": 16, "latency_us": 5, "energy_pj_per_byte": 20}],
-}
-WORKLOAD = {
-    "name": "three",
-    "ops": [
-        {"name": "load", "op_class": "memcpy", "bytes_moved": 4e6, "output_bytes": 4e6},
-        {"name": "mm", "op_class": "gemm", "flops": 2e10, "bytes_moved": 2e7, "resident_bytes": 1e7,
-         "output_bytes": 1e6, "inputs": ["load"]},
-        {"name": "act", "op_class": "elementwise", "flops": 1e6, "bytes_moved": 2e6, "output_bytes": 1e6,
-         "inputs": ["mm"]},
-    ],
-}
+PLATFORM, WORKLOAD = TINY_PLATFORM, TINY_WORKLOAD
 
 
 def write_spec(tmp_path: Path, **overrides) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dse.mapping.pipeline import PipelineProblem
+from dse.mapping.pipeline import PipelineProblem, example_problem
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.exhaustive import solve_exhaustive
 from dse.solvers.nsga2 import solve_nsga2
@@ -16,12 +16,7 @@ SEEDS = range(60)
 
 def random_problem(seed: int) -> PipelineProblem:
     """Random tables plus a random subset of deadline / power cap / memory, some of them infeasible."""
-    rng = np.random.default_rng(10_000 + seed)
-    tables = random_tables(seed)
-    deadline = int(rng.integers(20, 300)) if rng.random() < 0.5 else None
-    power = int(rng.integers(1, 30)) if rng.random() < 0.4 else None
-    objectives = ("throughput", "energy") if rng.random() < 0.75 else ("latency", "energy")
-    return PipelineProblem(tables, objectives, deadline=deadline, power_cap_mw=power, memory=bool(rng.random() < 0.8))
+    return example_problem(seed)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -90,6 +90,12 @@ class Formulation:
     named_vars: dict[str, Any] = field(default_factory=dict)
 
 
+def leading_device_genes(tables: CostTables, genome: Sequence[int]) -> dict[str, str]:
+    """Op name -> device name for a genome whose first ``n_ops`` genes are device indices (both built-in
+    families; a family with another layout writes its own ``assignment``)."""
+    return {op: tables.device_names[int(d)] for op, d in zip(tables.op_names, genome[: tables.n_ops], strict=True)}
+
+
 class DecodedMapping(ABC):
     """What ``decode`` returns: one mapping, explained.
 

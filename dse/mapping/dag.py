@@ -35,7 +35,13 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 
 from dse.cost import CostTables
 from dse.errors import InfeasibleError, SpecError
-from dse.mapping.base import DecodedMapping, Formulation, MappingProblem, Objective
+from dse.mapping.base import (
+    DecodedMapping,
+    Formulation,
+    MappingProblem,
+    Objective,
+    leading_device_genes,
+)
 from dse.mapping.constraints import AllowedDevices, Colocation, Constraint, Deadline, MemoryCapacity
 from dse.mapping.dag_structure import DagStructure, earliest_gap, insert_interval
 from dse.mapping.population import Population
@@ -329,8 +335,7 @@ class DagProblem(MappingProblem):
 
     def assignment(self, genome: Sequence[int]) -> dict[str, str]:
         """Op name -> device name: the first ``n_ops`` genes are device indices."""
-        t = self.tables
-        return {op: t.device_names[int(d)] for op, d in zip(t.op_names, genome[: t.n_ops], strict=True)}
+        return leading_device_genes(self.tables, genome)
 
     def decode(self, x: np.ndarray) -> DagSchedule:
         return self.schedule(x)

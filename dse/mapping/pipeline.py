@@ -23,7 +23,13 @@ import numpy as np
 
 from dse.cost import CostTables
 from dse.errors import SpecError
-from dse.mapping.base import DecodedMapping, Formulation, MappingProblem, Objective
+from dse.mapping.base import (
+    DecodedMapping,
+    Formulation,
+    MappingProblem,
+    Objective,
+    leading_device_genes,
+)
 from dse.mapping.constraints import AllowedDevices, Constraint, Deadline, MemoryCapacity, PowerCap
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
@@ -255,8 +261,7 @@ class PipelineProblem(MappingProblem):
 
     def assignment(self, genome: Sequence[int]) -> dict[str, str]:
         """Op name -> device name: the first ``n_ops`` genes are device indices."""
-        t = self.tables
-        return {op: t.device_names[int(d)] for op, d in zip(t.op_names, genome[: t.n_ops], strict=True)}
+        return leading_device_genes(self.tables, genome)
 
     # ------------------------------------------------------------------ decoding
     def decode(self, x: np.ndarray) -> PipelineMapping:

@@ -16,16 +16,15 @@ Example::
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from dse.cost import CostTables
+from dse.plugins import load_plugins
 
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
@@ -130,10 +129,7 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for module in BUILTIN_FAMILY_MODULES:
-        importlib.import_module(module)
-    for point in entry_points(group="dse.families"):
-        point.load()
+    load_plugins(BUILTIN_FAMILY_MODULES, "dse.families")
 
 
 def families() -> dict[str, Family]:

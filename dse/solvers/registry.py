@@ -17,11 +17,9 @@ theirs through the ``dse.solvers`` entry-point group.
 
 from __future__ import annotations
 
-import importlib
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 import numpy as np
@@ -29,6 +27,7 @@ import numpy as np
 from dse.errors import DseError
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
+from dse.plugins import load_plugins
 
 #: Modules that register the built-in solvers and heuristic providers.
 BUILTIN_SOLVER_MODULES = (
@@ -91,10 +90,7 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    for module in BUILTIN_SOLVER_MODULES:
-        importlib.import_module(module)
-    for point in entry_points(group="dse.solvers"):
-        point.load()
+    load_plugins(BUILTIN_SOLVER_MODULES, "dse.solvers")
 
 
 def solvers() -> dict[str, Solver]:
