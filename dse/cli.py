@@ -164,7 +164,8 @@ def _solve(args: argparse.Namespace) -> int:
         print("interrupted: the fronts above are what was found so far", file=sys.stderr)
         return token.exit_code
     if not any(p.feasible for f in fronts for p in f.points):
-        raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem))}")
+        proven = any(f.status == "infeasible" for f in fronts)
+        raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
     return 0
 
 

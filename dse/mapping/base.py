@@ -269,15 +269,17 @@ class MappingProblem(ABC):
         for c in self.constraints:
             c.check(self.tables)
 
-    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = ()) -> str:
+    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
         """One line on why no feasible mapping was found; families refine it.
 
         Raises :class:`~dse.errors.InfeasibleError` for what a static check
         proves. Otherwise, among ``candidates`` (e.g. the heuristics' genomes),
         names the constraint that the closest one still violates, and by how much.
+        ``proven``: an exact solver proved that no feasible mapping exists.
         """
         self.check_feasible()
-        unproven = "no feasible mapping was found within the time limit (infeasibility not proven)"
+        unproven = ("no mapping satisfies the constraints (proven by the exact solver)" if proven
+                    else "no feasible mapping was found within the time limit (infeasibility not proven)")
         if not len(candidates) or not self.constraints:
             return unproven
         G = self.evaluate(np.asarray(candidates, dtype=np.int64)).G

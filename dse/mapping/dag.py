@@ -359,7 +359,7 @@ class DagProblem(MappingProblem):
                 raise InfeasibleError(f"deadline {self.deadline} {unit} cannot be met: the critical path "
                                       f"alone takes at least {lb} {unit}")
 
-    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = ()) -> str:
+    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
         """Why no schedule is feasible: the static checks, then the deadline against the best of ``candidates``
         that meets the other constraints and the critical path (e.g. "deadline 50 tu cannot be met: the best
         schedule found takes 80 tu; the critical path alone takes 61 tu")."""
@@ -373,9 +373,10 @@ class DagProblem(MappingProblem):
                 unit = self.tables.time_unit
                 if best > self.deadline:
                     return (f"deadline {self.deadline} {unit} cannot be met: the best schedule found takes {best} "
-                            f"{unit}; the critical path alone takes {self.critical_path_bound()} {unit} "
-                            "(infeasibility not proven)")
-        return super().diagnose(time_limit, candidates)
+                            f"{unit}; the critical path alone takes {self.critical_path_bound()} {unit}"
+                            + (" (no schedule meets it: proven by the exact solver)" if proven
+                               else " (infeasibility not proven)"))
+        return super().diagnose(time_limit, candidates, proven)
 
     def critical_path_bound(self) -> int:
         """Longest path with each task at its fastest allowed time and free transfers: a makespan lower bound."""

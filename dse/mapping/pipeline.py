@@ -340,9 +340,9 @@ class PipelineProblem(MappingProblem):
         return genome
 
     # ------------------------------------------------------------------ exact
-    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = ()) -> str:
-        """One line naming the constraint that cannot be met and the best reachable value (CP-SAT;
-        ``candidates`` are not needed)."""
+    def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
+        """One line naming the constraint that cannot be met and the best reachable value (CP-SAT proves it
+        itself; ``candidates`` and ``proven`` are not needed)."""
         from dse.mapping.pipeline_cpsat import diagnose_pipeline
 
         return diagnose_pipeline(self, time_limit)
