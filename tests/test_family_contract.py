@@ -86,8 +86,8 @@ def test_decode_agrees_with_evaluate(name: str, seed: int) -> None:
 @pytest.mark.parametrize("name", FAMILIES)
 def test_every_declared_metric_is_a_front_csv_column(name: str, tmp_path) -> None:
     entry = families()[name]
-    problem = next(p for p in map(entry.examples, range(50)) if len(solve_nsga2(p, time_limit=5, seed=0)))
-    front = solve_nsga2(problem, time_limit=5, seed=0)
+    problem, front = next((p, f) for p in map(entry.examples, range(50))
+                          if len(f := solve_nsga2(p, time_limit=5, seed=0)))
     cli._write(tmp_path, problem, [front])
     columns = set(pd.read_csv(tmp_path / "front.csv").columns)
     assert {m.column(problem.tables) for m in entry.metrics} <= columns

@@ -221,7 +221,7 @@ class DagProblem(MappingProblem):
         n = self.n_tasks
         dev, keys = X[:, :n], X[:, n:]
         if self.insertion:
-            makespan = np.array([self.schedule(x).makespan for x in X], dtype=np.int64)
+            makespan = np.array([self._place(x, insertion=True)[-1] for x in X], dtype=np.int64)
         else:
             makespan = self._schedule_population(dev, keys)[0]
         P = Population.from_genomes(self.flat, dev)
@@ -286,10 +286,19 @@ class DagProblem(MappingProblem):
     def schedule(self, x: np.ndarray, insertion: bool | None = None) -> DagSchedule:
         """Decode one genome into a :class:`DagSchedule` (insertion per the problem unless given)."""
         t = self.tables
-        st = self.structure
+        n = self.n_tasks
         x = np.asarray(x, dtype=np.int64).reshape(-1)
+        order, start, finish, release, makespan = self._place(x, self.insertion if insertion is None else insertion)
+        energy = self._energy_of(x[:n], makespan)
+        G = self._violations(x[:n], makespan, energy)
+        return DagSchedule(t.op_names, t.device_names, x[:n].copy(), start, finish, release, order, makespan, energy,
+                           t.time_unit, self.slack(G))
+
+    def _place(self, x: np.ndarray, insertion: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+        """List-schedule one genome: ``(order, start, finish, release, makespan)``, nothing else computed."""
+        t = self.tables
+        st = self.structure
         n, m = self.n_tasks, t.n_dev
-        insertion = self.insertion if insertion is None else insertion
         dev, keys = x[:n], x[n:]
         order = self.orders(keys[None, :])[0]
         delay, extra = st.send_delays(dev, t.transfer_time, t.send_time, self.tensor_per_device)
@@ -310,16 +319,7 @@ class DagProblem(MappingProblem):
                 s = max(ready, ends[d][-1] if ends[d] else 0)
             insert_interval(busy[d], ends[d], s, s + occupy)
             start[v], finish[v], release[v] = s, s + int(T[v]), s + occupy
-        makespan = int(finish[:n].max(initial=0))
-        return self._wrap(x, order, start, finish[:n], release, makespan)
-
-    def _wrap(self, x, order, start, finish, release, makespan) -> DagSchedule:
-        t = self.tables
-        n = self.n_tasks
-        energy = self._energy_of(x[:n], makespan)
-        G = self._violations(x[:n], makespan, energy)
-        return DagSchedule(t.op_names, t.device_names, x[:n].copy(), np.asarray(start), np.asarray(finish),
-                           np.asarray(release), np.asarray(order), makespan, energy, t.time_unit, self.slack(G))
+        return order, start, finish[:n], release, int(finish[:n].max(initial=0))
 
     def _violations(self, dev: np.ndarray, makespan: int, energy: int) -> np.ndarray:
         P = Population(self.flat, dev[:, None].copy(), {"makespan": np.array([makespan]), "energy": np.array([energy])})

@@ -105,23 +105,16 @@ def heuristics_for(problem: MappingProblem) -> HeuristicProvider | None:
     return _HEURISTICS.get(problem.family)
 
 
-def known_solver_names(problem: MappingProblem | None = None) -> list[str]:
-    """Names accepted by :func:`lookup`: every solver, ``all``, and ``heuristic:NAME`` for
-    ``problem``'s family (every family's when ``problem`` is None)."""
+def _providers(problem: MappingProblem | None) -> list[HeuristicProvider]:
+    """The heuristic provider of ``problem``'s family, or every family's when ``problem`` is None."""
     _load()
-    names = [n for n in _SOLVERS if n != "heuristic"] + ["all"]
-    providers = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
-    for provider in providers:
-        if provider is not None:
-            names += [f"heuristic:{h}" for h in provider.names()]
-    return names
+    found = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
+    return [p for p in found if p is not None]
 
 
 def _unknown(name: str, problem: MappingProblem | None) -> UnknownSolverError:
-    _load()
     plain = ", ".join([n for n in _SOLVERS if n != "heuristic"] + ["all"])
-    providers = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
-    heur = sorted({h for p in providers if p is not None for h in p.names()})
+    heur = sorted({h for p in _providers(problem) for h in p.names()})
     tail = f", heuristic:NAME with NAME one of {', '.join(heur)}" if heur else ""
     return UnknownSolverError(f"unknown solver {name!r}; known solvers: {plain}{tail}")
 
@@ -141,8 +134,7 @@ def lookup(name: str, problem: MappingProblem | None = None) -> list[tuple[Solve
                 if s.in_all and (problem is None or s.supports(problem) is None)]
     if key.startswith("heuristic:") and "heuristic" in _SOLVERS:
         heuristic = key.split(":", 1)[1].strip().lower()
-        providers = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
-        if any(p is not None and heuristic in p.names() for p in providers):
+        if any(heuristic in p.names() for p in _providers(problem)):
             return [(_SOLVERS["heuristic"], {"name": heuristic})]
         raise _unknown(name, problem)
     if key in _SOLVERS and key != "heuristic":
