@@ -1,4 +1,4 @@
-"""The ``dse`` command line: ``solve``, ``validate``, ``catalog``.
+"""The ``dse`` command line: ``solve``, ``validate``, ``catalog``, and the commands of :mod:`dse.commands`.
 
 Exit codes: 0 success, 1 unexpected error, 2 invalid input, 3 infeasible problem
 (no solver found a feasible mapping: the diagnosis names the constraint), 130
@@ -34,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check a problem spec and print its size")
     validate.add_argument("spec")
     sub.add_parser("catalog", help="list bundled platforms, workloads, builders and problems")
+    from dse.commands import commands
+
+    for command in commands().values():
+        command.add_arguments(sub.add_parser(command.name, help=command.help))
     return parser
 
 
@@ -44,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
             return _solve(args)
         if args.command == "validate":
             return _validate(args.spec)
-        return _catalog()
+        if args.command == "catalog":
+            return _catalog()
+        from dse.commands import commands
+
+        return commands()[args.command].run(args)
     except DseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -78,8 +86,9 @@ def _validate(spec_path: str) -> int:
     spec = load_spec(spec_path)
     problem = build_problem(spec)
     problem.check_feasible()
-    print(f"{spec_path}: ok: family {spec.family}, platform {spec.platform.name} ({len(spec.platform.devices)} devices), "
-          f"workload {spec.workload.name} ({spec.workload.n_ops} ops, {len(spec.workload.edges)} edges), "
+    tables = problem.tables
+    print(f"{spec_path}: ok: family {spec.family}, platform {spec.platform.name} ({tables.n_dev} devices), "
+          f"workload {spec.workload.name} ({tables.n_ops} ops, {tables.n_edges} edges), "
           f"{problem.n_genes} genes, {_space(problem)} genomes, objectives {', '.join(spec.objectives)}, "
           f"constraints {', '.join(c.name for c in problem.constraints) or 'none'}")
     return 0
@@ -96,15 +105,20 @@ def _check_arguments(args: argparse.Namespace) -> None:
     if args.seed is not None and not (0 <= args.seed <= MAX_SEED):
         raise SpecError(where, "--seed", args.seed, f"must be an integer in [0, {MAX_SEED}]")
     if args.out is not None:
-        out: Path = args.out
-        if out.exists() and not out.is_dir():
-            raise SpecError(where, "--out", str(out), "is a file; give a folder")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
-                pass
-        except OSError as exc:
-            raise SpecError(where, "--out", str(out), f"cannot write there: {exc.strerror or exc}") from None
+        check_out_folder(args.out)
+
+
+def check_out_folder(out: Path, flag: str = "--out") -> None:
+    """Create folder ``out`` and check it is writable; SpecError (exit 2) naming ``flag`` otherwise."""
+    where = "command line"
+    if out.exists() and not out.is_dir():
+        raise SpecError(where, flag, str(out), "is a file; give a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise SpecError(where, flag, str(out), f"cannot write there: {exc.strerror or exc}") from None
 
 
 def _solve(args: argparse.Namespace) -> int:

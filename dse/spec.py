@@ -73,6 +73,7 @@ class ProblemSpecModel(_Strict):
     solver: SolverSpec = Field(default_factory=SolverSpec)
     cost_model: str | dict[str, Any] = "default"
     options: dict[str, Any] = Field(default_factory=dict, description="family options, e.g. insertion")
+    scenario: dict[str, Any] | None = Field(default=None, description="the family's run-time scenario (dse simulate)")
     description: str = ""
 
 
@@ -81,18 +82,22 @@ class ProblemSpec:
     """A validated spec with its platform and workload resolved.
 
     ``options`` holds the family's options, validated and with their defaults.
+    ``platform`` and ``workload`` are the family's own objects where its entry
+    resolves them (``Family.resolve_platform``); ``scenario`` is the validated
+    ``scenario`` model, or ``None``.
     """
 
     source: str
     name: str
     family: str
-    platform: Platform
-    workload: Workload
+    platform: Platform | Any
+    workload: Workload | Any
     objectives: tuple[str, ...]
     constraints: ConstraintsSpec
     solver: SolverSpec
     cost_model: CostModel
     options: dict[str, Any] = field(default_factory=dict)
+    scenario: BaseModel | None = None
 
 
 def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
@@ -224,14 +229,26 @@ def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, s
     if name == "default":
         name, defaults = fam.cost_model(options)
         params = {**defaults, **params}
+    factories: dict[str, Any] = {"roofline": RooflineCostModel, "table": TableCostModel, **fam.cost_models}
+    if name not in factories:
+        raise SpecError(source, "cost_model", name, f"choose {' or '.join(sorted(factories))}")
     try:
-        if name == "roofline":
-            return RooflineCostModel(**params)
-        if name == "table":
-            return TableCostModel(**params)
+        return factories[name](**params)
     except TypeError as exc:
         raise SpecError(source, "cost_model", dict(params), str(exc)) from None
-    raise SpecError(source, "cost_model", name, "choose roofline or table")
+
+
+def _scenario(fam: Family, raw: Mapping[str, Any] | None, source: str) -> BaseModel | None:
+    """The family's scenario model from the spec's ``scenario`` mapping; errors name ``scenario.KEY``."""
+    if raw is None:
+        return None
+    if fam.scenario is None:
+        raise SpecError(source, "scenario", "...", f"the {fam.name} family has no run-time scenario")
+    try:
+        return fam.scenario.model_validate(dict(raw))
+    except ValidationError as exc:
+        err = spec_error_from_validation(source, exc, dict(raw))
+        raise SpecError(source, f"scenario.{err.field}", err.value, err.reason) from None
 
 
 def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) -> ProblemSpec:
@@ -249,8 +266,8 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
     options = _options(fam, {**fam.platform_options.get(str(platform_format), {}), **model.options}, source)
     _check_solver_name(model.solver.name, source)
     base = base or Path(".")
-    platform = _resolve_platform(model.platform, source, base)
-    workload = _resolve_workload(model.workload, source, base)
+    platform = (fam.resolve_platform or _resolve_platform)(model.platform, source, base)
+    workload = (fam.resolve_workload or _resolve_workload)(model.workload, source, base)
     return ProblemSpec(
         source=source,
         name=model.name,
@@ -262,6 +279,7 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         constraints=model.constraints,
         solver=model.solver,
         cost_model=_cost_model(model.cost_model, fam, options, source),
+        scenario=_scenario(fam, model.scenario, source),
     )
 
 

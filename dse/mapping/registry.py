@@ -96,6 +96,23 @@ class Family:
     * ``examples(seed)``: a small seeded instance for the family contract test;
     * capabilities: ``exact`` (a CP-SAT formulation), ``gantt`` (decoded
       mappings carry a schedule).
+
+    Optional hooks for families whose inputs are not a :class:`~dse.platform.Platform`
+    and a :class:`~dse.workload.Workload` costed by the roofline or table model:
+
+    * ``resolve_platform(ref, source, base)`` / ``resolve_workload(ref, source, base)``:
+      read the spec's ``platform`` / ``workload`` field (a catalog name, a path
+      relative to folder ``base``, or an inline mapping) into the family's own
+      objects; raise :class:`~dse.errors.SpecError` naming ``source`` and the field.
+      The objects need a ``name`` attribute.
+    * ``cost_models``: extra cost models by name (``factory(**params) -> CostModel``),
+      selectable with the spec's ``cost_model`` field.
+    * ``scenario``: pydantic model of the spec's ``scenario`` mapping (streams of
+      inputs, frame timelines); a spec with a ``scenario`` for a family without
+      one is an error.
+    * ``simulate(spec, out, *, seed, quiet) -> pandas.DataFrame``: ``dse simulate``;
+      runs the spec's scenario, writes its files into folder ``out`` (when not
+      ``None``) and returns the summary, one row per policy or scheduler.
     """
 
     name: str
@@ -112,6 +129,11 @@ class Family:
     exact: bool = False
     gantt: bool = False
     description: str = ""
+    resolve_platform: Callable[[Any, str, Any], Any] | None = None
+    resolve_workload: Callable[[Any, str, Any], Any] | None = None
+    cost_models: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    scenario: type[BaseModel] | None = None
+    simulate: Callable[..., Any] | None = None
 
 
 _FAMILIES: dict[str, Family] = {}

@@ -1,0 +1,66 @@
+"""The CLI's command registry: one module per ``dse`` subcommand beyond the core ones.
+
+A command module builds a :class:`Command` and calls :func:`register_command`
+on import; :mod:`dse.cli` adds every registered command to its parser. A new
+command is a new module plus its name in :data:`BUILTIN_COMMAND_MODULES`
+(or the ``dse.commands`` entry-point group for other packages).
+
+Example::
+
+    from dse.commands import Command, register_command
+
+    def _arguments(parser):
+        parser.add_argument("spec")
+
+    def _run(args) -> int:
+        print(args.spec)
+        return 0
+
+    register_command(Command("hello", "print a spec's path", _arguments, _run))
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dse.plugins import load_plugins
+
+#: Modules that register the built-in extra commands (a new command adds its module here).
+BUILTIN_COMMAND_MODULES: tuple[str, ...] = (
+    "dse.commands.simulate",
+)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: ``add_arguments(parser)`` declares its flags; ``run(args)`` returns the exit code.
+
+    ``run`` raises :class:`~dse.errors.DseError` for bad input (exit 2) or an infeasible
+    problem (exit 3); the CLI prints it as one line.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+_COMMANDS: dict[str, Command] = {}
+_loaded = False
+
+
+def register_command(command: Command) -> Command:
+    """Add ``command`` to the registry (re-registering a name replaces it); returns it."""
+    _COMMANDS[command.name] = command
+    return command
+
+
+def commands() -> dict[str, Command]:
+    """Every registered extra command by name (built-in modules and entry points loaded first)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        load_plugins(BUILTIN_COMMAND_MODULES, "dse.commands")
+    return dict(_COMMANDS)

@@ -1,0 +1,51 @@
+"""``dse simulate SPEC --out DIR``: run a spec's run-time scenario with its family's simulator.
+
+The family's registry entry provides the simulator (``Family.simulate``); it
+writes its files (``summary.csv`` and the family's own: a timeline, a trace)
+into ``DIR`` and returns the summary table, which is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dse.commands import Command, register_command
+from dse.errors import SpecError
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("spec", help="problem spec YAML with a scenario section")
+    parser.add_argument("--out", type=Path, help="folder for summary.csv and the family's plots and traces")
+    parser.add_argument("--seed", type=int, help="random seed of the scenario (default: the spec's solver seed)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from dse.cli import check_out_folder
+    from dse.mapping.registry import family
+    from dse.spec import MAX_SEED, load_spec
+
+    if args.seed is not None and not (0 <= args.seed <= MAX_SEED):
+        raise SpecError("command line", "--seed", args.seed, f"must be an integer in [0, {MAX_SEED}]")
+    if args.out is not None:
+        check_out_folder(args.out)
+    spec = load_spec(args.spec)
+    entry = family(spec.family)
+    if entry.simulate is None:
+        raise SpecError(args.spec, "family", spec.family, "this family has no simulator")
+    if spec.scenario is None:
+        raise SpecError(args.spec, "scenario", None, "dse simulate needs a scenario section in the spec")
+    seed = args.seed if args.seed is not None else spec.solver.seed
+    summary = entry.simulate(spec, args.out, seed=seed, quiet=args.quiet)
+    with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):
+        print(summary.to_string(index=False))
+    if args.out is not None:
+        written = sorted(p.name for p in Path(args.out).iterdir() if p.is_file() and not p.name.startswith("."))
+        print(f"wrote {args.out}/" + ", ".join(written))
+    return 0
+
+
+register_command(Command("simulate", "run a spec's scenario (input stream, frames) and write its summary", _arguments, _run))
