@@ -4,7 +4,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean docs
+
+DOCS_STAMP := $(VENV)/.installed-docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -25,6 +27,15 @@ test: $(TEST_STAMP)
 	$(BIN)/ruff check dse tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+# The documentation site, built into out/site (the docs extra is never part of make test's install).
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build -q -f mkdocs.yml -d out/site
+	@echo "documentation in out/site/index.html"
 
 bench: $(TEST_STAMP)
 	$(BIN)/python benchmarks/eval_throughput.py

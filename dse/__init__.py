@@ -3,7 +3,7 @@
 Typical use::
 
     import dse
-    problem = dse.load_problem("problems/quickstart.yaml")
+    problem = dse.load_problem("quickstart")   # a catalog name or a spec path
     front = dse.solve(problem, solver="cpsat", time_limit=30, seed=0)
     front.to_frame(); front.plot(); front.hypervolume()
     print(problem.decode(front.points[0].genome).explain())
@@ -14,7 +14,18 @@ from dse.pareto import ParetoPoint, ParetoSet
 from dse.solvers import solve
 from dse.spec import build_problem, load_problem, load_spec
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml), or ``0+unknown`` when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dse")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
 
 __all__ = [
     "DseError",
@@ -23,6 +34,7 @@ __all__ = [
     "ParetoSet",
     "SpaceTooLargeError",
     "SpecError",
+    "__version__",
     "build_problem",
     "load_problem",
     "load_spec",

@@ -8,6 +8,7 @@ interrupted by SIGINT and 143 by SIGTERM (after writing what was found).
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import signal
 import sys
@@ -16,12 +17,17 @@ from pathlib import Path
 
 import numpy as np
 
+from dse.catalog import time_unit_note
 from dse.errors import DseError, InfeasibleError, SpecError
 from dse.pareto import ParetoSet
 
 
 def _parser() -> argparse.ArgumentParser:
+    from dse import __version__
+
     parser = argparse.ArgumentParser(prog="dse", description="Design-space exploration of workload mappings.")
+    parser.add_argument("--version", action="version", version=f"dse {__version__}",
+                        help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     solve = sub.add_parser("solve", help="solve a problem spec and write its Pareto front")
     solve.add_argument("spec", help="problem spec YAML")
@@ -31,9 +37,13 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--out", type=Path, help="folder for front.csv, front.json, pareto.png")
     solve.add_argument("--quiet", action="store_true", help="no progress lines")
     solve.add_argument("--gantt", action="store_true", help="also draw the schedule of the knee point (gantt.png)")
+    solve.add_argument("--resume", type=Path, metavar="DIR",
+                       help="continue from DIR/front.json of a previous run: its genomes seed nsga2 and hint cpsat")
     validate = sub.add_parser("validate", help="check a problem spec and print its size")
-    validate.add_argument("spec")
-    sub.add_parser("catalog", help="list bundled platforms, workloads, builders and problems")
+    validate.add_argument("spec", help="problem spec YAML (a path or a catalog problem name)")
+    catalog = sub.add_parser("catalog", help="list bundled platforms, workloads, builders and problems")
+    catalog.add_argument("--details", metavar="NAME",
+                         help="print one platform's figures, one builder's parameters, one workload or problem")
     from dse.commands import commands
 
     for command in commands().values():
@@ -49,12 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "validate":
             return _validate(args.spec)
         if args.command == "catalog":
-            return _catalog()
+            return _catalog(args.details)
         from dse.commands import commands
 
         return commands()[args.command].run(args)
     except DseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_with_unit_note(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -64,13 +74,26 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def _catalog() -> int:
+def _with_unit_note(message: str) -> str:
+    """``message`` with a short explanation of ``tu`` appended when it uses that unit (still one line)."""
+    import re
+
+    return message + " (tu: the workload's own time unit)" if re.search(r"\btu\b", message) else message
+
+
+def _catalog(details: str | None = None) -> int:
     from dse import catalog
 
+    if details is not None:
+        print(catalog.details(details))
+        return 0
     print("platforms: " + ", ".join(catalog.platforms()))
     print("workloads: " + (", ".join(catalog.workloads()) or "(none; use builders)"))
     print("builders:  " + ", ".join(catalog.builders()))
     print("problems:  " + ", ".join(catalog.problems()))
+    for kind, names in catalog.other_kinds().items():
+        print(f"{kind + ':':<10} " + ", ".join(names))
+    print("details:   dse catalog --details NAME")
     return 0
 
 
@@ -123,9 +146,6 @@ def check_out_folder(out: Path, flag: str = "--out") -> None:
 
 def _solve(args: argparse.Namespace) -> int:
     from dse.interrupt import interruptible
-    from dse.progress import Progress
-    from dse.solvers import solve
-    from dse.solvers.registry import collect_seeds, lookup
     from dse.spec import build_problem, load_spec
 
     _check_arguments(args)
@@ -136,36 +156,14 @@ def _solve(args: argparse.Namespace) -> int:
     name = args.solver or settings.name
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s
     seed = args.seed if args.seed is not None else settings.seed
-    entries = lookup("all") if name == "all" else lookup(name, problem)
-    show = False if args.quiet else None
-    fronts: list[ParetoSet] = []
-    skipped: list[str] = []
+    resume = _resume_genomes(args.resume, problem) if args.resume is not None else []
     with interruptible() as token:
-        for entry, _fixed in entries:
-            if token.stopped:
-                break
-            reason = entry.supports(problem)
-            if reason is not None:
-                print(f"note: {entry.name} skipped: {reason}", file=sys.stderr)
-                skipped.append(f"{entry.name}: {reason}")
-                continue
-            label = name if name.startswith("heuristic:") else entry.name
-            configured = settings.options.get(entry.name)
-            options = dict(configured) if isinstance(configured, dict) else {}
-            if not args.quiet:
-                print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
-                      file=sys.stderr, flush=True)
-            try:
-                front = solve(problem, label, time_limit=time_limit, seed=seed,
-                              progress=Progress(entry.name, enabled=show), **options)
-            except KeyboardInterrupt:  # a stop that reached us as an exception: keep what the others found
-                token.request(signal.SIGINT)
-                break
-            fronts.append(front)
-            if args.out:  # after every solver, so a later crash keeps the fronts found so far
+        def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
+            if args.out:
                 _write(args.out, problem, fronts, gantt=args.gantt)
-            if front.status == "interrupted":
-                token.request()
+
+        fronts, skipped = run_spec_solvers(problem, settings, name, time_limit, seed, token,
+                                           quiet=args.quiet, on_front=written, resume=resume)
     interrupted = token.stopped
     if interrupted and args.out and not fronts:
         _write(args.out, problem, fronts, gantt=args.gantt)
@@ -177,10 +175,84 @@ def _solve(args: argparse.Namespace) -> int:
     if interrupted:
         print("interrupted: the fronts above are what was found so far", file=sys.stderr)
         return token.exit_code
+    check_some_feasible(problem, fronts)
+    return 0
+
+
+def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
+                     quiet: bool = False, on_front=None,
+                     resume: list[np.ndarray] | None = None) -> tuple[list[ParetoSet], list[str]]:
+    """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
+    with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
+    skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
+    every solver; ``resume`` genomes (a previous front) go to every solver that takes a ``resume`` option.
+    Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name."""
+    from dse.progress import Progress
+    from dse.solvers import solve
+    from dse.solvers.registry import lookup
+
+    entries = lookup("all") if name == "all" else lookup(name, problem)
+    show = False if quiet else None
+    fronts: list[ParetoSet] = []
+    skipped: list[str] = []
+    for entry, _fixed in entries:
+        if token.stopped:
+            break
+        reason = entry.supports(problem)
+        if reason is not None:
+            print(f"note: {entry.name} skipped: {reason}", file=sys.stderr)
+            skipped.append(f"{entry.name}: {reason}")
+            continue
+        label = name if name.startswith("heuristic:") else entry.name
+        configured = settings.options.get(entry.name)
+        options = dict(configured) if isinstance(configured, dict) else {}
+        if resume and "resume" in inspect.signature(entry.run).parameters:
+            options["resume"] = resume
+        if not quiet:
+            print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
+                  file=sys.stderr, flush=True)
+        try:
+            front = solve(problem, label, time_limit=time_limit, seed=seed,
+                          progress=Progress(entry.name, enabled=show), **options)
+        except KeyboardInterrupt:  # a stop that reached us as an exception: keep what the others found
+            token.request(signal.SIGINT)
+            break
+        fronts.append(front)
+        if on_front is not None:
+            on_front(fronts)
+        if front.status == "interrupted":
+            token.request()
+    return fronts, skipped
+
+
+def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
+    """The genomes of every point in ``folder/front.json`` (a previous ``dse solve --out``), checked against
+    ``problem``'s genome; SpecError (exit 2) naming ``--resume`` when the file is missing or does not fit."""
+    from dse.pareto import read_front_genomes
+
+    path = folder / "front.json"
+    if not path.is_file():
+        raise SpecError("command line", "--resume", str(folder),
+                        "has no front.json (give the --out folder of a previous run)")
+    try:
+        genomes = read_front_genomes(path)
+    except ValueError as exc:
+        raise SpecError(str(path), "fronts", "front.json", f"cannot be read: {exc}") from None
+    for g in genomes:
+        if len(g) != problem.n_genes or (g < problem.lower).any() or (g > problem.upper).any():
+            raise SpecError(str(path), "fronts.points.genome", " ".join(map(str, g[:8].tolist())),
+                            f"does not fit this problem ({problem.n_genes} genes within the genome's bounds): "
+                            "was it written for another spec?")
+    return genomes
+
+
+def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
+    """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point."""
+    from dse.solvers.registry import collect_seeds
+
     if not any(p.feasible for f in fronts for p in f.points):
         proven = any(f.status == "infeasible" for f in fronts)
         raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
-    return 0
 
 
 #: Front rows printed per solver; larger fronts are sampled evenly.
@@ -212,8 +284,35 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
             values = ", ".join(f"{k} {v:.5g}" for k, v in p.objectives.items())
             print(f"  {name:<16} {values}{'' if p.feasible else '  (violates constraints)'}")
     if len(fronts) >= 2 and len(fronts[0]) and len(fronts[1]):
-        cmp = fronts[0].compare(fronts[1])
-        print(f"\n== {fronts[1].solver} reaches {cmp['hypervolume_ratio']:.1%} of {fronts[0].solver}'s hypervolume")
+        print("\n== " + compare_line(fronts[0], fronts[1]))
+    notes = {n for n in (time_unit_note(o.unit) for f in fronts for o in f.objectives) if n}
+    for note in sorted(notes):
+        print(f"\n({note})")
+
+
+def compare_line(first: ParetoSet, second: ParetoSet) -> str:
+    """How ``second`` compares with ``first``: a hypervolume ratio only when ``first`` is a complete (proven)
+    front; otherwise which front holds the best points over which range of the first objective."""
+    if first.complete:
+        cmp = first.compare(second)
+        return f"{second.solver} reaches {cmp['hypervolume_ratio']:.1%} of {first.solver}'s hypervolume"
+    from dse.pareto import nondominated
+
+    both = [first, second]
+    F = np.vstack([f.F() for f in both])
+    owner = np.concatenate([np.full(len(f), k) for k, f in enumerate(both)])
+    best = nondominated(F)
+    obj = first.objectives[0]
+    parts = []
+    for k, front in enumerate(both):
+        mine = best[owner[best] == k]
+        if len(mine) == 0:
+            parts.append(f"{front.solver} has no point on it")
+            continue
+        xs = np.abs(F[mine, 0])
+        parts.append(f"{front.solver} gives {len(mine)} of its points, {obj.name} {xs.min():.4g} to {xs.max():.4g} {obj.unit}")
+    return (f"{first.solver}'s front is not proven complete ({first.status}), so no hypervolume ratio; "
+            "on the combined front " + "; ".join(parts))
 
 
 def _replace_atomically(path: Path, write) -> None:
@@ -236,7 +335,7 @@ def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False) -> 
 
     import pandas as pd
 
-    from dse.plot import plot_fronts, plot_gantt, save
+    from dse.plot import plot_fronts, plot_schedule, save
 
     out.mkdir(parents=True, exist_ok=True)
     frames = []
@@ -252,11 +351,11 @@ def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False) -> 
     if gantt:
         best = next((f for f in fronts if len(f)), None)
         if best is not None:
-            mapping = problem.decode(np.asarray(best.knee().genome))
-            if mapping.schedule:
+            genome = np.asarray(best.knee().genome)
+            if problem.decode(genome).schedule:
                 title = f"{problem.name}: knee point"
                 _replace_atomically(out / "gantt.png", lambda tmp: save(
-                    plot_gantt(mapping.schedule, time_unit=problem.tables.time_unit, title=title), tmp))
+                    plot_schedule(problem, genome, title=title), tmp))
 
 
 if __name__ == "__main__":

@@ -225,6 +225,21 @@ class ParetoSet:
         return plot_fronts([self, *others], ax=ax, **kwargs)
 
 
+def read_front_genomes(path: str | Path) -> list[np.ndarray]:
+    """Distinct genomes of every point in a ``front.json`` written by ``dse solve`` (one document with
+    ``fronts``) or by :meth:`ParetoSet.to_json` (one front), in file order.
+
+    Raises ``ValueError`` when the file is not such a document.
+    """
+    try:
+        doc = json.loads(Path(path).read_text())
+        fronts = doc["fronts"] if "fronts" in doc else [doc]
+        rows = [tuple(int(g) for g in point["genome"]) for front in fronts for point in front["points"]]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+    return [np.array(row, dtype=np.int64) for row in dict.fromkeys(rows)]
+
+
 def _point_dict(p: ParetoPoint) -> dict[str, Any]:
     return {
         "solver": p.solver,

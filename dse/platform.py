@@ -51,6 +51,24 @@ MIN_SPEED = 1e-6
 MAX_SPEED = 1e15
 #: Devices per platform (after ``count`` expansion): the transfer tables grow with its square.
 MAX_DEVICES = 1024
+#: Operating points (DVFS levels) per device; each adds a value to the device's frequency gene.
+MAX_DVFS_LEVELS = 16
+#: Bounds of an operating point's ``time_scale`` and ``power_scale`` (factors of the nominal figures).
+DVFS_SCALE_RANGE = (0.05, 20.0)
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """One DVFS operating point of a device: ``freq_mhz`` and how it scales the nominal figures.
+
+    ``time_scale`` multiplies the compute-bound part of an op's time (1.5: 1.5x slower; the
+    memory-bound part and launch overhead are not scaled: memory clocks are separate);
+    ``power_scale`` multiplies the dynamic power ``active_w - idle_w`` (idle power unchanged).
+    """
+
+    freq_mhz: float
+    time_scale: float = 1.0
+    power_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,7 @@ class Device:
     idle_w: float
     active_w: float
     speed: float = 0.0
+    dvfs: tuple[OperatingPoint, ...] = ()
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -101,13 +120,15 @@ class Platform:
 
     Device pairs without a direct link communicate over the path of fewest
     links, the widest of those (bottleneck bandwidth, summed latency and
-    energy); see :meth:`route`.
+    energy); see :meth:`route`. ``calibration``: path of a measured kernel
+    calibration (:mod:`dse.calibrate`) the cost model uses where it covers a device.
     """
 
     name: str
     devices: tuple[Device, ...]
     links: tuple[Link, ...] = ()
     description: str = ""
+    calibration: str | None = None
     _routes: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -170,6 +191,15 @@ class _Strict(BaseModel):
 
 
 _PeakTflops = Annotated[float, Field(ge=MIN_PEAK_TFLOPS, le=MAX_PEAK_TFLOPS)]
+_Scale = Annotated[float, Field(ge=DVFS_SCALE_RANGE[0], le=DVFS_SCALE_RANGE[1])]
+
+
+class OperatingPointSpec(_Strict):
+    """A DVFS operating point of a platform file (see :class:`OperatingPoint`)."""
+
+    freq_mhz: float = Field(gt=0, le=1e6, description="MHz")
+    time_scale: _Scale = 1.0
+    power_scale: _Scale = 1.0
 _Bandwidth = Annotated[float, Field(ge=MIN_BANDWIDTH_GBPS, le=MAX_BANDWIDTH_GBPS)]
 
 
@@ -193,6 +223,8 @@ class DeviceSpec(_Strict):
     speed: float = Field(default=0.0, ge=0, le=MAX_SPEED,
                          description=f"operations per time unit: 0 (unused) or in [{MIN_SPEED:g}, {MAX_SPEED:g}]")
     count: int = Field(default=1, ge=1, le=MAX_DEVICES, description="replicate this device COUNT times")
+    dvfs: list[OperatingPointSpec] = Field(default_factory=list, max_length=MAX_DVFS_LEVELS,
+                                           description="operating points; two or more make a frequency gene")
 
     @field_validator("speed")
     @classmethod
@@ -229,21 +261,25 @@ class PlatformSpec(_Strict):
     description: str = ""
     devices: list[DeviceSpec] = Field(min_length=1)
     links: list[LinkSpec] = Field(default_factory=list)
+    calibration: str | None = Field(default=None, min_length=1,
+                                    description="calibration file, relative to the platform file's folder")
 
 
 def _expand_devices(specs: list[DeviceSpec]) -> list[Device]:
     devices: list[Device] = []
     for spec in specs:
-        values = spec.model_dump(exclude={"count", "name"})
+        values = spec.model_dump(exclude={"count", "name", "dvfs"})
+        points = tuple(OperatingPoint(**p.model_dump()) for p in spec.dvfs)
         names = [spec.name] if spec.count == 1 else [f"{spec.name}{i}" for i in range(spec.count)]
-        devices.extend(Device(name=n, **values) for n in names)
+        devices.extend(Device(name=n, dvfs=points, **values) for n in names)
     return devices
 
 
-def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> Platform:
-    """Build a :class:`Platform` from a parsed YAML mapping.
+def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base: Path | None = None) -> Platform:
+    """Build a :class:`Platform` from a parsed YAML mapping; ``calibration`` is read relative to ``base``.
 
-    Raises :class:`~dse.errors.SpecError` naming ``source``, the field and the value.
+    Raises :class:`~dse.errors.SpecError` naming ``source``, the field and the value (also for a
+    ``calibration`` file that does not exist, or DVFS frequencies that repeat).
     """
     try:
         spec = PlatformSpec.model_validate(data)
@@ -270,7 +306,17 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>") -> P
             raise SpecError(source, f"links[{i}]", f"{link.a}-{link.b}", "a second link between the same devices")
         pairs.add(pair)
         links.append(Link(**link.model_dump()))
-    platform = Platform(spec.name, tuple(devices), tuple(links), spec.description)
+    for i, dev in enumerate(spec.devices):
+        freqs = [p.freq_mhz for p in dev.dvfs]
+        if len(set(freqs)) != len(freqs):
+            raise SpecError(source, f"devices[{i}].dvfs", freqs, "each operating point needs its own freq_mhz")
+    calibration = None
+    if spec.calibration is not None:
+        path = (base or Path(".")) / spec.calibration
+        if not path.is_file():
+            raise SpecError(source, "calibration", spec.calibration, f"calibration file not found (looked for {path})")
+        calibration = str(path)
+    platform = Platform(spec.name, tuple(devices), tuple(links), spec.description, calibration)
     if len(devices) > 1:
         graph = nx.Graph()
         graph.add_nodes_from(names)
@@ -298,4 +344,4 @@ def load_platform(path: str | Path) -> Platform:
     from dse.yamlio import read_yaml
 
     data = read_yaml(path)
-    return platform_from_dict(data, str(path))
+    return platform_from_dict(data, str(path), Path(path).parent)

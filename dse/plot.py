@@ -1,75 +1,236 @@
-"""Matplotlib figures: Pareto fronts (several solvers on one axis), Gantt charts, device breakdowns."""
+"""Figures: Pareto fronts (several solvers on one axis), schedules (Gantt charts), interactive fronts.
+
+* :func:`plot_fronts`: two objectives on one axis, the exact front drawn above
+  the approximate ones, baselines as named colored markers, a log axis or an
+  inset when baselines squash the front, a capped legend; three or more
+  objectives as pairwise panels (or parallel coordinates on a given axis);
+  ``interactive=True`` returns a plotly figure whose points show their mapping
+  and metrics on hover (the ``interactive`` extra).
+* :func:`plot_schedule`: the decoded schedule of one genome with its
+  transfers, in the tables' display time unit; a pipeline's chart is one
+  steady-state period.
+* :func:`plot_gantt`: bars from ``(op, device, start, end)`` rows.
+
+Every function draws without matplotlib warnings (the tests check stderr).
+"""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 if TYPE_CHECKING:
-    from dse.pareto import ParetoSet
+    from dse.mapping.base import MappingProblem
+    from dse.pareto import ParetoPoint, ParetoSet
 
 _STYLES = {
     "cpsat": dict(marker="o", color="tab:blue", label="CP-SAT (exact)"),
     "exhaustive": dict(marker="s", color="tab:green", label="exhaustive"),
     "nsga2": dict(marker="x", color="tab:orange", label="NSGA-II"),
 }
+#: Colors and markers of baselines, distinct from the solvers' (blue, green, orange).
+_BASELINE_COLORS = ("tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "black", "tab:gray")
+_BASELINE_MARKERS = "^v<>PX*Dph"
+#: Baselines named in the legend; the others are drawn as small grey dots under one entry.
+MAX_NAMED_BASELINES = 8
+#: A front whose bounding box covers less than this share of the axes' area (baselines included,
+#: on the axes' scales) gets an inset.
+INSET_AREA = 0.04
+#: Positive values spanning more than this ratio get a log axis.
+LOG_RATIO = 20.0
 
 
 def _axis(ax: Any) -> Any:
     if ax is None:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(7, 4.5))
+        _, ax = plt.subplots(figsize=(8.5, 4.5))
     return ax
 
 
-def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = True, title: str | None = None) -> Any:
-    """First objective on x, second on y; exact points filled when proven, hollow when not.
+def _is_exact(front: ParetoSet) -> bool:
+    """True for a front from an exact solver (registry flag; ``cpsat``, ``exhaustive``)."""
+    from dse.solvers.registry import solvers
 
-    Baselines of the first front are drawn as labelled grey markers. Returns the axis.
+    entry = solvers().get(front.solver)
+    return bool(entry.exact) if entry is not None else False
+
+
+def _baselines(fronts: Sequence[ParetoSet]) -> dict[str, ParetoPoint]:
+    """The baselines of the first front that has any (every solver of a problem gets the same ones)."""
+    return next((f.baselines for f in fronts if f.baselines), {})
+
+
+def _style(front: ParetoSet, k: int) -> dict[str, Any]:
+    fallback_colors = ("tab:cyan", "tab:olive", "tab:pink", "tab:brown")
+    return dict(_STYLES.get(front.solver, dict(marker="d", color=fallback_colors[k % len(fallback_colors)],
+                                                label=front.solver)))
+
+
+def _label(obj: Any, arrow: bool = True) -> str:
+    from dse.catalog import time_unit_note
+
+    unit = f" [{obj.unit}]" + (" (tu: the workload's own time unit)" if time_unit_note(obj.unit) else "")
+    better = (" (higher is better)" if obj.sense == "max" else " (lower is better)") if arrow else ""
+    return f"{obj.name}{unit}{better}"
+
+
+def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = True, title: str | None = None,
+                interactive: bool = False, problem: MappingProblem | None = None) -> Any:
+    """Draw fronts; returns the matplotlib axis (or a plotly figure with ``interactive=True``).
+
+    Two objectives: first on x, second on y; exact fronts on top of approximate
+    ones, points filled when proven and hollow when not; the first front's
+    baselines as named colored markers (at most :data:`MAX_NAMED_BASELINES` in
+    the legend); a log axis when positive values span more than
+    :data:`LOG_RATIO`, and an inset on the fronts when baselines still squash
+    them. One objective: a dot per solver and baseline. Three or more: pairwise
+    panels in a new figure (the first panel's axis is returned), or parallel
+    coordinates when ``ax`` is given. ``problem`` adds each point's mapping to
+    the interactive hover text. Raises ``ModuleNotFoundError`` naming the
+    ``interactive`` extra when plotly is missing.
     """
-    ax = _axis(ax)
+    if interactive:
+        return plot_fronts_interactive(fronts, baselines=baselines, title=title, problem=problem)
     if not fronts:
+        ax = _axis(ax)
+        ax.set_title(title or "Pareto front (no front yet)")
         return ax
     objs = fronts[0].objectives
     if len(objs) == 1:
-        return _plot_single(fronts, ax, title)
-    xcol, ycol = objs[0].column, objs[1].column
-    for front in fronts:
-        style = dict(_STYLES.get(front.solver, dict(marker="d", color=None, label=front.solver)))
-        label = style.pop("label")
-        pts = sorted(front.points, key=lambda p: p.objectives[xcol])
-        xs = [p.objectives[xcol] for p in pts]
-        ys = [p.objectives[ycol] for p in pts]
-        if not pts:
-            continue
-        ax.plot(xs, ys, linestyle="-", linewidth=0.8, alpha=0.6, color=style["color"], drawstyle="steps-post"
-                if objs[0].sense == "min" else "default")
-        proven = [p.proven for p in pts]
-        if any(proven):
-            ax.scatter([x for x, ok in zip(xs, proven, strict=True) if ok], [y for y, ok in zip(ys, proven, strict=True) if ok],
-                       label=f"{label} ({sum(proven)} proven)", zorder=3, s=36, **style)
-        if not all(proven):
-            unproven = [(x, y) for x, y, ok in zip(xs, ys, proven, strict=True) if not ok]
-            kw = dict(style)
-            if kw["marker"] not in ("x", "+"):
-                kw.update(facecolors="none", edgecolors=kw.pop("color"))
-            ax.scatter(*zip(*unproven, strict=True), label=f"{label}" + (" (not proven)" if front.solver == "cpsat" else ""),
-                       zorder=3, s=36, **kw)
-    if baselines:
-        markers = iter("^v<>PX*D")
-        for name, point in fronts[0].baselines.items():
-            marker = next(markers, "*")
-            face = "grey" if point.feasible else "none"
-            ax.scatter([point.objectives[xcol]], [point.objectives[ycol]], marker=marker, s=70, facecolors=face,
-                       edgecolors="black", zorder=4, label=f"{name}" + ("" if point.feasible else " (infeasible)"))
-    _log_if_wide(ax, fronts, xcol, ycol)
-    ax.set_xlabel(f"{objs[0].name} [{objs[0].unit}]" + (" (higher is better)" if objs[0].sense == "max" else ""))
-    ax.set_ylabel(f"{objs[1].name} [{objs[1].unit}]" + (" (lower is better)" if objs[1].sense == "min" else ""))
+        return _plot_single(fronts, _axis(ax), title)
+    if len(objs) >= 3:
+        if ax is not None:
+            return _plot_parallel(fronts, ax, baselines, title)
+        return _plot_pairwise(fronts, baselines, title)
+    ax = _axis(ax)
+    _draw_pair(ax, fronts, 0, 1, baselines, legend=True)
     ax.set_title(title or f"Pareto front: {fronts[0].problem}")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    _inset_if_squashed(ax, fronts, 0, 1)
     return ax
+
+
+def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: bool, legend: bool) -> None:
+    """Objectives ``i`` (x) and ``j`` (y) of every front and baseline on ``ax``."""
+    objs = fronts[0].objectives
+    xcol, ycol = objs[i].column, objs[j].column
+    ordered = sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1]))  # exact last: drawn on top
+    for k, front in ordered:
+        _draw_front(ax, front, k, xcol, ycol, steps=objs[i].sense == "min" and objs[j].sense == "min" and (i, j) == (0, 1),
+                    zorder=6 if _is_exact(front) else 3)
+    if baselines:
+        _draw_baselines(ax, _baselines(fronts), xcol, ycol)
+    _log_if_wide(ax, fronts, xcol, ycol, baselines)
+    ax.set_xlabel(_label(objs[i]))
+    ax.set_ylabel(_label(objs[j]))
+    ax.grid(True, alpha=0.3)
+    if legend and ax.get_legend_handles_labels()[0]:  # outside the axis: never over points or an inset
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
+def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: bool, zorder: int) -> None:
+    style = _style(front, k)
+    label = style.pop("label")
+    pts = sorted(front.points, key=lambda p: p.objectives[xcol])
+    if not pts:
+        return
+    xs = [p.objectives[xcol] for p in pts]
+    ys = [p.objectives[ycol] for p in pts]
+    ax.plot(xs, ys, linestyle="-", linewidth=0.8, alpha=0.6, color=style["color"], zorder=zorder - 1,
+            drawstyle="steps-post" if steps else "default")
+    proven = [p.proven for p in pts]
+    if any(proven):
+        ax.scatter([x for x, ok in zip(xs, proven, strict=True) if ok], [y for y, ok in zip(ys, proven, strict=True) if ok],
+                   label=f"{label} ({sum(proven)} proven)", zorder=zorder, s=36, **style)
+    if not all(proven):
+        unproven = [(x, y) for x, y, ok in zip(xs, ys, proven, strict=True) if not ok]
+        kw = dict(style)
+        if kw["marker"] not in ("x", "+"):
+            kw.update(facecolors="none", edgecolors=kw.pop("color"))
+        ax.scatter(*zip(*unproven, strict=True), label=label + (" (not proven)" if _is_exact(front) else ""),
+                   zorder=zorder, s=36, **kw)
+
+
+def _draw_baselines(ax: Any, baselines: dict[str, ParetoPoint], xcol: str, ycol: str) -> None:
+    """The first :data:`MAX_NAMED_BASELINES` baselines as named markers, the rest as one grey entry."""
+    items = list(baselines.items())
+    named, rest = items[:MAX_NAMED_BASELINES], items[MAX_NAMED_BASELINES:]
+    if len(rest) == 1:
+        named, rest = items, []
+    styles = zip(itertools.cycle(_BASELINE_COLORS), itertools.cycle(_BASELINE_MARKERS))
+    for (name, point), (color, marker) in zip(named, styles, strict=False):
+        face = color if point.feasible else "none"
+        ax.scatter([point.objectives[xcol]], [point.objectives[ycol]], marker=marker, s=70, facecolors=face,
+                   edgecolors=color, linewidths=1.2, zorder=4,
+                   label=f"baseline: {name}" + ("" if point.feasible else " (infeasible)"))
+    if rest:
+        ax.scatter([p.objectives[xcol] for _, p in rest], [p.objectives[ycol] for _, p in rest], marker=".", s=20,
+                   color="grey", zorder=2, label=f"{len(rest)} more baselines")
+
+
+def _values(fronts: Sequence[ParetoSet], col: str, baselines: bool) -> tuple[list[float], list[float]]:
+    """(front values, baseline values) of column ``col``."""
+    front = [p.objectives[col] for f in fronts for p in f.points]
+    base = [p.objectives[col] for p in _baselines(fronts).values()] if baselines else []
+    return front, base
+
+
+def _log_if_wide(ax: Any, fronts: Sequence[ParetoSet], xcol: str, ycol: str, baselines: bool = True) -> None:
+    """Log scale on an axis whose values are all positive and span more than :data:`LOG_RATIO`."""
+    for col, setter in ((xcol, ax.set_xscale), (ycol, ax.set_yscale)):
+        front, base = _values(fronts, col, baselines)
+        values = front + base
+        if values and min(values) > 0 and max(values) / min(values) > LOG_RATIO:
+            from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+            setter("log")
+            axis = ax.xaxis if col == xcol else ax.yaxis
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())  # no crowded 2x10^1, 3x10^1 ... labels
+
+
+def _share(lo: float, hi: float, full_lo: float, full_hi: float, log: bool) -> float:
+    if log:
+        lo, hi, full_lo, full_hi = (float(np.log10(v)) for v in (lo, hi, full_lo, full_hi))
+    return (hi - lo) / (full_hi - full_lo) if full_hi > full_lo else 1.0
+
+
+def _inset_if_squashed(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> Any:
+    """An inset zoomed on the fronts when, even on the chosen scales, their bounding box covers less than
+    :data:`INSET_AREA` of the axes; placed in the corner with the fewest points. Returns the inset or None."""
+    objs = fronts[0].objectives
+    cols = (objs[i].column, objs[j].column)
+    spans = []
+    for col, scale in zip(cols, (ax.get_xscale(), ax.get_yscale()), strict=True):
+        on_front, base = _values(fronts, col, True)
+        if not on_front or not base:
+            return None
+        both = on_front + base
+        spans.append(_share(min(on_front), max(on_front), min(both), max(both), scale == "log"))
+    if sum(len(f) for f in fronts) < 2 or spans[0] * spans[1] >= INSET_AREA:
+        return None
+    corners = {(0.57, 0.57): (1, 1), (0.03, 0.57): (0, 1), (0.57, 0.08): (1, 0), (0.03, 0.08): (0, 0)}
+    trans = ax.transAxes.inverted()
+    pts = [ax.transData.transform((p.objectives[cols[0]], p.objectives[cols[1]]))
+           for f in fronts for p in f.points] + [
+        ax.transData.transform((p.objectives[cols[0]], p.objectives[cols[1]])) for p in _baselines(fronts).values()]
+    where = [trans.transform(p) for p in pts]
+
+    def crowd(corner: tuple[int, int]) -> int:
+        return sum(1 for x, y in where if (x > 0.5) == bool(corner[0]) and (y > 0.5) == bool(corner[1]))
+
+    x0, y0 = min(corners, key=lambda c: crowd(corners[c]))
+    inset = ax.inset_axes((x0, y0, 0.4, 0.35))
+    for k, front in sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1])):
+        _draw_front(inset, front, k, cols[0], cols[1], steps=False, zorder=6 if _is_exact(front) else 3)
+    inset.tick_params(labelsize=6)
+    inset.set_title("fronts only", fontsize=7)
+    inset.grid(True, alpha=0.3)
+    return inset
 
 
 def _plot_single(fronts: Sequence[ParetoSet], ax: Any, title: str | None) -> Any:
@@ -77,33 +238,196 @@ def _plot_single(fronts: Sequence[ParetoSet], ax: Any, title: str | None) -> Any
     obj = fronts[0].objectives[0]
     rows = [(f.solver + (" (proven)" if f.complete else ""), f.points[0].objectives[obj.column])
             for f in fronts if f.points]
-    rows += [(name, p.objectives[obj.column]) for name, p in fronts[0].baselines.items()]
-    for k, (_label, value) in enumerate(rows):
+    rows += [(name, p.objectives[obj.column]) for name, p in list(_baselines(fronts).items())[:MAX_NAMED_BASELINES]]
+    for k, (_label_text, value) in enumerate(rows):
         ax.scatter([value], [k], color="tab:blue" if k < len(fronts) else "grey", zorder=3)
         ax.annotate(f"{value:.4g}", (value, k), textcoords="offset points", xytext=(6, 0), va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [label for label, _ in rows])
-    ax.set_xlabel(f"{obj.name} [{obj.unit}]" + (" (lower is better)" if obj.sense == "min" else ""))
+    ax.set_xlabel(_label(obj))
     ax.set_title(title or f"{obj.name}: {fronts[0].problem}")
     ax.grid(True, axis="x", alpha=0.3)
     return ax
 
 
-def _log_if_wide(ax: Any, fronts: Sequence[ParetoSet], xcol: str, ycol: str) -> None:
-    """Log scale on an axis whose positive values span more than 20x (baselines often do)."""
-    points = [p for f in fronts for p in f.points] + list(fronts[0].baselines.values())
-    for col, setter in ((xcol, ax.set_xscale), (ycol, ax.set_yscale)):
-        values = [p.objectives[col] for p in points if p.objectives[col] > 0]
-        if values and max(values) / min(values) > 20:
-            setter("log")
+def _plot_pairwise(fronts: Sequence[ParetoSet], baselines: bool, title: str | None) -> Any:
+    """Every pair of objectives in its own panel (3 objectives: 3 panels); returns the first panel's axis."""
+    import matplotlib.pyplot as plt
+
+    objs = fronts[0].objectives
+    pairs = list(itertools.combinations(range(len(objs)), 2))
+    cols = min(3, len(pairs))
+    rows = -(-len(pairs) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows + 0.6), squeeze=False)
+    flat = list(axes.ravel())
+    for ax, (i, j) in zip(flat, pairs, strict=False):
+        _draw_pair(ax, fronts, i, j, baselines, legend=False)
+        ax.xaxis.label.set_fontsize(8)
+        ax.yaxis.label.set_fontsize(8)
+    for ax in flat[len(pairs):]:
+        ax.set_visible(False)
+    handles, labels = flat[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8)
+    fig.suptitle(title or f"Pareto front: {fronts[0].problem} ({len(objs)} objectives, pairwise)")
+    fig.subplots_adjust(bottom=0.18 + 0.04 * (len(labels) // 4), hspace=0.45, wspace=0.35)
+    return flat[0]
+
+
+def _plot_parallel(fronts: Sequence[ParetoSet], ax: Any, baselines: bool, title: str | None) -> Any:
+    """Parallel coordinates on ``ax``: one vertical axis per objective, each scaled to [0, 1] (0 = best)."""
+    objs = fronts[0].objectives
+    groups: list[tuple[str, str, np.ndarray]] = []
+    for k, front in sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1])):
+        if len(front):
+            style = _style(front, k)
+            groups.append((style["label"], style["color"], front.F()))
+    if baselines and _baselines(fronts):
+        values = np.array([[p.objectives[o.column] * (-1 if o.sense == "max" else 1) for o in objs]
+                           for p in _baselines(fronts).values()])
+        groups.append(("baselines", "grey", values))
+    if not groups:
+        return ax
+    stacked = np.vstack([g[2] for g in groups])
+    lo, hi = stacked.min(axis=0), stacked.max(axis=0)
+    scale = np.where(hi > lo, hi - lo, 1.0)
+    xs = np.arange(len(objs))
+    for name, color, F in groups:
+        for n, row in enumerate((F - lo) / scale):
+            ax.plot(xs, row, color=color, alpha=0.6, linewidth=1, label=name if n == 0 else None)
+    ax.set_xticks(xs, [_label(o, arrow=False) for o in objs], fontsize=7)
+    ax.set_ylabel("normalized, 0 = best of the shown points")
+    ax.set_title(title or f"Pareto front: {fronts[0].problem} (parallel coordinates)")
+    ax.legend(fontsize=8, loc="best")
+    return ax
+
+
+# --------------------------------------------------------------------------- interactive
+
+
+def plot_fronts_interactive(fronts: Sequence[ParetoSet], baselines: bool = True, title: str | None = None,
+                            problem: MappingProblem | None = None) -> Any:
+    """A plotly figure of the first two objectives (all of them in the hover text); hovering a point shows
+    its objectives, metrics, proof status, genome and, with ``problem``, its mapping.
+
+    Raises ``ModuleNotFoundError`` naming the ``interactive`` extra when plotly is not installed.
+    """
+    try:
+        import plotly.graph_objects as go  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError("interactive plots need plotly: pip install 'dse[interactive]'") from None
+    fig = go.Figure()
+    if not fronts:
+        return fig
+    objs = fronts[0].objectives
+    xcol, ycol = objs[0].column, objs[1 if len(objs) > 1 else 0].column
+
+    def hover(p: ParetoPoint) -> str:
+        lines = [f"{k} = {v:.5g}" for k, v in {**p.objectives, **p.metrics}.items()]
+        lines.append(f"proven: {p.proven}, feasible: {p.feasible}")
+        if problem is not None:
+            lines.append("mapping: " + problem.describe(p.genome))
+        lines.append("genome: " + " ".join(map(str, p.genome[:40])) + (" ..." if len(p.genome) > 40 else ""))
+        return "<br>".join(lines)
+
+    for k, front in sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1])):
+        style = _style(front, k)
+        pts = sorted(front.points, key=lambda p: p.objectives[xcol])
+        fig.add_trace(go.Scatter(
+            x=[p.objectives[xcol] for p in pts], y=[p.objectives[ycol] for p in pts], mode="lines+markers",
+            name=style["label"], marker=dict(color=style["color"].removeprefix("tab:")),
+            text=[hover(p) for p in pts], hoverinfo="text"))
+    if baselines:
+        items = list(_baselines(fronts).items())
+        fig.add_trace(go.Scatter(
+            x=[p.objectives[xcol] for _, p in items], y=[p.objectives[ycol] for _, p in items], mode="markers",
+            name="baselines", marker=dict(symbol="triangle-up", size=10, color="grey"),
+            text=[f"baseline: {n}<br>" + hover(p) for n, p in items], hoverinfo="text"))
+    fig.update_layout(title=title or f"Pareto front: {fronts[0].problem}", xaxis_title=_label(objs[0]),
+                      yaxis_title=_label(objs[1 if len(objs) > 1 else 0]))
+    return fig
+
+
+# --------------------------------------------------------------------------- schedules
+
+
+def transfers(problem: MappingProblem, mapping: Any, x: np.ndarray) -> list[tuple[str, str, float, float]]:
+    """``(edge label, link label, start, end)`` rows of the data transfers of a decoded ``mapping``.
+
+    A schedule with per-task finish times (``dag``) gives each crossing edge's
+    send-to-arrival interval, the TF send rule included; a pipeline mapping
+    (``link_load``) gives each link's busy time within one period, after
+    the transfers' producers. Empty when the mapping has neither.
+    """
+    t = problem.tables
+    names = t.device_names
+    rows: list[tuple[str, str, float, float]] = []
+    if hasattr(mapping, "finish") and hasattr(problem, "structure") and t.n_edges:
+        dev = np.asarray(mapping.device)
+        delay, _ = problem.structure.send_delays(dev, t.transfer_time, t.send_time,
+                                                 bool(getattr(problem, "tensor_per_device", False)))
+        for e, (s, d) in enumerate(np.asarray(t.edges).tolist()):
+            a, b = int(dev[s]), int(dev[d])
+            if a != b and delay[e] > 0:
+                start = float(mapping.finish[s])
+                rows.append((f"{t.op_names[s]}->{t.op_names[d]}", f"{names[a]}->{names[b]}", start, start + float(delay[e])))
+    elif hasattr(mapping, "link_load") and t.n_edges:
+        cursor: dict[str, float] = {}
+        for e, (s, d) in enumerate(np.asarray(t.edges).tolist()):
+            a, b = int(x[s]), int(x[d])
+            if a == b:
+                continue
+            link = f"{names[a]}->{names[b]}"
+            start = cursor.get(link, 0.0)
+            end = start + float(t.transfer_time[e, a, b])
+            cursor[link] = end
+            rows.append((f"{t.op_names[s]}->{t.op_names[d]}", link, start, end))
+    return rows
+
+
+def plot_schedule(problem: MappingProblem, genome: Sequence[int] | np.ndarray, ax: Any = None,
+                  title: str | None = None) -> Any:
+    """The Gantt chart of one genome: op bars per device, transfer bars per link, in the tables' display
+    time unit (ms for the roofline model, the workload's own unit for tables).
+
+    A pipeline mapping is drawn as one steady-state period: each device's ops
+    back to back (every device works on a different item), each link's
+    transfers, and the period as a dashed line. Returns the axis; an empty
+    axis when the family's decoded mapping has no schedule.
+    """
+    from dse.catalog import time_unit_note
+
+    x = np.asarray(genome, dtype=np.int64)
+    mapping = problem.decode(x)
+    t = problem.tables
+    factor, unit = t.display_per_time_unit, t.display_time_unit
+    ops = [(op, dev, s * factor, e * factor) for op, dev, s, e in mapping.schedule]
+    moves = [(lbl, f"link {link}", s * factor, e * factor) for lbl, link, s, e in transfers(problem, mapping, x)]
+    period = getattr(mapping, "period", None) if hasattr(mapping, "link_load") else None
+    ax = plot_gantt(ops, ax=ax, time_unit=unit, title=title or f"{problem.name}: schedule", transfers=moves)
+    notes = []
+    if period is not None:
+        ax.axvline(period * factor, color="black", linestyle="--", linewidth=1)
+        notes.append(f"one steady-state period ({period * factor:.4g} {unit}, dashed line): "
+                     "every device works on a different item")
+    note = time_unit_note(unit)
+    if note:
+        notes.append(f"{unit}: the workload's own time unit (task costs as given), not seconds")
+    if notes:
+        import textwrap
+
+        ax.set_title(ax.get_title() + "\n" + "\n".join(textwrap.fill(n, 100) for n in notes), fontsize=8)
+    return ax
 
 
 def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None, time_unit: str = "",
-               title: str = "Schedule", label_ops: bool | None = None) -> Any:
-    """Horizontal bars, one row per device, from ``(op, device, start, end)`` tuples. Returns the axis."""
+               title: str = "Schedule", label_ops: bool | None = None,
+               transfers: Sequence[tuple[str, str, float, float]] = ()) -> Any:
+    """Horizontal bars, one row per device, from ``(op, device, start, end)`` rows, then one row per link
+    from ``transfers`` (hatched). Returns the axis."""
     ax = _axis(ax)
-    devices = list(dict.fromkeys(dev for _, dev, _, _ in schedule))
+    devices = list(dict.fromkeys([dev for _, dev, _, _ in schedule] + [link for _, link, _, _ in transfers]))
     row = {d: i for i, d in enumerate(devices)}
-    label_ops = len(schedule) <= 60 if label_ops is None else label_ops
+    label_ops = len(schedule) + len(transfers) <= 60 if label_ops is None else label_ops
     import matplotlib.pyplot as plt
 
     cmap = plt.get_cmap("tab20")
@@ -111,7 +435,14 @@ def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None
         ax.barh(row[dev], end - start, left=start, height=0.6, color=cmap(k % 20), edgecolor="black", linewidth=0.3)
         if label_ops and end > start:
             ax.text((start + end) / 2, row[dev], op, ha="center", va="center", fontsize=6, clip_on=True)
-    ax.set_yticks(range(len(devices)), devices)
+    for label, link, start, end in transfers:
+        ax.barh(row[link], end - start, left=start, height=0.4, color="white", edgecolor="dimgray", hatch="///",
+                linewidth=0.5)
+        if label_ops and end > start:
+            ax.text((start + end) / 2, row[link], label, ha="center", va="center", fontsize=5, clip_on=True)
+    if devices:
+        ax.set_yticks(range(len(devices)), devices)
+    ax.invert_yaxis()
     ax.set_xlabel(f"time [{time_unit}]" if time_unit else "time")
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
@@ -119,10 +450,11 @@ def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None
 
 
 def save(ax: Any, path: str) -> None:
-    """Save the figure holding ``ax`` and close it."""
+    """Save the figure holding ``ax`` and close it (tight layout unless the figure placed its own legend)."""
     import matplotlib.pyplot as plt
 
     fig = ax.figure
-    fig.tight_layout()
+    if not fig.legends:
+        fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

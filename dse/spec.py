@@ -293,8 +293,9 @@ def _check_solver_name(name: str, source: str) -> None:
 
 
 def load_spec(path: str | Path) -> ProblemSpec:
-    """Read and resolve a spec file; raises :class:`SpecError`."""
-    path = Path(path)
+    """Read and resolve a spec file, or the catalog problem of that name (``"quickstart"``);
+    raises :class:`SpecError`."""
+    path = catalog.spec_path(path)
     return spec_from_dict(read_yaml(path), str(path), path.parent)
 
 
@@ -326,10 +327,11 @@ def build_problem(spec: ProblemSpec) -> MappingProblem:
 
 
 def load_problem(path: str | Path) -> MappingProblem:
-    """``load_spec`` then ``build_problem``: the problem object of a spec file.
+    """``load_spec`` then ``build_problem``: the problem object of a spec file or catalog problem name.
 
     Example::
 
         problem = dse.load_problem("problems/quickstart.yaml")
+        problem = dse.load_problem("quickstart")          # the same, by its catalog name
     """
     return build_problem(load_spec(path))

@@ -93,3 +93,23 @@ def test_time_limit_reports_a_schedule_and_a_bound() -> None:
     assert problem.critical_path_bound() <= front.stats.best_bound[0] + 1e-9
     assert front.stats.best_bound[0] <= front.points[0].internal[0]
     assert "gap" in front.stats.message
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_memetic_lies_between_the_optimum_and_its_seeds(seed: int) -> None:
+    """The memetic search never returns worse than its best seed, never better than the proven optimum
+    (brute force), and its critical path ends at the task that finishes last."""
+    from dse.solvers.memetic import critical_path, solve_memetic
+
+    problem = tiny(seed + 100)
+    _, F = brute_force(problem)
+    seeds = collect_seeds(problem)
+    ev = problem.evaluate(np.array(seeds))
+    best_seed = int(ev.F[ev.feasible, 0].min())
+    front = solve_memetic(problem, time_limit=0.5, seed=0)
+    value = front.points[0].internal[0]
+    assert F[:, 0].min() <= value <= best_seed
+    genome = np.array(front.points[0].genome)
+    path = critical_path(problem, genome)
+    assert path[0][0] == int(np.argmax(problem.schedule(genome).finish))
+    assert path[-1][1] == -1

@@ -12,7 +12,8 @@ built (:func:`dse.builders.gemm.require_size`).
 * ``resnet50``, ``mobilenetv2``, ``bert_base``: :mod:`dse.builders.dnn`;
 * ``gcn``: :mod:`dse.builders.gcn`;
 * ``gemm``: :mod:`dse.builders.gemm`;
-* ``random_pipeline``: :mod:`dse.builders.random_dag`.
+* ``random_pipeline``: :mod:`dse.builders.random_dag`;
+* ``graphsage``, ``gin``, ``cg``, ``pagerank``: :mod:`dse.builders.sparse`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 # modules, not their functions: ``dse.builders.gcn`` and ``dse.builders.gemm`` stay the modules
-from dse.builders import dnn, gcn, gemm, random_dag
+from dse.builders import dnn, gcn, gemm, random_dag, sparse
 from dse.builders.gemm import SOURCE
 from dse.errors import SpecError
 from dse.workload import Workload
@@ -38,6 +39,7 @@ BUILDERS: dict[str, Callable[..., Workload]] = {
     "gcn": gcn.gcn,
     "gemm": gemm.gemm,
     "random_pipeline": random_dag.random_pipeline,
+    **sparse.SPARSE_BUILDERS,
 }
 
 

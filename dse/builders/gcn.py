@@ -97,7 +97,8 @@ def gcn(
 ) -> Workload:
     """A ``layers``-layer GCN on ``dataset`` as a chain of ``2 * layers + 1`` ops.
 
-    ``dataset`` is ``cora``, ``citeseer``, ``pubmed`` or ``custom`` (then give
+    ``dataset`` is ``cora``, ``citeseer``, ``pubmed``, any other catalog dataset
+    (:func:`dse.inputs.datasets`: ``ogbn-arxiv``, ``reddit``...) or ``custom`` (then give
     ``nodes``, ``edges``, ``features`` and ``classes``; ``degree_skew``
     defaults to 0). Any statistic may be overridden. Widths are
     ``features -> hidden -> ... -> hidden -> classes``.
@@ -106,8 +107,13 @@ def gcn(
     non-positive size, negative ``edges`` or ``degree_skew``, more edges
     than the graph can hold, or more than :data:`~dse.workload.MAX_OPS` ops.
     """
-    if dataset != "custom" and dataset not in DATASETS:
-        raise SpecError(SOURCE, "dataset", dataset, f"must be one of {', '.join(DATASETS)} or custom")
+    known = DATASETS.get(dataset)
+    if dataset != "custom" and known is None:
+        from dse.inputs import dataset as lookup
+
+        real = lookup(dataset, SOURCE, "dataset")  # any catalog dataset (models/datasets); SpecError if unknown
+        known = dict(nodes=real.rows, edges=real.nnz, features=real.features, classes=real.classes,
+                     degree_skew=real.row_cv)
     if order not in ORDERS:
         raise SpecError(SOURCE, "order", order, f"must be one of {', '.join(ORDERS)}")
     bytes_per_element(precision)
@@ -118,7 +124,7 @@ def gcn(
             raise SpecError(SOURCE, missing[0], None, "required with dataset: custom")
         stats: dict[str, float] = {"degree_skew": 0.0}
     else:
-        stats = dict(DATASETS[dataset])
+        stats = dict(known or {})
     stats.update({k: v for k, v in given.items() if v is not None})
     require_positive(nodes=stats["nodes"], features=stats["features"], classes=stats["classes"],
                      layers=layers, hidden=hidden)

@@ -25,11 +25,17 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dse.plugins import load_plugins
+from dse.plugins import load_plugins_once
 
 #: Modules that register the built-in extra commands (a new command adds its module here).
 BUILTIN_COMMAND_MODULES: tuple[str, ...] = (
     "dse.commands.simulate",
+    "dse.commands.batch",
+    "dse.commands.results",
+    "dse.commands.schema",
+    "dse.commands.explain",
+    "dse.commands.calibrate",
+    "dse.commands.coexec",
 )
 
 
@@ -48,7 +54,6 @@ class Command:
 
 
 _COMMANDS: dict[str, Command] = {}
-_loaded = False
 
 
 def register_command(command: Command) -> Command:
@@ -59,8 +64,5 @@ def register_command(command: Command) -> Command:
 
 def commands() -> dict[str, Command]:
     """Every registered extra command by name (built-in modules and entry points loaded first)."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        load_plugins(BUILTIN_COMMAND_MODULES, "dse.commands")
+    load_plugins_once("dse.commands", BUILTIN_COMMAND_MODULES)
     return dict(_COMMANDS)

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dse.mapping.dag_structure import earliest_gap, insert_interval
+from dse.mapping.dag_structure import OPEN_END, _earliest, _insert, compiled_kernels
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -114,8 +115,7 @@ class Graph:
         k = mask.sum(axis=1)
         pairs = m * (m - 1) if m > 1 else 1
         S = _lcm([*np.unique(k).tolist(), pairs, m])
-        tt = t.transfer_time
-        off = tt.sum(axis=(1, 2)) - np.einsum("ijj->i", tt) if E else np.zeros(0, dtype=np.int64)
+        off, _ = t.transfer_over_pairs("transfer_time")  # per edge, summed over the pairs a != b
         bound = (int(np.where(mask, self.time, 0).max(axis=1).sum()) + int(off.sum())
                  + int(self.send.sum()) * max(E, 1) + 1) * S * (m + 1)
         self.exact = S < 2**40 and bound < 2**62
@@ -269,73 +269,200 @@ def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = N
     ``bias`` is given, PEFT's optimistic costs in units of 1/S), ties to the
     lower device index; tasks with ``forced[task]`` go to ``forced_device``
     when it is a candidate (CPOP's critical path). The start is the earliest
-    gap on the device after every input has arrived (insertion).
+    gap on the device after every input has arrived (insertion, the
+    :class:`~dse.mapping.dag_structure.Timeline` rules). Candidates are those of
+    :meth:`Placement.candidates` (colocation groups follow their first placed
+    member; memory capacities are respected while some candidate fits).
 
     Returns ``(devices, order, start, finish)``: this placement's own timing.
     Decoding ``genome(devices, order)`` with insertion reproduces it exactly in
     per-edge mode; with ``tensor_per_device`` and nonzero ``send_time`` the
     sends of a task are unknown when it is placed (its consumers are not), so
-    this timing is an estimate there and only the decoded one counts.
+    this timing is an estimate there and only the decoded one counts. Runs a
+    compiled kernel (numba, cached on disk after the first use).
     """
-    import heapq
-
+    t = g.tables
     n, m = g.n, g.m
-    T = g.time
-    tt = g.tables.transfer_time
-    place = Placement(g)
+    key = quantize(priority)
+    group_mem = (np.stack([t.mem[members].sum(axis=0) for members in g.members]) if g.members
+                 else np.zeros((1, m), dtype=np.int64))
+    has_bias = bias is not None
+    bias_arr = np.ascontiguousarray(bias) if bias is not None else np.zeros((1, 1), dtype=np.int64)
+    forced_arr = (np.asarray(forced, dtype=np.bool_) if forced is not None and forced_device is not None
+                  else np.zeros(n, dtype=np.bool_))
+    explicit = t.__dict__["_transfer_time_explicit"]
+    table = (np.ascontiguousarray(t.transfer_time, dtype=np.int64).reshape(-1) if explicit
+             else np.zeros(0, dtype=np.int64))
+    sends = g.tf and bool(g.send.any())
+    return _list_kernel()(
+        np.ascontiguousarray(g.time), key, g.pred_task, g.pred_edge, g.succ_task, np.ascontiguousarray(g.mask),
+        bool(g.problem.memory), np.ascontiguousarray(t.mem), t.mem_capacity, g.group, group_mem, forced_arr,
+        -1 if forced_device is None else int(forced_device), has_bias, bias_arr, int(g.S), table,
+        np.ascontiguousarray(t.link_latency).reshape(-1), np.ascontiguousarray(t.link_time_per_byte).reshape(-1),
+        np.ascontiguousarray(t.edge_size), sends, np.ascontiguousarray(g.send))
+
+
+_KERNELS: dict[str, Callable[..., Any]] = {}
+
+
+def _list_kernel() -> Callable[..., Any]:
+    """The compiled :func:`_list_schedule_kernel` (compiled, or loaded from numba's cache, on first use)."""
+    if not _KERNELS:
+        import numba
+
+        compiled = compiled_kernels()
+        scope = globals()
+        scope["_earliest"], scope["_insert"] = compiled["_earliest"], compiled["_insert"]
+        scope["_heap_less"] = numba.njit(cache=True, nogil=True)(_heap_less)
+        _KERNELS["list"] = numba.njit(cache=True, nogil=True)(_list_schedule_kernel)
+    return _KERNELS["list"]
+
+
+def _heap_less(hk, hv, i, j):  # pragma: no cover - compiled
+    return hk[i] > hk[j] or (hk[i] == hk[j] and hv[i] < hv[j])  # larger key first, then lower index
+
+
+def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory, mem, cap, group, group_mem,
+                          forced, forced_device, has_bias, bias, S, table, latency, per_byte, size, sends,
+                          send):  # pragma: no cover - compiled
+    n, m = T.shape
+    width, swidth = pred_task.shape[1], succ_task.shape[1]
+    explicit = table.shape[0] > 0
+    dev = np.full(n, -1, dtype=np.int64)
+    lock = np.full(group_mem.shape[0], -1, dtype=np.int64)
+    used = np.zeros(m, dtype=np.int64)
     start = np.zeros(n, dtype=np.int64)
     fin = np.zeros(n, dtype=np.int64)
-    busy: list[list[tuple[int, int]]] = [[] for _ in range(m)]
-    ends: list[list[int]] = [[] for _ in range(m)]
-    sends = g.tf and bool(g.send.any())
-    remote: list[set[int]] = [set() for _ in range(n)] if sends else []
-    indeg = np.array([len(p) for p in g.preds], dtype=np.int64)
-    key = quantize(priority)
-    heap = [(-int(key[v]), v) for v in range(n) if indeg[v] == 0]
-    heapq.heapify(heap)
-    order = []
-    S = g.S
-    while heap:
-        _, v = heapq.heappop(heap)
-        order.append(v)
-        P = g.pred_arr[v]
-        if len(P):
-            dp = place.dev[P]
-            arr = fin[P][:, None] + tt[g.pred_earr[v], dp, :]
+    order = np.zeros(n, dtype=np.int64)
+    remote = np.zeros((n, m), dtype=np.bool_)
+    ready = np.zeros(m, dtype=np.int64)
+    rank = np.zeros(m, dtype=np.int64)
+    cand = np.zeros(m, dtype=np.bool_)
+    gs = np.zeros((m, n + 2), dtype=np.int64)
+    ge = np.zeros((m, n + 2), dtype=np.int64)
+    bs = np.zeros((m, n + 2), dtype=np.int64)
+    be = np.zeros((m, n + 2), dtype=np.int64)
+    gc = np.ones(m, dtype=np.int64)
+    bc = np.zeros(m, dtype=np.int64)
+    ge[:, 0] = OPEN_END
+    indeg = np.zeros(n, dtype=np.int64)
+    for v in range(n):
+        for j in range(width):
+            if pred_task[v, j] < n:
+                indeg[v] += 1
+    hk = np.zeros(n, dtype=np.int64)  # binary heap of ready tasks
+    hv = np.zeros(n, dtype=np.int64)
+    size_h = 0
+    for v in range(n):
+        if indeg[v] == 0:
+            hk[size_h], hv[size_h] = key[v], v
+            i = size_h
+            size_h += 1
+            while i > 0 and _heap_less(hk, hv, i, (i - 1) // 2):
+                p = (i - 1) // 2
+                hk[i], hk[p] = hk[p], hk[i]
+                hv[i], hv[p] = hv[p], hv[i]
+                i = p
+    for step in range(n):
+        v = hv[0]
+        size_h -= 1
+        hk[0], hv[0] = hk[size_h], hv[size_h]
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= size_h:
+                break
+            if c + 1 < size_h and _heap_less(hk, hv, c + 1, c):
+                c += 1
+            if not _heap_less(hk, hv, c, i):
+                break
+            hk[i], hk[c] = hk[c], hk[i]
+            hv[i], hv[c] = hv[c], hv[i]
+            i = c
+        order[step] = v
+        ready[:] = 0
+        for j in range(width):
+            u = pred_task[v, j]
+            if u >= n:
+                break
+            e = pred_edge[v, j]
+            a = dev[u]
             if sends:
-                for j, u in enumerate(P.tolist()):
-                    a = int(dp[j])
-                    for d in range(m):
-                        if d != a:
-                            rank = sum(1 for b in remote[u] if b < d and b != d)
-                            arr[j, d] += (rank + 1) * int(g.send[a])
-            ready = arr.max(axis=0)
+                count = 0
+                for d in range(m):
+                    rank[d] = count
+                    if remote[u, d]:
+                        count += 1
+            for d in range(m):
+                if explicit:
+                    delay = table[(e * m + a) * m + d]
+                else:
+                    raw = np.ceil(latency[a * m + d] + size[e] * per_byte[a * m + d] - 1e-9)
+                    delay = np.int64(raw) if raw > 0 else 0
+                if sends and d != a:
+                    delay += (rank[d] + 1) * send[a]
+                if fin[u] + delay > ready[d]:
+                    ready[d] = fin[u] + delay
+        gid = group[v]
+        if gid >= 0 and lock[gid] >= 0:
+            cand[:] = False
+            cand[lock[gid]] = True
         else:
-            ready = np.zeros(m, dtype=np.int64)
-        cands = place.candidates(v)
-        if forced is not None and forced[v] and forced_device is not None and forced_device in cands:
-            cands = np.array([forced_device], dtype=np.int64)
-        best = None
-        for d in cands.tolist():
-            s = earliest_gap(busy[d], ends[d], int(ready[d]), int(T[v, d]))
-            f = s + int(T[v, d])
-            score = f if bias is None else f * S + bias[v, d]
-            if best is None or score < best[0]:
-                best = (score, d, s, f)
-        assert best is not None, f"task {v} has no candidate device"  # every task has an allowed device
-        _, d, s, f = best
-        place.assign(v, d)
-        start[v], fin[v] = s, f
-        insert_interval(busy[d], ends[d], s, f)
+            any_fit = False
+            if memory:
+                for d in range(m):
+                    need = group_mem[gid, d] if gid >= 0 else mem[v, d]
+                    cand[d] = mask[v, d] and used[d] + need <= cap[d]
+                    any_fit = any_fit or cand[d]
+            if not any_fit:
+                for d in range(m):
+                    cand[d] = mask[v, d]
+        if forced[v] and forced_device >= 0 and cand[forced_device]:
+            cand[:] = False
+            cand[forced_device] = True
+        best_d, best_s, best_f = -1, 0, 0
+        best_score = bias[0, 0] * 0  # the score's type: int64, or float64 with a float bias
+        for d in range(m):
+            if not cand[d]:
+                continue
+            s = _earliest(gs, ge, gc, bs, be, bc, d, ready[d], T[v, d])
+            f = s + T[v, d]
+            score = f * S + bias[v, d] if has_bias else f * S * 0 + f
+            if best_d < 0 or score < best_score:
+                best_d, best_s, best_f, best_score = d, s, f, score
+        d = best_d
+        if gid >= 0:
+            if lock[gid] < 0:
+                lock[gid] = d
+                used[d] += group_mem[gid, d]
+            dev[v] = lock[gid]
+        else:
+            dev[v] = d
+            used[d] += mem[v, d]
+        start[v], fin[v] = best_s, best_f
+        _insert(gs, ge, gc, bs, be, bc, d, best_s, best_f)
         if sends:
-            for u in P.tolist():
-                if place.dev[u] != d:
-                    remote[u].add(d)
-        for w, _ in g.succs[v]:
+            for j in range(width):
+                u = pred_task[v, j]
+                if u >= n:
+                    break
+                if dev[u] != d:
+                    remote[u, d] = True
+        for j in range(swidth):
+            w = succ_task[v, j]
+            if w >= n:
+                break
             indeg[w] -= 1
             if indeg[w] == 0:
-                heapq.heappush(heap, (-int(key[w]), w))
-    return place.dev.copy(), np.asarray(order, dtype=np.int64), start, fin
+                hk[size_h], hv[size_h] = key[w], w
+                i = size_h
+                size_h += 1
+                while i > 0 and _heap_less(hk, hv, i, (i - 1) // 2):
+                    p = (i - 1) // 2
+                    hk[i], hk[p] = hk[p], hk[i]
+                    hv[i], hv[p] = hv[p], hv[i]
+                    i = p
+    return dev, order, start, fin
 
 
 def quantize(key: np.ndarray) -> np.ndarray:

@@ -237,7 +237,8 @@ def icp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray
 
 def _comm(g: Graph, place: Placement, i: int) -> np.ndarray:
     """Communication time (per device) from the already placed producers of ``i``'s group."""
-    tt = g.tables.transfer_time
+    t = g.tables
+    devices = np.arange(g.m)
     out = np.zeros(g.m, dtype=np.int64)
     counted: set[int] = set()
     for j in place.group_tasks(i).tolist():
@@ -245,7 +246,7 @@ def _comm(g: Graph, place: Placement, i: int) -> np.ndarray:
             a = int(place.dev[u])
             if a < 0:
                 continue
-            row = tt[e, a].copy()
+            row = t.edge_transfer_time(e, a, devices)
             if g.tf:
                 if u in counted:  # one tensor per producer and device
                     continue

@@ -18,6 +18,16 @@ class ModelBuildTimeout(DseError):
         super().__init__(f"the CP-SAT model was still being built when the time limit ran out ({where})")
 
 
+class ModelTooLarge(ModelBuildTimeout):
+    """The CP-SAT model would be too large to build at all; ``where`` says how large and what to use instead.
+    A :class:`ModelBuildTimeout`, so the drivers report it the same way (an empty front, status
+    ``time_limit``, the reason in the message)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        DseError.__init__(self, f"the CP-SAT model was not built: {where}")
+
+
 def check_build_time(deadline: float | None, where: str) -> None:
     """Raise :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline`` (None: no limit)."""
     if deadline is not None and time.monotonic() > deadline:

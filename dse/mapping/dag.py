@@ -43,7 +43,7 @@ from dse.mapping.base import (
     leading_device_genes,
 )
 from dse.mapping.constraints import AllowedDevices, Colocation, Constraint, Deadline, MemoryCapacity
-from dse.mapping.dag_structure import DagStructure, earliest_gap, insert_interval
+from dse.mapping.dag_structure import DagStructure, list_schedule_population
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 
@@ -155,13 +155,21 @@ class DagProblem(MappingProblem):
         self.constraints = tuple(cons)
         masked = np.where(tables.allowed, tables.time, np.iinfo(np.int64).max)
         self._fastest = masked.argmin(axis=1)
-        m = tables.n_dev
-        self._tt = np.concatenate([tables.transfer_time, np.zeros((1, m, m), dtype=np.int64)])  # sentinel edge
+        # whether a genome with every task on one device decodes to the sum of its times (transfers on one
+        # device are free: always with per-pair rates, checked for explicit tables)
+        diagonal = np.arange(tables.n_dev)
+        self._serial_on_one_device = not tables.__dict__["_transfer_time_explicit"] or not (
+            tables.n_edges and tables.transfer_time[:, diagonal, diagonal].any())
 
     # ------------------------------------------------------------------ genome
     @property
     def n_tasks(self) -> int:
         return self.tables.n_ops
+
+    @property
+    def n_genes(self) -> int:
+        """A device and a priority gene per task (without building the names)."""
+        return 2 * self.n_tasks
 
     @property
     def gene_names(self) -> tuple[str, ...]:
@@ -220,10 +228,14 @@ class DagProblem(MappingProblem):
         t = self.tables
         n = self.n_tasks
         dev, keys = X[:, :n], X[:, n:]
-        if self.insertion:
-            makespan = np.array([self._place(x, insertion=True)[-1] for x in X], dtype=np.int64)
+        makespan = np.zeros(len(X), dtype=np.int64)
+        single = (dev == dev[:, :1]).all(axis=1) if n else np.ones(len(X), dtype=bool)
+        if self._serial_on_one_device:  # one device: no transfer, no gap, the tasks run back to back
+            makespan[single] = t.time[np.arange(n)[None, :], dev[single]].sum(axis=1)
         else:
-            makespan = self._schedule_population(dev, keys)[0]
+            single[:] = False
+        if not single.all():
+            makespan[~single] = self._schedule_population(dev[~single], keys[~single], self.insertion)[0]
         P = Population.from_genomes(self.flat, dev)
         used = P.device_count() > 0
         energy = (P.per_op("energy").sum(axis=0) + self._transfer_energy(dev)
@@ -232,56 +244,25 @@ class DagProblem(MappingProblem):
         return P
 
     def _transfer_energy(self, dev: np.ndarray) -> np.ndarray:
+        """Transfer energy per genome of ``dev`` (pop, n), read through the tables' per-edge accessor."""
         t = self.tables
         st = self.structure
-        if not t.n_edges:
+        if not t.n_edges or not t.has_transfer_energy:
             return np.zeros(len(dev), dtype=np.int64)
         if not self.tensor_per_device:
-            return t.transfer_energy[np.arange(t.n_edges), dev[:, st.src], dev[:, st.dst]].sum(axis=1)
-        remote, _ = st.remote_rank(dev, t.n_dev)
-        producers = np.flatnonzero(st.first_out < t.n_edges)
-        te = t.transfer_energy[st.first_out[producers]]  # (p, m, m)
-        per = te[np.arange(len(producers))[None, :], dev[:, producers]]  # (pop, p, m)
-        return (per * remote[:, producers]).sum(axis=(1, 2))
+            return t.edge_transfer_energy(np.arange(t.n_edges)[None, :], dev[:, st.src], dev[:, st.dst]).sum(axis=1)
+        rows, producers, remote, _ = st.remote_sends(dev, t.n_dev)
+        energy = t.edge_transfer_energy(st.first_out[producers], dev[rows, producers], remote)
+        out = np.zeros(len(dev), dtype=np.int64)
+        np.add.at(out, rows, energy)
+        return out
 
-    def _schedule_population(self, dev: np.ndarray, keys: np.ndarray):
-        """Non-insertion list scheduling of a whole population, one task position at a time."""
-        t = self.tables
-        st = self.structure
-        pop, n, m = len(dev), self.n_tasks, t.n_dev
-        rows = np.arange(pop)
-        order = self.orders(keys)
-        dev_ext = np.concatenate([dev, np.zeros((pop, 1), dtype=np.int64)], axis=1)
-        T = t.time[np.arange(n), dev]
-        finish = np.zeros((pop, n + 1), dtype=np.int64)
-        start = np.zeros((pop, n), dtype=np.int64)
-        release = np.zeros((pop, n), dtype=np.int64)
-        avail = np.zeros((pop, m), dtype=np.int64)
-        tf = self.tensor_per_device and t.n_edges > 0
-        if tf:
-            remote, rank = st.remote_rank(dev, m)
-            n_remote = remote.sum(axis=2)[:, :n]
-            extra = n_remote * t.send_time[dev]
-            send = t.send_time
-        for k in range(n):
-            task = order[:, k]
-            d = dev[rows, task]
-            pt = st.pred_task[task]
-            pe = st.pred_edge[task]
-            pd = dev_ext[rows[:, None], pt]
-            xt = self._tt[pe, pd, d[:, None]]
-            if tf:
-                crossing = (pd != d[:, None]) & (pt < n)
-                xt = xt + np.where(crossing, (rank[rows[:, None], pt, d[:, None]] + 1) * send[pd], 0)
-            ready = (finish[rows[:, None], pt] + xt).max(axis=1)
-            s = np.maximum(ready, avail[rows, d])
-            f = s + T[rows, task]
-            start[rows, task] = s
-            finish[rows, task] = f
-            rel = f + extra[rows, task] if tf else f
-            release[rows, task] = rel
-            avail[rows, d] = rel
-        return finish[:, :n].max(axis=1), start, finish[:, :n], release
+    def _schedule_population(self, dev: np.ndarray, keys: np.ndarray, insertion: bool = False):
+        """List scheduling of a whole population (compiled kernel, one genome after another):
+        ``(makespan, start, finish, release, order)``."""
+        order, start, finish, release, makespan = list_schedule_population(
+            self.structure, self.tables, keys, dev, insertion, self.tensor_per_device)
+        return makespan, start, finish, release, order
 
     def schedule(self, x: np.ndarray, insertion: bool | None = None) -> DagSchedule:
         """Decode one genome into a :class:`DagSchedule` (insertion per the problem unless given)."""
@@ -296,30 +277,10 @@ class DagProblem(MappingProblem):
 
     def _place(self, x: np.ndarray, insertion: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
         """List-schedule one genome: ``(order, start, finish, release, makespan)``, nothing else computed."""
-        t = self.tables
-        st = self.structure
-        n, m = self.n_tasks, t.n_dev
-        dev, keys = x[:n], x[n:]
-        order = self.orders(keys[None, :])[0]
-        delay, extra = st.send_delays(dev, t.transfer_time, t.send_time, self.tensor_per_device)
-        delay_ext = np.concatenate([delay, np.zeros(1, dtype=np.int64)])
-        start = np.zeros(n, dtype=np.int64)
-        finish = np.zeros(n + 1, dtype=np.int64)
-        release = np.zeros(n, dtype=np.int64)
-        busy: list[list[tuple[int, int]]] = [[] for _ in range(m)]
-        ends: list[list[int]] = [[] for _ in range(m)]
-        T = t.time[np.arange(n), dev]
-        for v in order.tolist():
-            d = int(dev[v])
-            ready = int((finish[st.pred_task[v]] + delay_ext[st.pred_edge[v]]).max())
-            occupy = int(T[v] + extra[v])
-            if insertion:
-                s = earliest_gap(busy[d], ends[d], ready, occupy)
-            else:
-                s = max(ready, ends[d][-1] if ends[d] else 0)
-            insert_interval(busy[d], ends[d], s, s + occupy)
-            start[v], finish[v], release[v] = s, s + int(T[v]), s + occupy
-        return order, start, finish[:n], release, int(finish[:n].max(initial=0))
+        n = self.n_tasks
+        dev, keys = x[None, :n], x[None, n:]
+        makespan, start, finish, release, order = self._schedule_population(dev, keys, insertion)
+        return order[0], start[0], finish[0], release[0], int(makespan[0])
 
     def _violations(self, dev: np.ndarray, makespan: int, energy: int) -> np.ndarray:
         P = Population(self.flat, dev[:, None].copy(), {"makespan": np.array([makespan]), "energy": np.array([energy])})
@@ -389,18 +350,13 @@ class DagProblem(MappingProblem):
         return int(finish[: self.n_tasks].max(initial=0))
 
     def exact_unsupported(self) -> str | None:
-        t = self.tables
-        if self.tensor_per_device and (t.send_time.any() or t.transfer_energy.any()):
-            return "the CP-SAT dag model does not cover the TF paper's per-device send rule"
+        """None: the CP-SAT model covers every dag problem, the TF paper's send rules included."""
         return None
 
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
-        """Flexible-job-shop CP-SAT model (see :mod:`dse.mapping.dag_cpsat`); ``seeds`` give the hint and,
-        with makespan alone, the horizon. Raises ``NotImplementedError`` under the TF send rule."""
-        reason = self.exact_unsupported()
-        if reason:
-            raise NotImplementedError(reason)
+        """Flexible-job-shop CP-SAT model (see :mod:`dse.mapping.dag_cpsat`), the TF send rules included;
+        ``seeds`` give the hint and, with makespan alone, the horizon."""
         from dse.mapping.dag_cpsat import build_dag_model
 
         return build_dag_model(self, include, seeds, deadline)
@@ -439,7 +395,8 @@ def _cost_model(options: Any) -> tuple[str, dict[str, Any]]:
 
 def example_problem(seed: int) -> DagProblem:
     """A small seeded instance: 3-4 tasks on 2-3 devices, makespan and energy, sometimes a deadline,
-    memory or a colocation pair (small enough for exhaustive search over devices x priorities)."""
+    memory, a colocation pair or the TF paper's send rules (small enough for exhaustive search over
+    devices x priorities)."""
     import dataclasses
 
     from dse.synthetic import random_tables
@@ -452,7 +409,11 @@ def example_problem(seed: int) -> DagProblem:
         tables = dataclasses.replace(tables, colocation=tuple(coloc))
     objectives = ("makespan", "energy") if rng.random() < 0.7 else ("makespan",)
     deadline = int(rng.integers(60, 250)) if rng.random() < 0.4 else None
-    return DagProblem(tables, objectives, deadline=deadline, memory=bool(rng.random() < 0.5))
+    memory = bool(rng.random() < 0.5)
+    tf = bool(rng.random() < 0.4)  # the TF paper's rules: sends occupy the producer, one tensor per remote device
+    if tf:
+        tables = dataclasses.replace(tables, send_time=rng.integers(1, 12, size=tables.n_dev).astype(np.int64))
+    return DagProblem(tables, objectives, deadline=deadline, memory=memory, tensor_per_device=tf)
 
 
 FAMILY = register_family(Family(

@@ -1,16 +1,22 @@
 """CP-SAT flexible-job-shop model of the ``dag`` family, over the same integer tables as the decoder.
 
 Per task a start time and, per allowed device, a presence literal ``x[i, d]`` with an optional
-fixed-size interval sharing that start; no overlap per device; precedence ``start[v] >= end[u]``
-plus the transfer delay of the device pair, enforced by the two presence literals; makespan =
-max end. Redundant reasoning: the critical-path and work lower bounds on the makespan, a
-horizon from the best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every device is
-identical, and symmetry breaking among identical devices (the task at topological position k
-uses one of the first k + 1 of them). Memory, deadline and colocation come from the problem's
-constraint components.
+interval sharing that start; no overlap per device; precedence ``start[v] >= end[u]`` plus the
+transfer delay of the device pair, enforced by the two presence literals; makespan = max end.
+Redundant reasoning: the critical-path and work lower bounds on the makespan, a horizon from the
+best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every
+device is identical, and symmetry breaking among identical devices (the task at topological
+position k uses one of the first k + 1 of them). Memory, deadline and colocation come from the
+problem's constraint components.
 
-The TF paper's per-device send occupancy is not modelled: ``DagProblem.cpsat`` refuses such
-problems (``exact_unsupported`` says why; use NSGA-II or the heuristics).
+Under the TF paper's rules (``tensor_per_device``) the model follows the decoder exactly:
+``r[u, b]`` is true when device ``b`` is remote to producer ``u`` and runs one of its consumers
+(the tensor crosses once per such device); ``u``'s device stays busy for its compute plus
+``send_time[dev u]`` per remote device (the no-overlap intervals end at that release time); the
+tensor reaches device ``b`` at ``end[u] + (1 + #remote devices of u below b) * send_time[dev u]
++ transfer_time[edge, dev u, b]``; transfer energy is paid once per producer and remote device,
+from the producer's first outgoing edge's table. Symmetry breaking is then off when sends cost
+time, since the send order by device index tells identical devices apart.
 """
 
 from __future__ import annotations
@@ -23,10 +29,21 @@ from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
-from dse.mapping.cpsat_common import assigned_devices, check_build_time, idle_term, used_literals
+from dse.mapping.cpsat_common import (
+    ModelTooLarge,
+    assigned_devices,
+    check_build_time,
+    idle_term,
+    used_literals,
+)
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
+
+
+#: Largest number of (edge, producer device, consumer device) precedence constraints the model builds; past
+#: it the model would not fit in memory or be built within any sensible time limit.
+MAX_PAIR_CONSTRAINTS = 3_000_000
 
 
 def identical_groups(problem: DagProblem) -> list[list[int]]:
@@ -47,13 +64,45 @@ def identical_groups(problem: DagProblem) -> list[list[int]]:
     return groups
 
 
-def _same_links(t, d: int, r: int) -> bool:
-    """Swapping d and r leaves every transfer table unchanged (checked against all other devices)."""
+def _same_links(t, d: int, r: int, chunk: int = 4096) -> bool:
+    """Swapping d and r leaves every transfer table unchanged (checked against all other devices, reading
+    the tables through their per-edge accessor a chunk of edges at a time)."""
     others = [o for o in range(t.n_dev) if o not in (d, r)]
-    tt, te = t.transfer_time, t.transfer_energy
-    return (np.array_equal(tt[:, d, others], tt[:, r, others]) and np.array_equal(tt[:, others, d], tt[:, others, r])
-            and np.array_equal(tt[:, d, r], tt[:, r, d]) and np.array_equal(te[:, d, others], te[:, r, others])
-            and np.array_equal(te[:, others, d], te[:, others, r]) and np.array_equal(te[:, d, r], te[:, r, d]))
+    for lo in range(0, t.n_edges, chunk):
+        edges = np.arange(lo, min(lo + chunk, t.n_edges))
+        for what in ("transfer_time", "transfer_energy"):
+            x = t.transfer_block(edges, what)
+            if not (np.array_equal(x[:, d, others], x[:, r, others]) and np.array_equal(x[:, others, d], x[:, others, r])
+                    and np.array_equal(x[:, d, r], x[:, r, d])):
+                return False
+    return True
+
+
+def _consumers(problem: DagProblem) -> list[list[tuple[int, int]]]:
+    """Per task its ``(consumer, edge)`` pairs, in edge order."""
+    out: list[list[tuple[int, int]]] = [[] for _ in range(problem.n_tasks)]
+    for k, (u, v) in enumerate(problem.tables.edges.tolist()):
+        out[u].append((v, k))
+    return out
+
+
+def _remote_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar],
+                     consumers: list[list[tuple[int, int]]], m: int) -> dict[tuple[int, int], cp_model.IntVar]:
+    """``r[u, b]``: true exactly when ``u`` is not on ``b`` and some consumer of ``u`` is (the TF send rule)."""
+    r: dict[tuple[int, int], cp_model.IntVar] = {}
+    for u, outs in enumerate(consumers):
+        for b in range(m):
+            there = [x[v, b] for v in dict.fromkeys(v for v, _ in outs) if (v, b) in x]
+            if not there:
+                continue
+            lit = model.new_bool_var(f"remote[{u},{b}]")
+            for c in there:
+                model.add_bool_or([c.Not(), lit] + ([x[u, b]] if (u, b) in x else []))
+            model.add_bool_or(there).only_enforce_if(lit)
+            if (u, b) in x:
+                model.add_implication(lit, x[u, b].Not())
+            r[u, b] = lit
+    return r
 
 
 def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
@@ -64,6 +113,9 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     t = problem.tables
     names = {c.name for c in problem.constraints} if include is None else set(include)
     n, m = t.n_ops, t.n_dev
+    tf = problem.tensor_per_device and t.n_edges > 0
+    send = np.asarray(t.send_time, dtype=np.int64) if tf else np.zeros(m, dtype=np.int64)
+    sends = bool(send.any())
     model = cp_model.CpModel()
     best = None
     if len(seeds):
@@ -72,9 +124,10 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         ok = np.flatnonzero(ev.feasible)
         if len(ok):
             best = X[ok[np.argmin(ev.F[ok, 0])]]
-    # every task in sequence at its slowest time after every transfer: no schedule needs longer
+    # every task in sequence at its slowest time after every transfer and every send: no schedule needs longer
     serial = int(np.where(t.allowed, t.time, 0).max(axis=1).sum()
-                 + t.transfer_time.reshape(t.n_edges, -1).max(axis=1, initial=0).sum())
+                 + t.transfer_over_pairs("transfer_time")[1].sum()
+                 + (n + t.n_edges) * max(m - 1, 0) * int(send.max(initial=0)))
     horizon = serial
     if best is not None and len(problem.objectives) == 1:  # makespan alone: no need to look past a known schedule
         horizon = min(horizon, int(problem.evaluate(best[None, :]).F[0, 0]))
@@ -85,9 +138,14 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     lower = max(lower, -(-int(fastest.sum()) // m))
     horizon = max(horizon, lower)
 
+    per_task = t.allowed.sum(axis=1).astype(np.int64)
+    pairs = int((per_task[t.edges[:, 0]] * per_task[t.edges[:, 1]]).sum()) if t.n_edges else 0
+    if pairs > MAX_PAIR_CONSTRAINTS:
+        raise ModelTooLarge(f"{pairs:,} device-pair precedence constraints exceed {MAX_PAIR_CONSTRAINTS:,}; "
+                            "use nsga2 or memetic at this size")
+    consumers = _consumers(problem)
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     start, end = [], []
-    per_device: list[list] = [[] for _ in range(m)]
     for i in range(n):
         check_build_time(deadline, f"task {i} of {n}")
         s = model.new_int_var(0, horizon, f"start[{i}]")
@@ -101,9 +159,29 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
             lit = model.new_bool_var(f"x[{i},{d}]")
             x[i, d] = lit
             lits.append(lit)
-            per_device[d].append(model.new_optional_fixed_size_interval_var(s, int(t.time[i, d]), lit, f"iv[{i},{d}]"))
             model.add(e == s + int(t.time[i, d])).only_enforce_if(lit)
         model.add_exactly_one(lits)
+    r = _remote_literals(model, x, consumers, m) if tf else {}
+
+    per_device: list[list] = [[] for _ in range(m)]
+    release: dict[int, cp_model.IntVar] = {}
+    for i in range(n):
+        remote = [r[i, b] for b in range(m) if (i, b) in r]
+        busy_after = [d for d in range(m) if (i, d) in x and send[d] and remote]
+        if busy_after:  # compute, then one send per remote device: the device is released later
+            rel = model.new_int_var(0, horizon, f"release[{i}]")
+            span = model.new_int_var(0, horizon, f"occupy[{i}]")
+            release[i] = rel
+            for d in range(m):
+                if (i, d) in x:
+                    model.add(rel == end[i] + int(send[d]) * sum(remote)).only_enforce_if(x[i, d])
+                    per_device[d].append(model.new_optional_interval_var(start[i], span, rel, x[i, d],
+                                                                         f"iv[{i},{d}]"))
+            continue
+        for d in range(m):
+            if (i, d) in x:
+                per_device[d].append(model.new_optional_fixed_size_interval_var(
+                    start[i], int(t.time[i, d]), x[i, d], f"iv[{i},{d}]"))
     for d in range(m):
         if len(per_device[d]) > 1:
             model.add_no_overlap(per_device[d])
@@ -112,10 +190,19 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         check_build_time(deadline, f"precedence of edge {k} of {t.n_edges}")
         u, v = int(u), int(v)
         model.add(start[v] >= end[u])
+        delays = t.transfer_block(np.array([k]))[0]
         for a in range(m):
+            if (u, a) not in x:
+                continue
             for b in range(m):
-                delay = int(t.transfer_time[k, a, b])
-                if a != b and delay > 0 and (u, a) in x and (v, b) in x:
+                if a == b or (v, b) not in x:
+                    continue
+                delay = int(delays[a, b])
+                if send[a]:  # the sends to the remote devices below b go first
+                    before = [r[u, c] for c in range(b) if (u, c) in r]
+                    model.add(start[v] >= end[u] + int(send[a]) * (1 + sum(before)) + delay).only_enforce_if(
+                        [x[u, a], x[v, b]])
+                elif delay > 0:
                     model.add(start[v] >= end[u] + delay).only_enforce_if([x[u, a], x[v, b]])
 
     makespan = model.new_int_var(lower, horizon, "makespan")
@@ -126,7 +213,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         intervals = [model.new_interval_var(start[i], int(t.time[i, 0]), end[i], f"task[{i}]") for i in range(n)]
         model.add_cumulative(intervals, [1] * n, m)
     order = problem.structure.topo
-    for group in groups:
+    for group in groups if not sends else []:  # the send order by device index tells identical devices apart
         if len(group) < 2:
             continue
         for k, task in enumerate(order):
@@ -139,21 +226,12 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     energy = None
     if any(o.name == "energy" for o in problem.objectives):
         terms = [int(t.energy[i, d]) * lit for (i, d), lit in x.items() if t.energy[i, d]]
-        for k, (u, v) in enumerate(t.edges):
-            check_build_time(deadline, f"transfer energy of edge {k} of {t.n_edges}")
-            for a in range(m):
-                for b in range(m):
-                    cost = int(t.transfer_energy[k, a, b])
-                    if a != b and cost and (int(u), a) in x and (int(v), b) in x:
-                        both = model.new_bool_var(f"cross[{k},{a},{b}]")
-                        model.add_bool_and([x[int(u), a], x[int(v), b]]).only_enforce_if(both)
-                        model.add_bool_or([x[int(u), a].Not(), x[int(v), b].Not(), both])
-                        terms.append(cost * both)
+        terms += _transfer_energy_terms(problem, model, x, r, consumers, deadline)
         for d in range(m):
             if t.idle_power_mw[d]:
                 terms.append(idle_term(model, used[d], int(t.idle_power_mw[d]), makespan, horizon, f"idle[{d}]"))
         bound = int(np.where(t.allowed, t.energy, 0).max(axis=1).sum()
-                    + t.transfer_energy.reshape(t.n_edges, -1).max(axis=1, initial=0).sum()
+                    + t.transfer_over_pairs("transfer_energy")[1].sum() * max(m - 1, 1)
                     + t.idle_power_mw.sum() * horizon)
         energy = model.new_int_var(0, bound, "energy")
         model.add(energy == sum(terms))
@@ -180,10 +258,52 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         for i in range(n):
             model.add_hint(start[i], int(sched.start[i]))
             model.add_hint(end[i], int(sched.finish[i]))
+        for i, rel in release.items():
+            model.add_hint(rel, int(sched.release[i]))
+        for (u, b), lit in r.items():
+            model.add_hint(lit, int(any(sched.device[v] == b for v, _ in consumers[u]) and sched.device[u] != b))
 
+    rule = ", TF send rule" if tf else ""
     form = Formulation(model, objective_vars, to_genome, hint,
                        [f"{len(x)} optional intervals, horizon {horizon}, lower bound {lower}, "
-                        f"{len(groups)} device classes"], values)
+                        f"{len(groups)} device classes{rule}"], values)
     if best is not None:
         hint(best)
     return form
+
+
+def _transfer_energy_terms(problem: DagProblem, model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar],
+                           r: dict[tuple[int, int], cp_model.IntVar], consumers: list[list[tuple[int, int]]],
+                           deadline: float | None) -> list:
+    """Transfer energy: per crossing edge, or (TF rule, ``r`` given) once per producer and remote device."""
+    t = problem.tables
+    m = t.n_dev
+    terms: list = []
+
+    def both(a_lit: cp_model.IntVar, b_lit: cp_model.IntVar, name: str) -> cp_model.IntVar:
+        lit = model.new_bool_var(name)
+        model.add_bool_and([a_lit, b_lit]).only_enforce_if(lit)
+        model.add_bool_or([a_lit.Not(), b_lit.Not(), lit])
+        return lit
+
+    if problem.tensor_per_device:
+        for u, outs in enumerate(consumers):
+            if not outs:
+                continue
+            check_build_time(deadline, f"transfer energy of task {u} of {t.n_ops}")
+            table = t.transfer_block(np.array([outs[0][1]]), "transfer_energy")[0]  # the producer's first edge
+            for b in range(m):
+                for a in range(m):
+                    cost = int(table[a, b])
+                    if a != b and cost and (u, b) in r and (u, a) in x:
+                        terms.append(cost * both(x[u, a], r[u, b], f"send[{u},{a},{b}]"))
+        return terms
+    for k, (u, v) in enumerate(t.edges.tolist()):
+        check_build_time(deadline, f"transfer energy of edge {k} of {t.n_edges}")
+        table = t.transfer_block(np.array([k]), "transfer_energy")[0]
+        for a in range(m):
+            for b in range(m):
+                cost = int(table[a, b])
+                if a != b and cost and (u, a) in x and (v, b) in x:
+                    terms.append(cost * both(x[u, a], x[v, b], f"cross[{k},{a},{b}]"))
+    return terms

@@ -13,18 +13,30 @@
   devices receive a producer's tensor and in which order) and
   :meth:`DagStructure.send_delays` for one genome;
 
-and the insertion search shared by every insertion-based scheduler,
-:func:`earliest_gap` / :func:`insert_interval`.
+* :meth:`DagStructure.transfer_delays`: per edge the delay from producer finish to arrival and
+  per task its send time, for a whole population, read from the tables' per-edge accessors;
+
+the insertion search shared by every insertion-based scheduler, :class:`Timeline` (per device
+its sorted free gaps, searched with bisect, so contiguous work costs O(log n) a query), and the
+compiled list-scheduling kernel :func:`list_schedule_population` that both dag decoders run.
+The kernel is compiled by numba on first use and cached on disk (``cache=True``), so it compiles
+once per install; numba is imported only then (loading a problem does not pay for it). It
+implements exactly the rules of :class:`Timeline`.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dse.cost import CostTables
+
+#: End of the open-ended free gap after a device's last task.
+OPEN_END = np.iinfo(np.int64).max // 4
 
 
 def _padded(owner: np.ndarray, other: np.ndarray, n: int, n_edges: int) -> tuple[np.ndarray, np.ndarray]:
@@ -122,10 +134,58 @@ class DagStructure:
         rank = np.cumsum(remote, axis=2) - remote
         return remote, rank
 
-    def send_delays(self, dev: np.ndarray, transfer_time: np.ndarray, send_time: np.ndarray,
+    def remote_sends(self, dev: np.ndarray, n_dev: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The TF send rule for a population ``dev`` (pop, n) in O(pop x edges) memory.
+
+        Returns ``(rows, producers, devices)``: one entry per tensor that crosses (genome row,
+        producer, remote device), sorted; and ``edge_rank`` (pop, n_edges): per crossing edge how
+        many remote devices of its producer come before its consumer's device (sends go out in
+        device-index order), -1 for an edge that stays on its device.
+        """
+        pop = len(dev)
+        edge_rank = np.full((pop, self.n_edges), -1, dtype=np.int64)
+        if not self.n_edges:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty, edge_rank
+        dd = dev[:, self.dst]
+        r, e = np.nonzero(dev[:, self.src] != dd)
+        key = (r * self.n + self.src[e]) * n_dev + dd[r, e]
+        triples = np.unique(key)
+        group = triples // n_dev
+        rank = np.arange(len(triples)) - np.searchsorted(group, group, side="left")
+        edge_rank[r, e] = rank[np.searchsorted(triples, key)]
+        return group // self.n, group % self.n, triples % n_dev, edge_rank
+
+    def transfer_delays(self, tables: CostTables, dev: np.ndarray,
+                        tensor_per_device: bool) -> tuple[np.ndarray, np.ndarray]:
+        """For a population ``dev`` (pop, n): per edge the delay from producer finish to arrival (pop, n_edges)
+        and per task the time its device stays busy sending after its compute (pop, n; zero without the TF
+        rule), from the tables' per-edge accessors."""
+        dev = np.atleast_2d(dev)
+        pop = len(dev)
+        extra = np.zeros((pop, self.n), dtype=np.int64)
+        if not self.n_edges:
+            return np.zeros((pop, 0), dtype=np.int64), extra
+        a = dev[:, self.src]
+        delay = tables.edge_transfer_time(np.arange(self.n_edges)[None, :], a, dev[:, self.dst])
+        if tensor_per_device:
+            send = tables.send_time
+            rows, producers, _, edge_rank = self.remote_sends(dev, tables.n_dev)
+            delay = delay + np.where(edge_rank >= 0, (edge_rank + 1) * send[a], 0)
+            count = np.zeros((pop, self.n), dtype=np.int64)
+            np.add.at(count, (rows, producers), 1)
+            extra = count * send[dev]
+        return delay, extra
+
+    def send_delays(self, dev: np.ndarray, transfer_time: np.ndarray | CostTables, send_time: np.ndarray,
                     tensor_per_device: bool) -> tuple[np.ndarray, np.ndarray]:
         """For one assignment ``dev`` (n,): per edge the delay from producer finish to arrival, and per
-        task the time its device stays busy sending after its compute (zero without the TF rule)."""
+        task the time its device stays busy sending after its compute (zero without the TF rule).
+        ``transfer_time`` is the (n_edges, n_dev, n_dev) table or the :class:`CostTables` themselves
+        (read through their per-edge accessor, without building the table)."""
+        if isinstance(transfer_time, CostTables):
+            delay2, extra2 = self.transfer_delays(transfer_time, np.asarray(dev)[None, :], tensor_per_device)
+            return delay2[0], extra2[0]
         if not self.n_edges:
             return np.zeros(0, dtype=np.int64), np.zeros(self.n, dtype=np.int64)
         a, b = dev[self.src], dev[self.dst]
@@ -140,26 +200,273 @@ class DagStructure:
         return delay, extra
 
 
-def earliest_gap(busy: list[tuple[int, int]], ends: list[int], ready: int, length: int) -> int:
-    """Earliest start >= ``ready`` of a free slot of ``length`` among sorted disjoint busy intervals.
+class Timeline:
+    """One device's busy intervals for insertion scheduling, with its free gaps kept sorted.
 
-    ``busy`` holds the intervals ``(start, end)`` in sorted order and ``ends``
-    their ends (nondecreasing, since the intervals are disjoint); the search
-    starts at the first interval ending after ``ready`` (bisect).
+    A task of length ``L > 0`` may start at ``c`` when ``(c, c + L)`` meets no busy interval and
+    contains no zero-length task; :meth:`earliest` finds the earliest such ``c >= ready`` by
+    bisecting the sorted free gaps (busy intervals that touch leave no gap, so a device full of
+    contiguous work answers in O(log n)). A zero-length task may start at ``ready`` unless that
+    falls strictly inside a busy interval (then at its end).
     """
-    k = bisect.bisect_right(ends, ready)
-    cand = ready
-    for j in range(k, len(busy)):
-        s, e = busy[j]
-        if s >= cand + length:
-            break
-        if e > cand:
-            cand = e
-    return cand
+
+    __slots__ = ("gap_start", "gap_end", "busy_start", "busy_end", "tail")
+
+    def __init__(self) -> None:
+        self.gap_start: list[int] = [0]
+        self.gap_end: list[int] = [int(OPEN_END)]
+        self.busy_start: list[int] = []
+        self.busy_end: list[int] = []
+        self.tail = 0  #: the latest end (where a non-insertion scheduler appends)
+
+    def earliest(self, ready: int, length: int) -> int:
+        """Earliest start ``>= ready`` of a slot of ``length`` (see the class docstring)."""
+        if length <= 0:
+            k = bisect.bisect_right(self.busy_end, ready)
+            if k < len(self.busy_end) and self.busy_start[k] < ready:
+                return self.busy_end[k]
+            return ready
+        gs, ge = self.gap_start, self.gap_end
+        k = bisect.bisect_right(ge, ready)
+        while True:
+            c = gs[k] if gs[k] > ready else ready
+            if c + length <= ge[k]:
+                return c
+            k += 1
+
+    def insert(self, s: int, e: int) -> None:
+        """Mark ``(s, e)`` busy; it must lie in one free gap (as :meth:`earliest` or ``s >= tail`` give)."""
+        k = bisect.bisect_right(self.busy_start, s)
+        while k > 0 and self.busy_start[k - 1] == s and self.busy_end[k - 1] > e:
+            k -= 1  # (s, e) sorts before (s, e') with e' > e
+        self.busy_start.insert(k, s)
+        self.busy_end.insert(k, e)
+        self.tail = max(self.tail, e)
+        gs, ge = self.gap_start, self.gap_end
+        g = bisect.bisect_right(gs, s) - 1
+        if g < 0 or not (gs[g] <= s and e <= ge[g]) or (s == e and not gs[g] < s < ge[g]):
+            return  # a zero-length task on a gap's edge (or inside busy time) splits nothing
+        a, b = gs[g], ge[g]
+        starts = ([a] if s > a else []) + ([e] if b > e else [])
+        ends = ([s] if s > a else []) + ([b] if b > e else [])
+        gs[g: g + 1] = starts
+        ge[g: g + 1] = ends
 
 
-def insert_interval(busy: list[tuple[int, int]], ends: list[int], s: int, e: int) -> None:
-    """Insert the busy interval ``(s, e)`` keeping ``busy`` and ``ends`` sorted."""
-    pos = bisect.bisect(busy, (s, e))
-    busy.insert(pos, (s, e))
-    ends.insert(pos, e)
+def _bisect_right(values, d, hi, x):  # pragma: no cover - compiled
+    """First index in ``values[d, :hi]`` (sorted) whose value is > ``x``."""
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if x < values[d, mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _earliest(gs, ge, gc, bs, be, bc, d, ready, length):  # pragma: no cover - compiled
+    """:meth:`Timeline.earliest` on device ``d`` of the array form (gaps ``gs/ge[d, :gc[d]]``, busy
+    intervals ``bs/be[d, :bc[d]]``)."""
+    if length <= 0:
+        k = _bisect_right(be, d, bc[d], ready)
+        if k < bc[d] and bs[d, k] < ready:
+            return be[d, k]
+        return ready
+    k = _bisect_right(ge, d, gc[d], ready)
+    while True:
+        c = gs[d, k] if gs[d, k] > ready else ready
+        if c + length <= ge[d, k]:
+            return c
+        k += 1
+
+
+def _insert(gs, ge, gc, bs, be, bc, d, s, e):  # pragma: no cover - compiled
+    """:meth:`Timeline.insert` on device ``d`` of the array form (updates the counts ``gc, bc`` in place)."""
+    k = _bisect_right(bs, d, bc[d], s)
+    while k > 0 and bs[d, k - 1] == s and be[d, k - 1] > e:
+        k -= 1
+    for j in range(bc[d], k, -1):
+        bs[d, j] = bs[d, j - 1]
+        be[d, j] = be[d, j - 1]
+    bs[d, k] = s
+    be[d, k] = e
+    bc[d] += 1
+    g = _bisect_right(gs, d, gc[d], s) - 1
+    if g < 0 or not (gs[d, g] <= s and e <= ge[d, g]) or (s == e and not (gs[d, g] < s and s < ge[d, g])):
+        return
+    a, b = gs[d, g], ge[d, g]
+    left, right = s > a, b > e
+    new = int(left) + int(right)
+    if new == 0:
+        for j in range(g, gc[d] - 1):
+            gs[d, j] = gs[d, j + 1]
+            ge[d, j] = ge[d, j + 1]
+    elif new == 2:
+        for j in range(gc[d], g + 1, -1):
+            gs[d, j] = gs[d, j - 1]
+            ge[d, j] = ge[d, j - 1]
+    pos = g
+    if left:
+        gs[d, pos] = a
+        ge[d, pos] = s
+        pos += 1
+    if right:
+        gs[d, pos] = e
+        ge[d, pos] = b
+    gc[d] += new - 1
+
+
+def _sort_by(key, out):  # pragma: no cover - compiled
+    """``out`` = the indices of ``key`` in increasing key order (heapsort; keys are distinct)."""
+    n = len(key)
+    for i in range(n):
+        out[i] = i
+    for start in range(n // 2 - 1, -1, -1):
+        _sift(key, out, start, n)
+    for end in range(n - 1, 0, -1):
+        out[0], out[end] = out[end], out[0]
+        _sift(key, out, 0, end)
+
+
+def _sift(key, out, i, size):  # pragma: no cover - compiled
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            return
+        if c + 1 < size and key[out[c + 1]] > key[out[c]]:
+            c += 1
+        if key[out[c]] <= key[out[i]]:
+            return
+        out[i], out[c] = out[c], out[i]
+        i = c
+
+
+_COMPILED: dict[str, Callable[..., Any]] = {}
+
+
+def compiled_kernels() -> dict[str, Callable[..., Any]]:
+    """The compiled ``_earliest``, ``_insert`` and ``_schedule`` kernels (compiled, or loaded from numba's
+    on-disk cache, on first call; numba is imported only then)."""
+    if not _COMPILED:
+        import numba
+
+        scope = globals()
+        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_schedule"):  # callees first
+            scope[name] = numba.njit(cache=True, nogil=True)(scope[name])
+            _COMPILED[name] = scope[name]
+    return _COMPILED
+
+
+def list_schedule_population(structure: DagStructure, tables: CostTables, keys: np.ndarray, dev: np.ndarray,
+                             insertion: bool, tensor_per_device: bool
+                             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """List-schedule a population: ``keys`` and ``dev`` (pop, n) are the genomes' priority and device genes.
+
+    Per genome the order sorts the tasks by precedence-consistent key (``key'[v] = max(key[v], key'[u])``
+    over predecessors ``u``), then topological position; in that order each task starts at the earliest
+    time all its inputs have arrived (producer finish + the edge's transfer time, plus under the TF rules
+    its send delay) and its device is free: after the device's latest task, or with ``insertion`` in the
+    earliest free gap (the :class:`Timeline` rules). A task occupies its device for its time plus, under
+    the TF rules, its sends. Returns ``(order, start, finish, release, makespan)``: (pop, n) x 4 and (pop,).
+    Runs a compiled kernel (see the module docstring); transfer times are computed in it from the tables'
+    per-edge sizes and per-pair rates (or read from explicit tables), never stored per genome.
+    """
+    dev = np.ascontiguousarray(dev, dtype=np.int64)
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    pop, n = dev.shape
+    extra = np.zeros((1, n), dtype=np.int64)
+    send_delay = np.zeros((1, max(structure.n_edges, 1)), dtype=np.int64)
+    if tensor_per_device and structure.n_edges:
+        send = tables.send_time
+        rows, producers, _, edge_rank = structure.remote_sends(dev, tables.n_dev)
+        send_delay = np.where(edge_rank >= 0, (edge_rank + 1) * send[dev[:, structure.src]], 0)
+        count = np.zeros((pop, n), dtype=np.int64)
+        np.add.at(count, (rows, producers), 1)
+        extra = count * send[dev]
+    explicit = tables.__dict__["_transfer_time_explicit"]
+    table = (np.ascontiguousarray(tables.transfer_time, dtype=np.int64).reshape(-1) if explicit
+             else np.zeros(0, dtype=np.int64))
+    return compiled_kernels()["_schedule"](
+        keys, dev, np.ascontiguousarray(tables.time), structure.topo, structure.topo_pos, structure.depth,
+        structure.pred_task, structure.pred_edge, tables.n_dev, insertion, table,
+        np.ascontiguousarray(tables.link_latency).reshape(-1), np.ascontiguousarray(tables.link_time_per_byte).reshape(-1),
+        np.ascontiguousarray(tables.edge_size), np.ascontiguousarray(send_delay), np.ascontiguousarray(extra))
+
+
+def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_dev, insertion, table, latency,
+              per_byte, size, send_delay, extra):  # pragma: no cover - compiled
+    pop, n = dev.shape
+    order = np.zeros((pop, n), dtype=np.int64)
+    start = np.zeros((pop, n), dtype=np.int64)
+    finish = np.zeros((pop, n), dtype=np.int64)
+    release = np.zeros((pop, n), dtype=np.int64)
+    makespan = np.zeros(pop, dtype=np.int64)
+    width = pred_task.shape[1]
+    explicit = table.shape[0] > 0
+    cap = n + 2 if insertion else 1
+    gs = np.zeros((n_dev, cap), dtype=np.int64)
+    ge = np.zeros((n_dev, cap), dtype=np.int64)
+    bs = np.zeros((n_dev, cap), dtype=np.int64)
+    be = np.zeros((n_dev, cap), dtype=np.int64)
+    gc = np.zeros(n_dev, dtype=np.int64)
+    bc = np.zeros(n_dev, dtype=np.int64)
+    avail = np.zeros(n_dev, dtype=np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    sort_key = np.zeros(n, dtype=np.int64)
+    for p in range(pop):
+        ps = p if send_delay.shape[0] > 1 else 0
+        px = p if extra.shape[0] > 1 else 0
+        for v in topo:  # precedence-consistent keys (a padded predecessor row counts the sentinel key -1)
+            kv = keys[p, v]
+            if depth[v] > 0 and pred_task[v, width - 1] >= n and kv < -1:
+                kv = -1
+            for j in range(width):
+                u = pred_task[v, j]
+                if u >= n:
+                    break
+                if key[u] > kv:
+                    kv = key[u]
+            key[v] = kv
+            sort_key[v] = kv * n + topo_pos[v]
+        _sort_by(sort_key, order[p])  # keys are distinct (topological positions are)
+        avail[:] = 0
+        if insertion:
+            gs[:, 0] = 0
+            ge[:, 0] = OPEN_END
+            gc[:] = 1
+            bc[:] = 0
+        top = 0
+        for k in range(n):
+            v = order[p, k]
+            d = dev[p, v]
+            ready = 0
+            for j in range(width):
+                u = pred_task[v, j]
+                if u >= n:
+                    break
+                e = pred_edge[v, j]
+                a = dev[p, u]
+                if explicit:
+                    delay = table[(e * n_dev + a) * n_dev + d]
+                else:
+                    raw = np.ceil(latency[a * n_dev + d] + size[e] * per_byte[a * n_dev + d] - 1e-9)
+                    delay = np.int64(raw) if raw > 0 else 0
+                arrive = finish[p, u] + delay + send_delay[ps, e]
+                if arrive > ready:
+                    ready = arrive
+            t = time[v, d]
+            occupy = t + extra[px, v]
+            if insertion:
+                s = _earliest(gs, ge, gc, bs, be, bc, d, ready, occupy)
+                _insert(gs, ge, gc, bs, be, bc, d, s, s + occupy)
+            else:
+                s = ready if ready > avail[d] else avail[d]
+                avail[d] = s + occupy
+            start[p, v] = s
+            finish[p, v] = s + t
+            release[p, v] = s + occupy
+            if s + t > top:
+                top = s + t
+        makespan[p] = top
+    return order, start, finish, release, makespan

@@ -103,7 +103,7 @@ def validate_schedule(
         arrival = int(finish[u])
         how = "same device"
         if a != b:
-            delay = int(t.transfer_time[e, a, b])
+            delay = int(t.edge_transfer_time(e, a, b))
             if tf:
                 k = remote[u].index(b)
                 sends = (k + 1) * int(t.send_time[a])

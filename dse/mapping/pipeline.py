@@ -12,6 +12,11 @@ Semantics (DESIGN.md): every device works on a different item at once.
 
 Internal units: time in the tables' unit (ns for the roofline model), energy
 in pJ, power in mW (mW x ns = pJ).
+
+DVFS: when the tables carry operating points (:func:`dse.dvfs.levels_of`: a
+platform device with two or more ``dvfs`` levels), the genome gains one
+frequency gene per such device, after the device genes; op times and energies
+are then read from the level tables at the level of the op's device.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dse.cost import CostTables
+from dse.dvfs import LevelTables, levels_of
 from dse.errors import SpecError
 from dse.mapping.base import (
     DecodedMapping,
@@ -78,6 +84,7 @@ class PipelineMapping(DecodedMapping):
     bottleneck: str
     constraint_slack: dict[str, float] = field(default_factory=dict)
     schedule: list[tuple[str, str, int, int]] = field(default_factory=list)
+    device_level: dict[str, str] = field(default_factory=dict)
 
     def assignment(self) -> dict[str, str]:
         return dict(self.device_of_op)
@@ -98,8 +105,9 @@ class PipelineMapping(DecodedMapping):
             ops = [op for op, d in self.device_of_op.items() if d == dev]
             used, cap = self.device_memory[dev]
             share = load / self.period if self.period else 0.0
+            level = f" at {self.device_level[dev]}" if dev in self.device_level else ""
             lines.append(
-                f"  {dev}: {len(ops)} ops, busy {load * s * 1e3:.4g} ms/item ({share:.0%} of period), "
+                f"  {dev}{level}: {len(ops)} ops, busy {load * s * 1e3:.4g} ms/item ({share:.0%} of period), "
                 f"memory {used / 2**30:.3g}/{cap / 2**30:.3g} GiB" + (f": {', '.join(ops)}" if ops else "")
             )
         for (a, b), load in self.link_load.items():
@@ -150,29 +158,59 @@ class PipelineProblem(MappingProblem):
             cons.append(AllowedDevices("op"))
         self.constraints = tuple(cons)
         self._need_latency = self.deadline is not None or any(o.name == "latency" for o in self.objectives)
+        #: operating-point tables (None without DVFS) and the devices that have a frequency gene
+        self.levels: LevelTables | None = levels_of(tables)
+        self.dvfs_devices = self.levels.devices if self.levels is not None else np.zeros(0, dtype=np.int64)
         self._prepare()
 
     # ------------------------------------------------------------------ genome
     @property
     def gene_names(self) -> tuple[str, ...]:
-        return tuple(f"device[{n}]" for n in self.tables.op_names)
+        names = tuple(f"device[{n}]" for n in self.tables.op_names)
+        return names + tuple(f"level[{self.tables.device_names[d]}]" for d in self.dvfs_devices)
 
     @property
     def lower(self) -> np.ndarray:
-        return np.zeros(self.tables.n_ops, dtype=np.int64)
+        return np.zeros(self.tables.n_ops + len(self.dvfs_devices), dtype=np.int64)
 
     @property
     def upper(self) -> np.ndarray:
-        return np.full(self.tables.n_ops, self.tables.n_dev - 1, dtype=np.int64)
+        ops = np.full(self.tables.n_ops, self.tables.n_dev - 1, dtype=np.int64)
+        if self.levels is None:
+            return ops
+        return np.concatenate([ops, self.levels.count[self.dvfs_devices] - 1])
 
     def repair(self, X: np.ndarray) -> np.ndarray:
         """Clip to bounds and move ops off devices that cannot run them (to their fastest allowed device)."""
-        X = np.clip(np.asarray(X, dtype=np.int64), 0, self.tables.n_dev - 1)
-        bad = ~self.tables.allowed[np.arange(self.tables.n_ops), X]
+        n = self.tables.n_ops
+        X = np.clip(np.asarray(X, dtype=np.int64), self.lower, self.upper)
+        devices = X[..., :n]
+        bad = ~self.tables.allowed[np.arange(n), devices]
         if bad.any():
             X = X.copy()
-            X[bad] = np.broadcast_to(self._fastest, X.shape)[bad]
+            fixed = X[..., :n]
+            fixed[bad] = np.broadcast_to(self._fastest, devices.shape)[bad]
         return X
+
+    def level_matrix(self, X: np.ndarray) -> np.ndarray:
+        """Level of every device per genome, ``(n_dev, pop)`` (0 for devices without a frequency gene)."""
+        X = np.atleast_2d(np.asarray(X, dtype=np.int64))
+        levels = np.zeros((self.tables.n_dev, len(X)), dtype=np.int64)
+        levels[self.dvfs_devices] = X[:, self.tables.n_ops:].T
+        return levels
+
+    def fastest_levels(self) -> np.ndarray:
+        """Per DVFS device the level with the smallest summed op time (the default of baselines)."""
+        if self.levels is None:
+            return np.zeros(0, dtype=np.int64)
+        t = self.levels.time.astype(np.float64) * self.tables.allowed[None]
+        return np.asarray([int(t[: self.levels.count[d], :, d].sum(axis=1).argmin()) for d in self.dvfs_devices],
+                          dtype=np.int64)
+
+    def with_levels(self, devices: np.ndarray, levels: np.ndarray | None = None) -> np.ndarray:
+        """A full genome from device genes ``devices`` and DVFS genes ``levels`` (default: fastest levels)."""
+        lv = self.fastest_levels() if levels is None else np.asarray(levels, dtype=np.int64)
+        return np.concatenate([np.asarray(devices, dtype=np.int64), lv])
 
     # ------------------------------------------------------------------ evaluation
     def _prepare(self) -> None:
@@ -217,9 +255,19 @@ class PipelineProblem(MappingProblem):
         (ops or edges or devices, pop) with contiguous rows; large ones are workspace buffers)."""
         t = self.tables
         pop, m = len(X), t.n_dev
-        P = Population.from_genomes(self.flat, X)
-        dev_load = P.device_sum("time")
-        used = dev_load > 0 if self._positive_times else P.device_count() > 0
+        P = Population.from_genomes(self.flat, X[:, : t.n_ops] if self.levels is not None else X)
+        T_level: np.ndarray | None = None
+        index = np.zeros(0, dtype=np.int64)
+        if self.levels is not None:
+            level_of_op = np.take_along_axis(self.level_matrix(X), P.devices, axis=0)
+            index = level_of_op * (t.n_ops * m) + P.cell
+            T_level = self.levels.time.ravel()[index]
+            dev_load = np.bincount(P.slot.ravel(), weights=T_level.ravel().astype(np.float64),
+                                   minlength=m * pop).reshape(m, pop)
+            used = P.device_count() > 0
+        else:
+            dev_load = P.device_sum("time")
+            used = dev_load > 0 if self._positive_times else P.device_count() > 0
         period = dev_load.max(axis=0).astype(np.int64)
         n_e = t.n_edges
         link_load: np.ndarray  # float: bincount with weights (numpy's stubs say intp)
@@ -240,12 +288,13 @@ class PipelineProblem(MappingProblem):
         else:
             link_load = np.zeros((m * m, pop))
             xfer_energy = np.zeros(pop, dtype=np.int64)
-        op_energy = P.per_op("energy").sum(axis=0)
+        op_energy = (self.levels.energy.ravel()[index].sum(axis=0) if self.levels is not None
+                      else P.per_op("energy").sum(axis=0))
         idle_mw = (used * t.idle_power_mw[:, None]).sum(axis=0)
         energy = op_energy + xfer_energy + idle_mw * period
         P.values.update(period=period, energy=energy)
         if metrics or self._need_latency:
-            T = P.per_op("time")
+            T = T_level if T_level is not None else P.per_op("time")
             XT = (np.take(self._xfer_time_flat, edge_cell, out=P.scratch("xfer_time", n_e), mode="clip") if n_e
                   else np.zeros((0, pop), dtype=np.int64))
             P.values["latency"] = self._latency(T, XT, P.scratch("finish", t.n_ops))
@@ -263,6 +312,16 @@ class PipelineProblem(MappingProblem):
         """Op name -> device name: the first ``n_ops`` genes are device indices."""
         return leading_device_genes(self.tables, genome)
 
+    def describe(self, genome: Sequence[int]) -> str:
+        """Where the ops go, then each DVFS device's frequency (``... @ gpu 765 MHz``)."""
+        text = super().describe(genome)
+        if self.levels is None:
+            return text
+        n, names = self.tables.n_ops, self.tables.device_names
+        levels = ", ".join(f"{names[d]} {self.levels.label(int(d), int(genome[n + k]))}"
+                           for k, d in enumerate(self.dvfs_devices))
+        return f"{text} @ {levels}"
+
     # ------------------------------------------------------------------ decoding
     def decode(self, x: np.ndarray) -> PipelineMapping:
         t = self.tables
@@ -272,20 +331,27 @@ class PipelineProblem(MappingProblem):
         names = t.device_names
         loads = {names[d]: int(m["device_load"][0, d]) for d in range(t.n_dev)}
         mem_used = np.zeros(t.n_dev, dtype=np.int64)
-        np.add.at(mem_used, x, t.mem[np.arange(t.n_ops), x])
+        np.add.at(mem_used, x[: t.n_ops], t.mem[np.arange(t.n_ops), x[: t.n_ops]])
         link = m["link_load"][0].reshape(t.n_dev, t.n_dev)
         links = {(names[a], names[b]): int(link[a, b]) for a in range(t.n_dev) for b in range(t.n_dev) if link[a, b] > 0}
         period = int(m["period"][0])
         candidates = [(v, f"device {k}") for k, v in loads.items()] + [(v, f"link {a}->{b}") for (a, b), v in links.items()]
         bottleneck = max(candidates)[1] if candidates else "none"
         slack = self.slack(ev.G[0])
+        op_time = t.time[np.arange(t.n_ops), x[: t.n_ops]]
+        device_level: dict[str, str] = {}
+        if self.levels is not None:
+            level = self.level_matrix(x)[:, 0]
+            op_time = self.levels.time[level[x[: t.n_ops]], np.arange(t.n_ops), x[: t.n_ops]]
+            device_level = {names[d]: self.levels.label(int(d), int(level[d])) for d in self.dvfs_devices}
         schedule, cursor = [], dict.fromkeys(names, 0)
         for op in t.topological_order():
             dev = names[x[op]]
-            schedule.append((t.op_names[op], dev, cursor[dev], cursor[dev] + int(t.time[op, x[op]])))
-            cursor[dev] += int(t.time[op, x[op]])
+            schedule.append((t.op_names[op], dev, cursor[dev], cursor[dev] + int(op_time[op])))
+            cursor[dev] += int(op_time[op])
         return PipelineMapping(
             device_of_op={t.op_names[i]: names[x[i]] for i in range(t.n_ops)},
+            device_level=device_level,
             device_load=loads,
             device_memory={names[d]: (int(mem_used[d]), int(t.mem_capacity[d])) for d in range(t.n_dev)},
             link_load=links,
@@ -311,14 +377,15 @@ class PipelineProblem(MappingProblem):
         out: dict[str, np.ndarray] = {}
         for d, name in enumerate(t.device_names):
             if t.allowed[:, d].all():
-                out[f"only {name}"] = np.full(t.n_ops, d, dtype=np.int64)
-        out["static"] = self.static_partition()
+                out[f"only {name}"] = self.with_levels(np.full(t.n_ops, d, dtype=np.int64))
+        out["static"] = self.with_levels(self.static_partition())
         return out
 
     def static_partition(self) -> np.ndarray:
         """Each op class on the device kind that is fastest for it, summed over the workload's ops of that class.
 
         Within the chosen kind the first device is used. Ops that kind cannot run go to their fastest device.
+        Returns the device genes only (see :meth:`with_levels` for a full genome with DVFS genes).
         """
         t = self.tables
         kinds = t.device_kinds or t.device_names
@@ -368,11 +435,26 @@ def _build(inputs: ProblemInputs) -> PipelineProblem:
 
 
 def example_problem(seed: int) -> PipelineProblem:
-    """A small seeded instance (2-8 ops, 2-3 devices, random deadline / power cap / memory; some infeasible)."""
+    """A small seeded instance (2-8 ops, 2-3 devices, random deadline / power cap / memory; some infeasible).
+
+    Every third seed (``seed % 3 == 2``) adds DVFS: 2-3 operating points on some devices (frequency genes).
+    """
+    from dse.dvfs import attach_levels, scaled_levels
     from dse.synthetic import random_tables
 
     rng = np.random.default_rng(10_000 + seed)
-    tables = random_tables(seed)
+    tables = random_tables(seed, n_ops=min(6, int(rng.integers(2, 7))) if seed % 3 == 2 else None)
+    if seed % 3 == 2:
+        lv = np.random.default_rng(20_000 + seed)
+        m = tables.n_dev
+        time_scale = np.full((m, 3), np.nan)
+        power_scale = np.full((m, 3), np.nan)
+        for d in range(m):
+            k = int(lv.integers(1, 4)) if d else 3  # device 0 always has three levels
+            time_scale[d, :k] = np.sort(lv.uniform(1.0, 2.5, k))
+            time_scale[d, 0] = 1.0
+            power_scale[d, :k] = 1.0 / time_scale[d, :k] ** lv.uniform(1.5, 2.5)
+        attach_levels(tables, scaled_levels(tables, time_scale, power_scale))
     deadline = int(rng.integers(20, 300)) if rng.random() < 0.5 else None
     power = int(rng.integers(1, 30)) if rng.random() < 0.4 else None
     objectives = ("throughput", "energy") if rng.random() < 0.75 else ("latency", "energy")
@@ -382,6 +464,9 @@ def example_problem(seed: int) -> PipelineProblem:
 def _ms(tables: CostTables) -> float:
     return tables.seconds_per_time_unit * 1e3
 
+
+# the run-time scenario (``dse simulate``): DyPe's data-aware input streams (dse/runtime/stream.py)
+from dse.runtime.stream import ScenarioSpec, simulate  # noqa: E402
 
 FAMILY = register_family(Family(
     name="pipeline",
@@ -398,5 +483,7 @@ FAMILY = register_family(Family(
     ),
     exact=True,
     gantt=True,
+    scenario=ScenarioSpec,
+    simulate=simulate,
     description="DyPe: device per op, items streaming through a pipeline (throughput vs energy)",
 ))

@@ -5,6 +5,11 @@ to device b, linked to ``x`` by transportation equalities, so it is exactly
 the product), ``period = max(device loads, link loads)``, ``used[d]`` and the
 idle term ``used[d] * idle[d] * period``; with a deadline or a latency
 objective, start times with assignment-dependent transfer delays.
+
+With DVFS levels (:mod:`dse.dvfs`): ``z[d, l]`` (device d at level l, exactly
+one per device with a frequency gene) and ``w[i, d, l]`` (op i on device d at
+level l: ``sum_l w[i, d, l] == x[i, d]`` and ``w[i, d, l] <= z[d, l]``, so it
+is exactly the product); op times and energies are read from the level tables.
 """
 
 from __future__ import annotations
@@ -42,11 +47,37 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
                 x[i, d] = model.new_bool_var(f"x[{i},{d}]")
         model.add_exactly_one(x[i, d] for d in range(m) if allowed[i, d])
 
-    big_time = int(t.time.max(initial=0)) * n + int(t.transfer_time.max(initial=0)) * max(t.n_edges, 1) + 1
+    levels = problem.levels
+    op_time = t.time if levels is None else levels.time.max(axis=0)  # bounds only
+    z: dict[tuple[int, int], cp_model.IntVar] = {}
+    w: dict[tuple[int, int, int], cp_model.IntVar] = {}
+    if levels is not None:
+        for device in problem.dvfs_devices:
+            d = int(device)
+            for level in range(int(levels.count[d])):
+                z[d, level] = model.new_bool_var(f"z[{d},{level}]")
+            model.add_exactly_one(z[d, level] for level in range(int(levels.count[d])))
+            for i in range(n):
+                if (i, d) in x:
+                    for level in range(int(levels.count[d])):
+                        w[i, d, level] = model.new_bool_var(f"w[{i},{d},{level}]")
+                        model.add_implication(w[i, d, level], z[d, level])
+                    model.add(sum(w[i, d, level] for level in range(int(levels.count[d]))) == x[i, d])
+
+    def cost_terms(i: int, d: int, what: str) -> list:
+        """``time`` / ``energy`` of op i on device d as linear terms (level-dependent with DVFS)."""
+        if levels is None:
+            return [int(getattr(t, what)[i, d]) * x[i, d]]
+        table = getattr(levels, what)
+        if int(levels.count[d]) < 2:
+            return [int(table[0, i, d]) * x[i, d]]
+        return [int(table[level, i, d]) * w[i, d, level] for level in range(int(levels.count[d]))]
+
+    big_time = int(op_time.max(initial=0)) * n + int(t.transfer_time.max(initial=0)) * max(t.n_edges, 1) + 1
     loads = []
     device_load: dict[int, cp_model.IntVar] = {}
     for d in range(m):
-        terms = [int(t.time[i, d]) * x[i, d] for i in range(n) if (i, d) in x]
+        terms = [term for i in range(n) if (i, d) in x for term in cost_terms(i, d, "time")]
         if terms:
             load = model.new_int_var(0, big_time, f"load[{d}]")
             model.add(load == sum(terms))
@@ -81,15 +112,17 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
         loads.append(load)
         link_load[a, b] = load
 
-    fastest = np.where(allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
+    least_time = t.time if levels is None else levels.time.min(axis=0)
+    fastest = np.where(allowed, least_time, np.iinfo(np.int64).max).min(axis=1)
     period_floor = int(max(fastest.max(initial=0), -(-int(fastest.sum()) // m)))
     period = model.new_int_var(period_floor, big_time, "period")
     model.add_max_equality(period, loads)
 
     used = used_literals(model, x, n, m)
 
+    op_energy_bound = t.energy if levels is None else levels.energy.max(axis=0)
     max_energy = (
-        int(np.where(allowed, t.energy, 0).max(axis=1).sum())
+        int(np.where(allowed, op_energy_bound, 0).max(axis=1).sum())
         + int(t.transfer_energy.reshape(t.n_edges, t.n_dev * t.n_dev).max(axis=1, initial=0).sum())
         + int(t.idle_power_mw.sum()) * big_time
     )
@@ -109,7 +142,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
                 model.add(term >= idle * load)
         idle_terms.append(term)
     energy = model.new_int_var(0, max_energy, "energy")
-    op_energy_terms = [int(t.energy[i, d]) * x[i, d] for (i, d) in x if t.energy[i, d]]
+    op_energy_terms = [term for (i, d) in x for term in cost_terms(i, d, "energy")]
     model.add(energy == sum(op_energy_terms) + sum(xfer_energy_terms) + sum(idle_terms))
 
     latency = None
@@ -119,7 +152,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
         for i in range(n):
             s_i = model.new_int_var(0, big_time, f"start[{i}]")
             f_i = model.new_int_var(0, big_time, f"finish[{i}]")
-            model.add(f_i == s_i + sum(int(t.time[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
+            model.add(f_i == s_i + sum(term for d in range(m) if (i, d) in x for term in cost_terms(i, d, "time")))
             start.append(s_i)
             finish.append(f_i)
         for e, (s, dst) in enumerate(t.edges):
@@ -139,20 +172,32 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     objective_vars = [values[o.name] for o in problem.objectives]
 
     def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
-        return assigned_devices(solver, x, n)
+        devices = assigned_devices(solver, x, n)
+        if levels is None:
+            return devices
+        chosen = [next(lv for (dd, lv), var in z.items() if dd == int(d) and solver.boolean_value(var))
+                  for d in problem.dvfs_devices]
+        return np.concatenate([devices, np.asarray(chosen, dtype=np.int64)])
 
     def hint(genome: np.ndarray) -> None:
         model.clear_hints()
         genome = np.asarray(genome, dtype=np.int64)
         for (i, d), var in x.items():
             model.add_hint(var, int(genome[i] == d))
+        if levels is not None:
+            level_of = {int(d): int(genome[n + k]) for k, d in enumerate(problem.dvfs_devices)}
+            for (d, lv), var in z.items():
+                model.add_hint(var, int(level_of[d] == lv))
+            for (i, d, lv), var in w.items():
+                model.add_hint(var, int(genome[i] == d and level_of[d] == lv))
         for e, pairs in enumerate(y):
             s, dst = t.edges[e]
             for (a, b), var in pairs.items():
                 model.add_hint(var, int(genome[s] == a and genome[dst] == b))
 
     extra = {"period": period, "energy": energy, "latency": latency}
-    notes = [f"{len(x)} assignment vars, {sum(len(p) for p in y)} edge-pair vars"]
+    notes = [f"{len(x)} assignment vars, {sum(len(p) for p in y)} edge-pair vars"
+             + (f", {len(z)} level vars" if z else "")]
     return Formulation(model, objective_vars, to_genome, hint, notes, extra)
 
 

@@ -24,13 +24,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from dse.cost import CostTables
-from dse.plugins import load_plugins
+from dse.plugins import load_plugins_once
 
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
 
 #: Modules that register the built-in families (a new family adds its module here).
-BUILTIN_FAMILY_MODULES = ("dse.mapping.pipeline", "dse.mapping.dag")
+BUILTIN_FAMILY_MODULES = ("dse.mapping.pipeline", "dse.mapping.dag", "dse.mapping.split", "dse.mapping.multimodel")
 
 
 class NoOptions(BaseModel):
@@ -137,7 +137,6 @@ class Family:
 
 
 _FAMILIES: dict[str, Family] = {}
-_loaded = False
 
 
 def register_family(entry: Family) -> Family:
@@ -147,11 +146,7 @@ def register_family(entry: Family) -> Family:
 
 
 def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    load_plugins(BUILTIN_FAMILY_MODULES, "dse.families")
+    load_plugins_once("dse.families", BUILTIN_FAMILY_MODULES)
 
 
 def families() -> dict[str, Family]:

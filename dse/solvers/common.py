@@ -38,9 +38,11 @@ def result(
     stats: SolveStats,
     proven: list[bool] | bool = False,
     notes: tuple[str, ...] = (),
+    points: list[ParetoPoint] | None = None,
 ) -> ParetoSet:
-    """Wrap front genomes as a :class:`ParetoSet` sorted by the internal objectives."""
-    points = make_points(problem, genomes, solver, proven)
+    """Wrap front genomes as a :class:`ParetoSet` sorted by the internal objectives (``points``: those
+    genomes already made into points by :func:`~dse.pareto.make_points`, so they are not evaluated twice)."""
+    points = make_points(problem, genomes, solver, proven) if points is None else list(points)
     points.sort(key=lambda p: p.internal)
     complete = status == "optimal"
     return ParetoSet(

@@ -16,11 +16,23 @@ nondominated front exactly once. A point is *proven* when both of its solves
 ended OPTIMAL; the front is *complete* when every point is proven and the
 last step-1 solve proved infeasibility. Bounds are changed on the objective
 variables' domains in place, so one model serves the whole enumeration.
+
+For three or more objectives :func:`solve_cpsat_boxes` keeps the search region
+as a set of *local upper bounds* (Klamroth, Lacour and Vanderpooten, EJOR 2015):
+boxes ``f < u`` that together hold every nondominated point not found yet.
+Each box is searched by a lexicographic minimization (f1, then f2 with f1
+fixed, ...), whose optimum is a nondominated point of the whole problem; the
+point then splits every box that contains it into one child per objective
+(``u`` with ``u_j := f_j``), and children inside another box are dropped.
+A box whose solve proves infeasibility is closed. The front is complete,
+and each of its points proven, when every box is closed. Resuming is
+splitting the region by a previous front's points before the first solve.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +79,9 @@ class CpSatRunner:
     def lower(self, var: cp_model.IntVar) -> int:
         return self._bounds[var.index][0]
 
+    def upper(self, var: cp_model.IntVar) -> int:
+        return self._bounds[var.index][1]
+
     def set_upper(self, var: cp_model.IntVar, upper: int | None) -> None:
         """Restrict ``var`` to ``[lower, upper]`` (``None``: its original domain); ``upper >= lower``."""
         lo, hi = self._bounds[var.index]
@@ -103,8 +118,11 @@ def solve_cpsat(
     deterministic: bool = False,
     hints: bool = True,
     progress: Progress | None = None,
+    resume: Sequence[np.ndarray] = (),
 ) -> ParetoSet:
-    """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum.
+    """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum;
+    three or more, or ``resume`` genomes from a previous run's front: :func:`solve_cpsat_boxes`
+    (search-region boxes, which continue from those points).
 
     Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
     found so far, each marked proven or not (status ``time_limit`` or
@@ -112,16 +130,16 @@ def solve_cpsat(
     against ``time_limit``. ``deterministic`` uses interleaved
     search so repeated runs with the same seed explore identically.
 
-    Raises ``NotImplementedError`` if the family has no exact formulation and
-    ``ValueError`` for other than two objectives.
+    Raises ``NotImplementedError`` if the family has no exact formulation.
     """
     if len(problem.objectives) == 1:
         from dse.solvers.cpsat_single import solve_cpsat_single
 
         return solve_cpsat_single(problem, time_limit=time_limit, seed=seed, workers=workers, hints=hints,
-                                  progress=progress)
-    if len(problem.objectives) != 2:
-        raise ValueError("the exact front is enumerated for one or two objectives")
+                                  progress=progress, resume=resume)
+    if len(problem.objectives) > 2 or len(resume):
+        return solve_cpsat_boxes(problem, time_limit=time_limit, seed=seed, workers=workers,
+                                 deterministic=deterministic, hints=hints, progress=progress, resume=resume)
     progress = progress or silent()
     start = time.monotonic()
     with interruptible() as token:
@@ -188,6 +206,124 @@ def solve_cpsat(
     stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
     return result(problem, X, "cpsat", status, stats, proven=proven)
+
+
+def _split_boxes(boxes: list[tuple[int, ...]], z: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The local upper bounds after point ``z``: every box holding ``z`` (``z < u``) splits into one child per
+    objective (``u`` with ``u_j := z_j``); only the maximal boxes are kept (the others lie inside them)."""
+    kept = [u for u in boxes if not all(zj < uj for zj, uj in zip(z, u, strict=True))]
+    hit = [u for u in boxes if all(zj < uj for zj, uj in zip(z, u, strict=True))]
+    children = {u[:j] + (z[j],) + u[j + 1:] for u in hit for j in range(len(z))}
+    candidates = kept + sorted(children - set(kept))
+    arr = np.array(candidates, dtype=np.int64).reshape(len(candidates), len(z))
+    inside = np.all(arr[:, None, :] <= arr[None, :, :], axis=2) & np.any(arr[:, None, :] < arr[None, :, :], axis=2)
+    return [candidates[k] for k in np.flatnonzero(~inside.any(axis=1))]
+
+
+def solve_cpsat_boxes(
+    problem: MappingProblem,
+    time_limit: float = 60.0,
+    seed: int = 0,
+    workers: int | None = None,
+    deterministic: bool = False,
+    hints: bool = True,
+    progress: Progress | None = None,
+    resume: Sequence[np.ndarray] = (),
+) -> ParetoSet:
+    """Exact front of a problem with any number of objectives by search-region boxes (module docstring).
+
+    Returns a :class:`ParetoSet` like :func:`solve_cpsat`: status ``optimal`` (complete, every point
+    proven) once every box is proven empty, else ``time_limit`` or ``interrupted`` with the points found
+    so far (none proven); ``infeasible`` when the whole region is proven empty. ``resume`` genomes (a
+    previous front) count as found: their feasible points split the region before the first solve, so a
+    resumed run continues where the previous one stopped, and they hint the first solve.
+
+    A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
+    is closed, when no point can dominate it any more.
+    """
+    progress = progress or silent()
+    start = time.monotonic()
+    k = len(problem.objectives)
+    with interruptible() as token:
+        seeds = collect_seeds(problem) if hints else []
+        try:
+            form = problem.cpsat(seeds=[*resume, *seeds], deadline=start + time_limit)
+        except ModelBuildTimeout as exc:
+            return build_timed_out(problem, exc, start)
+        runner = CpSatRunner(form, seed, workers, deterministic, token)
+        objs = form.objective_vars
+        top = tuple(runner.upper(v) + 1 for v in objs)  # "unbounded": past every value
+        hint = best_seed(problem, [*resume, *seeds])
+        boxes: list[tuple[int, ...]] = [top]
+        genomes: list[np.ndarray] = []
+        values: list[tuple[int, ...]] = []
+        if len(resume):  # a previous front: its feasible points are found already and split the region
+            R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
+            ev = problem.evaluate(R)
+            for row in np.flatnonzero(ev.feasible):
+                z = tuple(int(val) for val in ev.F[row])
+                if any(zj >= uj for zj, uj in zip(z, top, strict=True)):
+                    continue
+                genomes.append(R[row])
+                values.append(z)
+                boxes = _split_boxes(boxes, z)
+        status = "optimal"
+        try:
+            while boxes:
+                if token.stopped:
+                    status = "interrupted"
+                    break
+                if time.monotonic() - start >= time_limit:
+                    status = "time_limit"
+                    break
+                box = max(boxes)  # deterministic order: the box reaching furthest in f1 first
+                if any(u - 1 < runner.lower(v) for u, v in zip(box, objs, strict=True)):
+                    boxes.remove(box)  # empty by the objectives' own lower bounds
+                    continue
+                for v, u in zip(objs, box, strict=True):
+                    runner.set_upper(v, u - 1)
+                first = runner.minimize(objs[0], time_limit - (time.monotonic() - start), hint)
+                solves = [first]
+                if first.genome is not None and first.values is not None:
+                    runner.set_upper(objs[0], first.values[0])  # lock f1 at its optimum, then f2, ...
+                    for j in range(1, k):
+                        if token.stopped:
+                            break
+                        step = runner.minimize(objs[j], max(time_limit - (time.monotonic() - start), 0.01),
+                                               solves[-1].genome)
+                        if step.genome is None or step.values is None:
+                            break
+                        solves.append(step)
+                        runner.set_upper(objs[j], step.values[j])
+                for v in objs:
+                    runner.set_upper(v, None)
+                if first.status == cp_model.INFEASIBLE:
+                    boxes.remove(box)  # proven empty
+                    continue
+                if first.genome is None:
+                    status = "interrupted" if token.stopped else "time_limit"
+                    break
+                best = solves[-1]
+                assert best.genome is not None and best.values is not None
+                z = tuple(int(val) for val in best.values)
+                genomes.append(best.genome)
+                values.append(z)
+                boxes = _split_boxes(boxes, z)
+                hint = best.genome
+                progress.update(f"{len(genomes)} front points, last {z}, {len(boxes)} open boxes, "
+                                f"{runner.calls} solves")
+        except KeyboardInterrupt:
+            status = "interrupted"
+    if status == "optimal" and not genomes:
+        status = "infeasible"
+    X = np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)
+    if len(X):
+        X = X[nondominated(np.array(values))]
+    # every box closed by a proof of emptiness: no point can dominate a kept one, so all are proven
+    stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
+                       message=f"{runner.workers} workers; search-region boxes, {len(boxes)} left open; "
+                       + "; ".join(form.notes))
+    return result(problem, X, "cpsat", status, stats, proven=status == "optimal")
 
 
 def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: float) -> ParetoSet:

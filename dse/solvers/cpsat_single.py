@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -23,16 +24,21 @@ def solve_cpsat_single(
     workers: int | None = None,
     hints: bool = True,
     progress: Progress | None = None,
+    resume: Sequence[np.ndarray] = (),
 ) -> ParetoSet:
     """Minimize the first objective; status ``optimal`` (proven), ``time_limit``, ``interrupted`` or ``infeasible``.
 
-    ``stats.best_bound`` holds the proven lower bound; ``stats.message`` the gap.
+    ``stats.best_bound`` holds the proven lower bound; ``stats.message`` the gap. ``resume`` genomes (a
+    previous run's front) join the heuristic seeds: the best feasible one hints the search and bounds
+    the horizon, and a run cut short returns it when CP-SAT found nothing better (never worse than its
+    seeds).
     """
     progress = progress or silent()
     start = time.monotonic()
     with interruptible() as token:
         try:
-            form = problem.cpsat(seeds=collect_seeds(problem) if hints else [], deadline=start + time_limit)
+            seeds = [*resume, *(collect_seeds(problem) if hints else [])]
+            form = problem.cpsat(seeds=seeds, deadline=start + time_limit)
         except ModelBuildTimeout as exc:
             from dse.solvers.cpsat import build_timed_out
 
@@ -47,16 +53,34 @@ def solve_cpsat_single(
         status = run_cpsat(solver, form.model, token)
     wall = time.monotonic() - start
     stopped = "interrupted" if token.stopped else "time_limit"
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        genome = form.to_genome(solver)
-        value, bound = solver.objective_value, solver.best_objective_bound
-        gap = (value - bound) / max(abs(value), 1e-9)
-        progress.update(f"objective {value:.6g}, bound {bound:.6g}, gap {gap:.2%}", force=True)
-        stats = SolveStats(wall_s=wall, solver_calls=1, best_bound=(bound,),
-                           message=f"objective {value:.6g}, lower bound {bound:.6g}, gap {gap:.2%}; "
+    if status == cp_model.INFEASIBLE:
+        stats = SolveStats(wall_s=wall, solver_calls=1, message="INFEASIBLE; " + "; ".join(form.notes))
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", "infeasible", stats)
+    found = form.to_genome(solver) if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
+    if status != cp_model.OPTIMAL:  # cut short: never worse than the best seed it was handed
+        found = _better(problem, found, seeds)
+    if found is None:
+        stats = SolveStats(wall_s=wall, solver_calls=1, message=solver.status_name(status) + "; "
                            + "; ".join(form.notes))
-        label = "optimal" if status == cp_model.OPTIMAL else stopped
-        return result(problem, genome[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL)
-    label = "infeasible" if status == cp_model.INFEASIBLE else stopped
-    stats = SolveStats(wall_s=wall, solver_calls=1, message=solver.status_name(status) + "; " + "; ".join(form.notes))
-    return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", label, stats)
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", stopped, stats)
+    value = float(problem.evaluate(found[None, :]).F[0, 0])
+    bound = float(np.nanmax([solver.best_objective_bound, form.model.proto.variables[objective.index].domain[0]]))
+    gap = (value - bound) / max(abs(value), 1e-9)
+    progress.update(f"objective {value:.6g}, bound {bound:.6g}, gap {gap:.2%}", force=True)
+    stats = SolveStats(wall_s=wall, solver_calls=1, best_bound=(bound,),
+                       message=f"objective {value:.6g}, lower bound {bound:.6g}, gap {gap:.2%}; " + "; ".join(form.notes))
+    label = "optimal" if status == cp_model.OPTIMAL else stopped
+    return result(problem, found[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL)
+
+
+def _better(problem: MappingProblem, genome: np.ndarray | None, seeds: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The best feasible of ``genome`` and ``seeds`` by the first objective (``genome`` on ties; None if none)."""
+    X = np.array([g for g in ([genome] if genome is not None else []) + list(seeds)],
+                 dtype=np.int64).reshape(-1, problem.n_genes)
+    if not len(X):
+        return None
+    ev = problem.evaluate(X)
+    ok = np.flatnonzero(ev.feasible)
+    if not len(ok):
+        return genome
+    return X[ok[np.argmin(ev.F[ok, 0])]]  # first of the ties: ``genome`` before the seeds

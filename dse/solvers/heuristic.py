@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet, SolveStats
+from dse.pareto import ParetoSet, SolveStats, make_points
 from dse.progress import Progress
 from dse.solvers.common import result
 from dse.solvers.registry import Solver, heuristics_for, register_solver
@@ -32,13 +32,15 @@ def solve_heuristic(problem: MappingProblem, name: str, time_limit: float | None
         raise ValueError(f"the {problem.family} family has no heuristics")
     start = time.monotonic()
     genome, message = provider.run(problem, name)
-    feasible = bool(problem.evaluate(genome[None, :]).feasible[0])
+    solver = f"heuristic:{name}"
+    points = make_points(problem, genome[None, :], solver)  # the one evaluation of the mapping
+    feasible = points[0].feasible
     if not feasible:
         message += "; the mapping violates a constraint"
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=1, message=message)
     # a violating mapping is kept (marked infeasible) but the front then holds no feasible point: status unknown
     status = "feasible" if feasible else "unknown"
-    return result(problem, genome[None, :], f"heuristic:{name}", status, stats, proven=False)
+    return result(problem, genome[None, :], solver, status, stats, proven=False, points=points)
 
 
 def _supports(problem: MappingProblem) -> str | None:

@@ -11,7 +11,7 @@ a time limit caps the run and may cut it at a different generation.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from pymoo.algorithms.moo.nsga2 import NSGA2
@@ -83,10 +83,22 @@ def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:
     return float(HV(ref_point=np.full(F.shape[1], 1.1))((F - lo) / span))
 
 
-def initial_population(problem: MappingProblem, pop_size: int, seeds: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
-    """Seed genomes (deduplicated, at most half the population) plus uniform random ones, repaired."""
-    seeds_arr = np.unique(np.array(seeds, dtype=np.int64).reshape(-1, problem.n_genes), axis=0)[: pop_size // 2]
+def initial_population(problem: MappingProblem, pop_size: int, seeds: list[np.ndarray], rng: np.random.Generator,
+                       resume: Sequence[np.ndarray] = ()) -> np.ndarray:
+    """``resume`` genomes (a previous front, up to the whole population), then seed genomes (deduplicated, up to
+    half the population), then uniform random ones (with ``resume``: copies of its genomes with about two genes
+    redrawn each); repaired."""
+    def distinct(rows: Sequence[np.ndarray]) -> np.ndarray:
+        arr = np.array(list(rows), dtype=np.int64).reshape(-1, problem.n_genes)
+        first = np.unique(arr, axis=0, return_index=True)[1]
+        return arr[np.sort(first)]
+
+    kept = distinct(resume)[:pop_size]
+    seeds_arr = distinct([*kept, *seeds])[: max(pop_size // 2, len(kept))]
     rand = rng.integers(problem.lower, problem.upper + 1, size=(pop_size - len(seeds_arr), problem.n_genes))
+    if len(kept):  # continuing a run: the rest are neighbours of the previous front, not strangers
+        parents = kept[rng.integers(0, len(kept), size=len(rand))]
+        rand = np.where(rng.random(rand.shape) < 2.0 / problem.n_genes, rand, parents)
     return problem.repair(np.vstack([seeds_arr, rand]))
 
 
@@ -102,6 +114,7 @@ def solve_nsga2(
     patience: int | None = 60,
     progress: Progress | None = None,
     callback: Callable[[int, float, np.ndarray, np.ndarray], bool | None] | None = None,
+    resume: Sequence[np.ndarray] = (),
 ) -> ParetoSet:
     """Run NSGA-II; returns the archive's front as a :class:`ParetoSet` (nothing proven).
 
@@ -109,13 +122,15 @@ def solve_nsga2(
     added unless ``use_heuristic_seeds`` is false. ``callback(gen, elapsed_s,
     front_X, front_F)`` runs after each generation; returning True stops.
     ``patience``: stop once the archive front has not changed for that many
-    generations (None: run to the generation budget or time limit).
+    generations (None: run to the generation budget or time limit). ``resume`` genomes (a previous run's
+    front, see ``dse solve --resume``) start the population and the archive, so the result is never
+    worse than that front.
     """
     progress = progress or silent()
     start = time.monotonic()
     rng = np.random.default_rng(seed)
     all_seeds = list(seeds or []) + (collect_seeds(problem) if use_heuristic_seeds else [])
-    X0 = initial_population(problem, pop_size, all_seeds, rng)
+    X0 = initial_population(problem, pop_size, all_seeds, rng, resume)
     adapter = _PymooAdapter(problem)
     algorithm = NSGA2(
         pop_size=pop_size,
@@ -128,6 +143,11 @@ def solve_nsga2(
     algorithm.setup(adapter, termination=("n_gen", generations), seed=seed, verbose=False)
     arch_X = np.zeros((0, problem.n_genes), dtype=np.int64)
     arch_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
+    if len(resume):  # the previous front is the archive's start
+        R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
+        ev = problem.evaluate(R)
+        keep = nondominated(ev.F[ev.feasible])
+        arch_X, arch_F = R[ev.feasible][keep], ev.F[ev.feasible][keep].astype(np.int64)
     status, gen, stalled = "feasible", 0, 0
     with interruptible() as token:
         try:

@@ -27,13 +27,14 @@ import numpy as np
 from dse.errors import DseError
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
-from dse.plugins import load_plugins
+from dse.plugins import load_plugins_once
 
 #: Modules that register the built-in solvers and heuristic providers.
 BUILTIN_SOLVER_MODULES = (
     "dse.solvers.cpsat",
     "dse.solvers.nsga2",
     "dse.solvers.exhaustive",
+    "dse.solvers.memetic",
     "dse.solvers.heuristic",
     "dse.heuristics",
 )
@@ -70,7 +71,6 @@ class HeuristicProvider:
 _SOLVERS: dict[str, Solver] = {}
 _HEURISTICS: dict[str, HeuristicProvider] = {}
 _SEEDS: weakref.WeakKeyDictionary[MappingProblem, list[np.ndarray]] = weakref.WeakKeyDictionary()
-_loaded = False
 
 
 def register_solver(entry: Solver) -> Solver:
@@ -86,11 +86,7 @@ def register_heuristics(provider: HeuristicProvider) -> HeuristicProvider:
 
 
 def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    load_plugins(BUILTIN_SOLVER_MODULES, "dse.solvers")
+    load_plugins_once("dse.solvers", BUILTIN_SOLVER_MODULES)
 
 
 def solvers() -> dict[str, Solver]:

@@ -1,0 +1,110 @@
+"""Best schedule vs proven lower bound on the TF paper's graphs, under the paper's rules (sends occupy the sender).
+
+Usage: python benchmarks/dag_bounds.py [--graphs conv rnn dynrnn] [--devices FILE ...] [--time 60]
+                                       [--cpsat-max-cells 5000] [--workers 2]
+
+For every graph x device file (default: the conv graph on the three generated device files of
+``../shared/data/tf-paper/devices``, 10, 100 and 50 devices) it prints
+
+* the best schedule found within ``--time`` seconds: the best heuristic, then the memetic search
+  (critical-path local search, ``dse.solvers.memetic``) and CP-SAT (the exact TF-rule model,
+  ``dse.mapping.dag_cpsat``) each given ``--time`` seconds, the better of the two;
+* the proven lower bound: the larger of the critical-path bound (every task at its fastest, free
+  transfers) and CP-SAT's proven bound (only where tasks x devices <= ``--cpsat-max-cells``);
+* the gap ``(best - bound) / best``.
+
+Reads the TF paper's sample data beside the checkout and says so when it is absent. Every figure
+is printed; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from dse.cost import TableCostModel
+from dse.heuristics import names as heuristic_names
+from dse.heuristics import run as run_heuristic
+from dse.mapping.dag import DagProblem
+from dse.solvers.cpsat_single import solve_cpsat_single
+from dse.solvers.memetic import solve_memetic
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
+GRAPHS = {"conv": "convolutional_network_graph.csv", "rnn": "recurrent_network.csv", "dynrnn": "dynamic_rnn_graph.csv"}
+DEVICE_FILES = ["2017_02_02_09_57_09-10-10-100-100000000-10-60-0.6.csv",
+                "2017_02_03_11_22_48-50-10-100-100000000-10-60-0.6.csv",
+                "2017_02_02_09_57_23-100-10-100-10000000-10-60-0.6.csv"]
+
+
+def tf_problem(graph: str, device_file: str) -> DagProblem:
+    """The makespan problem of one TF-paper graph on one device file, under the paper's rules."""
+    from dse.importers.tfcsv import read_tf_devices, read_tf_graph
+
+    workload = read_tf_graph(DATA / "graphs" / GRAPHS[graph])
+    platform = read_tf_devices(DATA / "devices" / device_file)
+    tables = TableCostModel(send_ops=10.0, scale=1000.0).tables(workload, platform)
+    return DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True, name=f"{graph}/{platform.name}")
+
+
+def best_heuristic(problem: DagProblem) -> tuple[str, int]:
+    results = {}
+    for name in heuristic_names():
+        try:
+            results[name] = run_heuristic(problem, name).makespan
+        except Exception:  # noqa: BLE001 - a heuristic that cannot take this problem is left out
+            continue
+    name = min(results, key=results.__getitem__)
+    return name, int(results[name])
+
+
+def measure(graph: str, device_file: str, limit: float, max_cells: int, workers: int) -> dict[str, object]:
+    problem = tf_problem(graph, device_file)
+    row: dict[str, object] = {"graph": graph, "devices": problem.tables.n_dev, "tasks": problem.n_tasks}
+    start = time.perf_counter()
+    row["heuristic"], row["heuristic_makespan"] = best_heuristic(problem)
+    row["heuristics_s"] = time.perf_counter() - start
+    memetic = solve_memetic(problem, time_limit=limit, seed=0)
+    row["memetic"] = memetic.points[0].internal[0] if len(memetic) else None
+    bound = problem.critical_path_bound()
+    row["critical_path_bound"] = bound
+    row["cpsat"] = row["cpsat_bound"] = None
+    if problem.n_tasks * problem.tables.n_dev <= max_cells:
+        exact = solve_cpsat_single(problem, time_limit=limit, seed=0, workers=workers)
+        row["cpsat"] = exact.points[0].internal[0] if len(exact) else None
+        row["cpsat_bound"] = exact.stats.best_bound[0] if exact.stats.best_bound else None
+        row["cpsat_status"] = exact.status
+    found = [v for v in (row["heuristic_makespan"], row["memetic"], row["cpsat"]) if isinstance(v, (int, np.integer))]
+    bounds = [v for v in (bound, row["cpsat_bound"]) if isinstance(v, (int, float, np.integer))]
+    row["best"], row["bound"] = int(min(found)), float(max(bounds))
+    row["gap"] = (row["best"] - row["bound"]) / row["best"]
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="*", default=["conv"], choices=list(GRAPHS))
+    parser.add_argument("--devices", nargs="*", default=DEVICE_FILES)
+    parser.add_argument("--time", type=float, default=60.0, help="seconds for each search (memetic, CP-SAT)")
+    parser.add_argument("--cpsat-max-cells", type=int, default=5000)
+    parser.add_argument("--workers", type=int, default=2, help="CP-SAT search workers")
+    args = parser.parse_args()
+    if not DATA.is_dir():
+        print(f"TF-paper sample data not found at {DATA}; nothing to measure (expected outside the workspace).")
+        return 0
+    print(f"{'graph':<7} {'dev':>4} {'best heuristic':>22} {'memetic':>10} {'cpsat':>10} {'cp bound':>10} "
+          f"{'cpsat bound':>12} {'best':>10} {'bound':>10} {'gap':>7}")
+    for device_file in args.devices:
+        for graph in args.graphs:
+            r = measure(graph, device_file, args.time, args.cpsat_max_cells, args.workers)
+            cp_bound = "-" if r["cpsat_bound"] is None else f"{r['cpsat_bound']:,.0f}"
+            print(f"{r['graph']:<7} {r['devices']:>4} {r['heuristic']:>10} {r['heuristic_makespan']:>11,} "
+                  f"{r['memetic'] or '-':>10} {r['cpsat'] or '-':>10} {r['critical_path_bound']:>10,} {cp_bound:>12} "
+                  f"{r['best']:>10,} {r['bound']:>10,.0f} {r['gap']:>7.1%}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,171 @@
+"""``dse results STORE``: list a batch store's jobs, export its Pareto points, plot its fronts.
+
+``--where EXPR`` filters jobs with a pandas query over the listed columns
+(swept fields by their dotted paths, ``status``, ``front_size``,
+``best_<objective>``, ``wall_s``); ``--export csv|parquet --out FILE`` writes
+every Pareto point with its job's swept fields as columns; ``--plot --out
+FILE`` draws the fronts of the selected jobs on one axis, colored by a swept
+field (``--color``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from dse.commands import Command, register_command
+from dse.errors import SpecError
+
+#: Characters of a job id shown in the listing (the store and exports keep all 64).
+SHORT_ID = 12
+#: Characters of a message shown in the listing.
+MESSAGE_CHARS = 70
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("store", help="SQLite store written by dse batch")
+    parser.add_argument("--where", metavar="EXPR",
+                        help="keep jobs for which EXPR holds, e.g. \"status == 'done' and `constraints.power_w` > 250\"")
+    parser.add_argument("--export", choices=("csv", "parquet"), help="write every Pareto point to --out")
+    parser.add_argument("--plot", action="store_true", help="plot the jobs' fronts on one axis into --out")
+    parser.add_argument("--color", metavar="FIELD", help="swept field that colors the plot (default: the first)")
+    parser.add_argument("--out", type=Path, help="file for --export or --plot")
+
+
+def _filter(frame: Any, expr: str) -> Any:
+    """Rows of ``frame`` where pandas query ``expr`` holds; dotted column names may be written bare."""
+    names = sorted((str(c) for c in frame.columns if not str(c).isidentifier()), key=len, reverse=True)
+    quoted = expr
+    for name in names:
+        quoted = re.sub(rf"(?<![`\w.]){re.escape(name)}(?![\w`])", f"`{name}`", quoted)
+    try:
+        mask = frame.eval(quoted, engine="python")
+    except Exception as exc:  # noqa: BLE001 - any pandas parse or evaluation error is bad input
+        raise SpecError("command line", "--where", expr,
+                        f"{type(exc).__name__}: {exc}; columns are {', '.join(map(str, frame.columns))}") from None
+    import pandas as pd
+
+    if not isinstance(mask, pd.Series) or not pd.api.types.is_bool_dtype(mask) or len(mask) != len(frame):
+        raise SpecError("command line", "--where", expr, "must be a condition (true or false for each job)")
+    return frame[mask]
+
+
+def _check_out(args: argparse.Namespace) -> Path | None:
+    if args.export and args.plot:
+        raise SpecError("command line", "--export", args.export, "give --export or --plot, not both (one --out each)")
+    if (args.export or args.plot) and args.out is None:
+        raise SpecError("command line", "--out", None, "--export and --plot need --out FILE")
+    if args.out is not None and not (args.export or args.plot):
+        raise SpecError("command line", "--out", str(args.out), "give --export csv|parquet or --plot with it")
+    if args.out is not None:
+        if args.out.is_dir():
+            raise SpecError("command line", "--out", str(args.out), "is a folder; give a file")
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+    return args.out
+
+
+def _export(points: Any, kind: str, out: Path) -> None:
+    if kind == "parquet":
+        try:
+            points.to_parquet(out, index=False)
+        except ImportError as exc:
+            raise SpecError("command line", "--export", kind, f"needs pyarrow (pip install pyarrow): {exc}") from None
+    else:
+        points.to_csv(out, index=False)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from dse.store import jobs_frame, points_frame
+
+    out = _check_out(args)
+    jobs = jobs_frame(args.store)
+    if args.where:
+        jobs = _filter(jobs, args.where)
+    ids = list(jobs["job"])
+    if args.export and out is not None:
+        points = points_frame(args.store, ids)
+        _export(points, args.export, out)
+        print(f"wrote {out}: {len(points)} Pareto points of {len(ids)} jobs")
+        return 0
+    if args.plot and out is not None:
+        from dse.plot import save
+        from dse.store import objective_columns
+
+        points = points_frame(args.store, ids)
+        ax = plot_job_fronts(points, objective_columns(args.store), color=args.color, swept=_swept(jobs))
+        save(ax, str(out))
+        print(f"wrote {out}: fronts of {points['job'].nunique() if len(points) else 0} jobs")
+        return 0
+    shown = jobs.copy()
+    shown["job"] = shown["job"].str[:SHORT_ID]
+    shown["message"] = shown["message"].fillna("").str.slice(0, MESSAGE_CHARS)
+    shown = shown.drop(columns=[c for c in ("attempts", "engine_version") if c in shown])
+    with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_colwidth", MESSAGE_CHARS,
+                           "display.float_format", "{:.5g}".format):
+        print(shown.to_string(index=False) if len(shown) else "(no jobs)")
+    counts = jobs["status"].value_counts()
+    print(f"\n{len(jobs)} jobs: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    return 0
+
+
+def _swept(jobs: Any) -> list[str]:
+    """The swept-field columns of a jobs frame (between ``status`` and ``solvers``)."""
+    columns = list(jobs.columns)
+    return columns[columns.index("status") + 1: columns.index("solvers")]
+
+
+def plot_job_fronts(points: Any, objectives: list[tuple[str, str]], color: str | None = None,
+                    swept: list[str] | None = None, ax: Any = None) -> Any:
+    """The feasible front of every job in ``points`` on one axis (first two ``objectives``: x, y),
+    colored by the swept field ``color`` (default: the first swept field that varies); returns the axis.
+    Raises :class:`SpecError` for an unknown ``color`` field or fewer than two objectives."""
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    present = [(c, s) for c, s in objectives if c in points]
+    if len(present) < 2:
+        raise SpecError("command line", "--plot", [c for c, _ in present], "plotting fronts needs two objectives")
+    (x, _), (y, _) = present[:2]
+    swept = swept or []
+    if color is None:
+        varying = [c for c in swept if c in points and points[c].astype(str).nunique() > 1]
+        color = varying[0] if varying else (swept[0] if swept else None)
+    elif color not in points and color not in swept:
+        raise SpecError("command line", "--color", color, f"not a swept field; swept fields are {', '.join(swept)}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 5))
+    feasible = points[points["feasible"].astype(bool)] if len(points) else points
+    values = feasible[color] if color is not None and color in feasible else pd.Series(["all"] * len(feasible))
+    numeric = pd.api.types.is_numeric_dtype(values) and values.nunique() > 1
+    if numeric:
+        norm = plt.Normalize(float(values.min()), float(values.max()))
+        cmap = plt.get_cmap("viridis")
+    else:
+        labels = list(dict.fromkeys(values.astype(str)))
+        palette = {label: plt.get_cmap("tab10")(i % 10) for i, label in enumerate(labels)}
+    seen: set[str] = set()
+    for _job, group in feasible.groupby("job", sort=False):
+        group = group.sort_values(x)
+        value = values.loc[group.index[0]]
+        shade = cmap(norm(float(value))) if numeric else palette[str(value)]
+        label = None if numeric or str(value) in seen else str(value)
+        seen.add(str(value))
+        ax.plot(group[x], group[y], marker="o", markersize=3, linewidth=1, color=shade, alpha=0.8, label=label,
+                drawstyle="steps-post")
+    if numeric:
+        bar = plt.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax)
+        bar.set_label(str(color))
+    elif color is not None and len(seen):
+        ax.legend(title=str(color), fontsize=8)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(f"Pareto fronts of {feasible['job'].nunique() if len(feasible) else 0} jobs")
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
+register_command(Command("results", "list, export or plot the jobs of a dse batch store", _arguments, _run))

@@ -1,0 +1,618 @@
+"""Inputs and cost tables of the ``split`` family (POAS): one GEMM cut along its rows over several devices.
+
+* :class:`GemmWorkload`: ``C[m, n] = A[m, k] @ B[k, n]`` in a dtype (a 2-D
+  convolution enters as its implicit GEMM, :func:`conv2d_workload`), cut into
+  ``chunks`` equal row chunks;
+* :class:`SplitDevice` / :class:`SplitPlatform`: the devices that share the
+  work (CPU worker groups, GPU CUDA cores, GPU tensor cores), each with its
+  memory pool (devices of one physical chip share memory and host link), its
+  host link and its row granularity;
+* :func:`split_tables`: the **per-part** tables ``time[d, c]``, ``link[d, c]``,
+  ``energy[d, c]``, ``mem[d, c]`` (device ``d`` given ``c`` chunks), in integer
+  ns, pJ and bytes, from a compute-time predictor plus the transfer and
+  streaming model (:func:`part_costs`). The evaluator and the CP-SAT model read
+  these same integers.
+
+A part's cost is not the sum of its chunks' costs (fixed overheads, the
+shared ``B`` operand, streaming), so the family tabulates every part size. The
+:class:`~dse.cost.CostTables` it carries (``SplitCostTables``) has one op per
+chunk (``chunk[i]``) and, per (chunk, device), the cost of a one-chunk part:
+the engine's generic views (names, units, chunk -> device assignment) read
+those; the objectives read :class:`SplitParts`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from dse import catalog
+from dse.cost import BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, LAUNCH_OVERHEAD_S, CostTables
+from dse.errors import SpecError
+from dse.platform import Platform, platform_from_dict, spec_error_from_validation
+
+#: Bytes per element of each dtype the family knows.
+DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+#: Relative error (max |C - ref| / max |ref|) accepted when checking a co-executed result.
+DTYPE_TOLERANCE = {"fp64": 1e-9, "fp32": 1e-4, "tf32": 5e-3, "fp16": 1e-2, "bf16": 5e-2}
+#: Device kinds that can take a share of the rows.
+SPLIT_KINDS = ("cpu", "gpu", "tensorcore")
+#: Calibration device name of each platform device kind (a CPU worker group of N threads is ``cpu:tN``).
+FIT_DEVICE = {"cpu": "cpu", "gpu": "cuda", "tensorcore": "tensorcore"}
+#: Largest chunk count (the tables hold chunks + 1 part sizes per device).
+MAX_CHUNKS = 4096
+
+
+def tensorcore_granularity(dtype: str) -> int:
+    """Rows of a tensor-core tile edge for ``dtype``: 16 for 8-bit types, 8 otherwise (fp16/bf16/tf32 MMA)."""
+    return 16 if dtype in ("int8", "fp8") else 8
+
+
+# --------------------------------------------------------------------------- workload
+
+
+@dataclass(frozen=True)
+class GemmWorkload:
+    """``C[m, n] = A[m, k] @ B[k, n]`` in ``dtype``, split along ``m`` into ``chunks`` chunks.
+
+    ``kernel`` is ``gemm`` or ``conv2d`` (then ``m, n, k`` are its implicit-GEMM
+    dimensions and ``conv`` keeps the convolution's own figures).
+    """
+
+    name: str
+    m: int
+    n: int
+    k: int
+    dtype: str = "fp32"
+    chunks: int = 20
+    kernel: str = "gemm"
+    conv: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def itemsize(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def ops(self) -> Any:
+        """A split workload is no op graph: the graph cost models (``roofline``, ``table``) that read
+        ``ops`` get a :class:`SpecError` instead."""
+        raise SpecError(self.name, "cost_model", "roofline or table",
+                        "the split family's cost models are analytic and calibrated")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GemmSpec(_Strict):
+    kernel: str = "gemm"
+    m: int = Field(gt=0, le=2**24)
+    n: int = Field(gt=0, le=2**24)
+    k: int = Field(gt=0, le=2**24)
+    dtype: str = "fp32"
+    chunks: int = Field(default=20, ge=1, le=MAX_CHUNKS)
+    name: str | None = None
+
+
+class Conv2dSpec(_Strict):
+    kernel: str = "conv2d"
+    batch: int = Field(default=1, gt=0, le=2**16)
+    c_in: int = Field(gt=0, le=2**16)
+    height: int = Field(gt=0, le=2**16)
+    width: int = Field(gt=0, le=2**16)
+    c_out: int = Field(gt=0, le=2**16)
+    kernel_h: int = Field(default=3, gt=0, le=2**10)
+    kernel_w: int = Field(default=3, gt=0, le=2**10)
+    stride: int = Field(default=1, gt=0, le=2**10)
+    padding: int = Field(default=0, ge=0, le=2**10)
+    dtype: str = "fp32"
+    chunks: int = Field(default=20, ge=1, le=MAX_CHUNKS)
+    name: str | None = None
+
+
+def _check_dtype(dtype: str, source: str, field_name: str = "dtype") -> None:
+    if dtype not in DTYPE_BYTES:
+        raise SpecError(source, field_name, dtype, f"dtypes are {', '.join(DTYPE_BYTES)}")
+
+
+def gemm_workload(m: int, n: int, k: int, dtype: str = "fp32", *, chunks: int = 20,
+                  source: str = "<workload>", name: str | None = None) -> GemmWorkload:
+    """A validated GEMM workload; raises :class:`SpecError` for a non-positive size or an unknown dtype."""
+    for field_name, value in (("m", m), ("n", n), ("k", k), ("chunks", chunks)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+            raise SpecError(source, field_name, value, "must be a positive integer")
+    if chunks > MAX_CHUNKS:
+        raise SpecError(source, "chunks", chunks, f"at most {MAX_CHUNKS}")
+    _check_dtype(dtype, source)
+    return GemmWorkload(name or f"gemm_{m}x{n}x{k}_{dtype}", int(m), int(n), int(k), dtype, int(chunks))
+
+
+def conv2d_workload(spec: Conv2dSpec, source: str = "<workload>") -> GemmWorkload:
+    """The implicit GEMM of a 2-D convolution: ``m = batch * h_out * w_out``, ``n = c_out``, ``k = c_in * kh * kw``.
+
+    Raises :class:`SpecError` when the kernel does not fit the padded input or the dtype is unknown.
+    """
+    _check_dtype(spec.dtype, source, "workload.dtype")
+    h_out = (spec.height + 2 * spec.padding - spec.kernel_h) // spec.stride + 1
+    w_out = (spec.width + 2 * spec.padding - spec.kernel_w) // spec.stride + 1
+    if h_out <= 0 or w_out <= 0:
+        raise SpecError(source, "workload.kernel_h", spec.kernel_h, "the kernel is larger than the padded input")
+    m, n, k = spec.batch * h_out * w_out, spec.c_out, spec.c_in * spec.kernel_h * spec.kernel_w
+    conv = tuple(spec.model_dump(exclude={"kernel", "dtype", "chunks", "name"}).items())
+    return GemmWorkload(spec.name or f"conv2d_{m}x{n}x{k}_{spec.dtype}", m, n, k, spec.dtype, spec.chunks,
+                        "conv2d", conv)
+
+
+def resolve_workload(ref: Any, source: str, base: Any = None) -> GemmWorkload:
+    """The spec's ``workload: {kernel: gemm, m:, n:, k:, dtype:, chunks:}`` (or ``kernel: conv2d`` with
+    ``c_in, height, width, c_out, kernel_h, kernel_w, stride, padding, batch``); raises :class:`SpecError`."""
+    if not isinstance(ref, Mapping):
+        raise SpecError(source, "workload", ref, "the split family takes {kernel: gemm, m: M, n: N, k: K, dtype: fp32}")
+    kernel = ref.get("kernel", "gemm")
+    models: dict[str, type[BaseModel]] = {"gemm": GemmSpec, "conv2d": Conv2dSpec}
+    if kernel not in models:
+        raise SpecError(source, "workload.kernel", kernel, "kernels are gemm and conv2d")
+    try:
+        spec = models[kernel].model_validate(dict(ref))
+    except ValidationError as exc:
+        err = spec_error_from_validation(source, exc, dict(ref))
+        raise SpecError(source, f"workload.{err.field}", err.value, err.reason) from None
+    if isinstance(spec, Conv2dSpec):
+        return conv2d_workload(spec, source)
+    assert isinstance(spec, GemmSpec)
+    _check_dtype(spec.dtype, source, "workload.dtype")
+    return GemmWorkload(spec.name or f"gemm_{spec.m}x{spec.n}x{spec.k}_{spec.dtype}", spec.m, spec.n, spec.k,
+                        spec.dtype, spec.chunks)
+
+
+# --------------------------------------------------------------------------- devices
+
+
+@dataclass(frozen=True)
+class SplitDevice:
+    """One device that takes a share of the rows.
+
+    ``fit_device`` names its calibration fit (``cpu:t2``, ``cuda``, ``tensorcore``);
+    ``pool`` the physical chip whose memory (``mem_bytes``) and host link it
+    shares with the other devices of that pool; ``link_gbps`` its host link
+    (``None``: it works in host memory, no copies); ``granularity`` the row
+    multiple its parts must respect; ``peak_tflops`` and ``mem_bw_gbps`` feed
+    the analytic cost model (empty: calibrated only).
+    """
+
+    name: str
+    kind: str
+    fit_device: str
+    mem_bytes: int
+    pool: str
+    active_w: float
+    idle_w: float
+    threads: int = 1
+    link_gbps: float | None = None
+    link_latency_us: float = 0.0
+    link_pj_per_byte: float = 0.0
+    granularity: int = 1
+    peak_tflops: tuple[tuple[str, float], ...] = ()
+    mem_bw_gbps: float = 0.0
+
+    def peak_flops(self, dtype: str) -> float | None:
+        """Peak FLOP/s for ``dtype``: tensor cores run fp32 inputs as tf32 and only listed types; other
+        devices run an unlisted type at their fp32 rate (as :meth:`dse.platform.Device.peak_flops`); ``None``
+        when neither is listed."""
+        rates = dict(self.peak_tflops)
+        key = "tf32" if self.kind == "tensorcore" and dtype == "fp32" else dtype
+        if key in rates:
+            return rates[key] * 1e12
+        if self.kind != "tensorcore" and "fp32" in rates:  # CPUs and CUDA cores run other types at fp32 rate
+            return rates["fp32"] * 1e12
+        return None
+
+
+@dataclass(frozen=True)
+class SplitPlatform:
+    """The devices that share one kernel, in row order (device 0 takes the first rows)."""
+
+    name: str
+    devices: tuple[SplitDevice, ...]
+
+    @property
+    def device_names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.devices)
+
+
+def host_memory_bytes() -> int:
+    """Physical memory of this machine in bytes (``os.sysconf``; 16 GiB where unknown)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 16 * 2**30
+
+
+def cpu_group_platform(groups: tuple[int, ...] | list[int], *, mem_bytes: int | None = None,
+                       watts_per_thread: float = 15.0, gflops_per_thread: float = 0.0, mem_bw_gbps: float = 0.0,
+                       source: str = "<platform>") -> SplitPlatform:
+    """CPU worker groups of ``groups[i]`` BLAS threads each, named ``cpu:tN/i``, sharing host memory.
+
+    ``watts_per_thread`` is an estimate of a busy core's power (no idle power is charged);
+    ``gflops_per_thread`` (fp32; fp64 at half) and ``mem_bw_gbps`` (per group) enable the analytic
+    cost model. Raises :class:`SpecError` for an empty list or a non-positive thread count.
+    """
+    if not groups:
+        raise SpecError(source, "platform.cpu_groups", list(groups), "give at least one group")
+    for i, t in enumerate(groups):
+        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t <= 0:
+            raise SpecError(source, f"platform.cpu_groups[{i}]", t, "must be a positive integer (BLAS threads)")
+    mem = host_memory_bytes() if mem_bytes is None else mem_bytes
+    devices = tuple(SplitDevice(name=f"cpu:t{t}/{i}", kind="cpu", fit_device=f"cpu:t{t}", mem_bytes=mem, pool="host",
+                                active_w=watts_per_thread * t, idle_w=0.0, threads=int(t),
+                                peak_tflops=(("fp32", gflops_per_thread * t * 1e-3), ("fp64", gflops_per_thread * t * 5e-4))
+                                if gflops_per_thread > 0 else (), mem_bw_gbps=mem_bw_gbps)
+                    for i, t in enumerate(groups))
+    return SplitPlatform("cpu_groups_" + "_".join(map(str, groups)), devices)
+
+
+def platform_devices(platform: Platform, dtype: str, source: str = "<platform>") -> SplitPlatform:
+    """A catalog platform's CPU, GPU and tensor-core devices as split devices.
+
+    Tensor-core device ``i`` shares the memory and host link of GPU device ``i``
+    (a third device on the same chip); accelerators reach host memory over
+    their route to the first CPU. Raises :class:`SpecError` for a device kind the
+    family cannot split onto.
+    """
+    cpus = [d for d in platform.devices if d.kind == "cpu"]
+    gpus = [d for d in platform.devices if d.kind == "gpu"]
+    tensor = [d for d in platform.devices if d.kind == "tensorcore"]
+    out = []
+    for i, dev in enumerate(platform.devices):
+        if dev.kind not in SPLIT_KINDS:
+            raise SpecError(source, f"platform.devices[{i}].kind", dev.kind,
+                            f"the split family runs on {', '.join(SPLIT_KINDS)} devices")
+        pool, mem = "host", dev.mem_gib
+        if dev.kind == "gpu":
+            pool = dev.name
+        elif dev.kind == "tensorcore":
+            j = tensor.index(dev)
+            owner = gpus[j] if j < len(gpus) else dev
+            pool, mem = owner.name, owner.mem_gib
+        link: tuple[float | None, float, float] = (None, 0.0, 0.0)
+        if dev.kind != "cpu" and cpus:
+            try:
+                link = platform.route(cpus[0].name, dev.name)
+            except ValueError:
+                raise SpecError(source, "platform.links", dev.name, f"no link from {cpus[0].name} to {dev.name}") from None
+        out.append(SplitDevice(
+            name=dev.name, kind=dev.kind, fit_device=FIT_DEVICE[dev.kind], mem_bytes=int(mem * 2**30), pool=pool,
+            active_w=dev.active_w, idle_w=dev.idle_w, link_gbps=link[0], link_latency_us=link[1],
+            link_pj_per_byte=link[2], granularity=tensorcore_granularity(dtype) if dev.kind == "tensorcore" else 1,
+            peak_tflops=tuple(sorted(dev.peak_tflops.items())), mem_bw_gbps=dev.mem_bw_gbps))
+    return SplitPlatform(platform.name, tuple(out))
+
+
+def resolve_platform(ref: Any, source: str, base: Any = None) -> Platform | SplitPlatform:
+    """The spec's ``platform``: a catalog name or path, an inline platform mapping, or
+    ``{cpu_groups: [1, 1]}`` (CPU worker groups of this machine). Raises :class:`SpecError`."""
+    if isinstance(ref, Mapping):
+        if "cpu_groups" in ref:
+            known = ("cpu_groups", "watts_per_thread", "gflops_per_thread", "mem_bw_gbps", "name")
+            extra = sorted(set(ref) - set(known))
+            if extra:
+                raise SpecError(source, f"platform.{extra[0]}", ref[extra[0]],
+                                f"cpu_groups platforms take {', '.join(known)}")
+            groups = ref["cpu_groups"]
+            if not isinstance(groups, list):
+                raise SpecError(source, "platform.cpu_groups", groups, "a list of BLAS thread counts, e.g. [1, 1]")
+            figures = {}
+            for key, default in (("watts_per_thread", 15.0), ("gflops_per_thread", 0.0), ("mem_bw_gbps", 0.0)):
+                value = ref.get(key, default)
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
+                    raise SpecError(source, f"platform.{key}", value, "must be a number in [0, 1e9)")
+                figures[key] = float(value)
+            plat = cpu_group_platform(groups, watts_per_thread=figures["watts_per_thread"],
+                                      gflops_per_thread=figures["gflops_per_thread"],
+                                      mem_bw_gbps=figures["mem_bw_gbps"], source=source)
+            return SplitPlatform(str(ref.get("name", plat.name)), plat.devices)
+        return platform_from_dict(ref, f"{source} (platform)")
+    found = catalog.find("platforms", str(ref), Path(base) if base is not None else None)
+    if found is None:
+        raise SpecError(source, "platform", ref,
+                        f"no such platform file or catalog name; catalog platforms: {', '.join(catalog.platforms())}")
+    from dse.platform import load_platform
+
+    return load_platform(found)
+
+
+def as_split_platform(platform: Platform | SplitPlatform, dtype: str, source: str = "<platform>") -> SplitPlatform:
+    """``platform`` as split devices (catalog platforms through :func:`platform_devices`)."""
+    return platform if isinstance(platform, SplitPlatform) else platform_devices(platform, dtype, source)
+
+
+# --------------------------------------------------------------------------- part costs
+
+
+@dataclass(frozen=True)
+class PartCosts:
+    """Costs of parts of ``rows`` rows on one device (arrays over part sizes), in seconds, joules, bytes.
+
+    ``time_s``: busy time including copies; ``link_s``: host-link occupancy of the part's own rows,
+    ``energy_j``: dynamic energy of compute and of the rows' copies (``B``'s copy is apart:
+    ``b_link_s`` and ``b_energy_j``, paid once per memory pool that takes any rows);
+    ``pieces``: how many pieces a part streams through device memory in (1: it fits whole).
+    """
+
+    time_s: np.ndarray
+    link_s: np.ndarray
+    energy_j: np.ndarray
+    mem_bytes: np.ndarray
+    pieces: np.ndarray
+    b_link_s: float = 0.0
+    b_energy_j: float = 0.0
+
+
+def part_costs(device: SplitDevice, workload: GemmWorkload, rows: np.ndarray, compute_s: np.ndarray) -> PartCosts:
+    """Busy time, link time, dynamic energy and resident memory of parts of ``rows`` rows on ``device``.
+
+    A device in host memory (no link) just computes. An accelerator copies its
+    ``A`` rows and the whole ``B`` in and its ``C`` rows out; a part whose
+    operands exceed the device's memory streams through it in pieces with
+    double buffering, overlapping copy-in, compute and copy-out (three-stage
+    pipeline: the whole ``B`` first, then first piece through every stage,
+    then one slowest stage per further piece). Empty parts cost nothing.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    compute_s = np.where(rows > 0, np.asarray(compute_s, dtype=float), 0.0)
+    s, k, n = workload.itemsize, workload.k, workload.n
+    b_bytes = float(k * n * s)
+    row_bytes = float((k + n) * s)
+    resident = b_bytes + rows * row_bytes
+    dynamic_w = max(device.active_w - device.idle_w, 0.0)
+    if device.link_gbps is None:
+        zero = np.zeros(len(rows))
+        return PartCosts(compute_s, zero, compute_s * dynamic_w, np.where(rows > 0, resident, 0.0),
+                         np.ones(len(rows), dtype=np.int64))
+    bw = device.link_gbps * 1e9
+    lat = device.link_latency_us * 1e-6
+    copy_in = lat + (b_bytes + rows * k * s) / bw
+    copy_out = lat + rows * n * s / bw
+    b_link = b_bytes / bw
+    time_s, link_s, mem = copy_in + compute_s + copy_out, copy_in + copy_out - b_link, resident.astype(float)
+    pieces = np.ones(len(rows), dtype=np.int64)
+    g = device.granularity
+    piece_rows = int((device.mem_bytes - b_bytes) // (2 * row_bytes)) // g * g
+    big = (resident > device.mem_bytes) & (rows > 0)
+    if big.any() and piece_rows >= g:
+        p = -(-rows[big] // piece_rows)
+        q = rows[big] / p
+        b_in = lat + b_bytes / bw
+        ci, co, cc = lat + q * k * s / bw, lat + q * n * s / bw, compute_s[big] / p
+        time_s[big] = b_in + ci + cc + co + (p - 1) * np.maximum(np.maximum(ci, cc), co)
+        link_s[big] = p * (ci + co)
+        mem[big] = b_bytes + 2 * np.minimum(piece_rows, rows[big]) * row_bytes
+        pieces[big] = p
+    elif big.any():  # not even two granules fit beside B: report what one part would need
+        mem[big] = b_bytes + 2 * g * row_bytes
+    energy = compute_s * dynamic_w + rows * row_bytes * device.link_pj_per_byte * 1e-12
+    zero_rows = rows == 0
+    for arr in (time_s, link_s, mem):
+        arr[zero_rows] = 0.0
+    return PartCosts(time_s, link_s, energy, mem, pieces, b_link, b_bytes * device.link_pj_per_byte * 1e-12)
+
+
+#: A compute-time predictor: (device, workload, rows array) -> seconds array (copies excluded).
+Predictor = Callable[[SplitDevice, GemmWorkload, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class SplitParts:
+    """Per-part integer tables of a split problem, ``(n_dev, total + 1)``, entry ``[d, c]`` = device ``d``
+    given ``c`` chunks: ``time`` (busy, copies included) and ``link`` (the rows' copies) in ns,
+    ``energy`` (dynamic) in pJ, ``mem`` in bytes, ``rows``.
+
+    ``pool[d]`` indexes ``pool_names`` / ``pool_capacity`` (bytes) / ``pool_b_link`` (ns) /
+    ``pool_b_energy`` (pJ): a pool's devices share one copy of ``B``, sent once over their link when
+    any of them takes rows. ``idle_mw_total`` is every device's idle power, charged over the makespan.
+    """
+
+    workload: GemmWorkload
+    devices: tuple[SplitDevice, ...]
+    chunk_rows: int
+    total: int
+    time: np.ndarray
+    link: np.ndarray
+    energy: np.ndarray
+    mem: np.ndarray
+    rows: np.ndarray
+    pieces: np.ndarray
+    pool: np.ndarray
+    pool_names: tuple[str, ...]
+    pool_capacity: np.ndarray
+    pool_b_link: np.ndarray
+    pool_b_energy: np.ndarray
+    idle_mw_total: int
+    cost_model: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("time", "link", "energy", "mem", "rows", "pieces", "pool", "pool_capacity", "pool_b_link",
+                     "pool_b_energy"):
+            getattr(self, name).setflags(write=False)
+
+    def boundaries(self, counts: np.ndarray) -> list[tuple[int, int]]:
+        """Row range ``[start, stop)`` of each device for chunk counts ``counts`` (row-major, device order)."""
+        out, start = [], 0
+        for c in np.asarray(counts, dtype=np.int64):
+            stop = min(start + int(c) * self.chunk_rows, self.workload.m)
+            out.append((start, stop))
+            start = stop
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class SplitCostTables(CostTables):
+    """:class:`CostTables` with one op per chunk, plus the family's per-part tables (``parts``)."""
+
+    parts: SplitParts = field(default=None)  # type: ignore[assignment]  # always given by split_tables
+
+
+def chunk_rows_for(workload: GemmWorkload, devices: tuple[SplitDevice, ...]) -> int:
+    """Rows per chunk: ``ceil(m / chunks)`` rounded up to a multiple of every device's granularity."""
+    g = math.lcm(*(d.granularity for d in devices)) if devices else 1
+    base = -(-workload.m // workload.chunks)
+    return -(-base // g) * g
+
+
+def _int(values: np.ndarray, scale: float, what: str, source: str) -> np.ndarray:
+    scaled = np.ceil(np.asarray(values, dtype=float) * scale - 1e-9)
+    if not np.isfinite(scaled).all() or (scaled >= 2.0**61).any():
+        raise SpecError(source, "workload", what, "costs do not fit the integer tables (size too large)")
+    return np.maximum(scaled, 0).astype(np.int64)
+
+
+def split_tables(workload: GemmWorkload, platform: SplitPlatform, predict: Predictor, *,
+                 cost_model: str = "", source: str = "<problem>") -> SplitCostTables:
+    """The integer tables of ``workload`` split over ``platform``'s devices, compute times from ``predict``.
+
+    Raises :class:`SpecError` when a predicted time is negative or not finite,
+    or a figure overflows the integer tables.
+    """
+    devices = platform.devices
+    if not devices:
+        raise SpecError(source, "platform", platform.name, "no devices")
+    if len(set(platform.device_names)) != len(devices):
+        raise SpecError(source, "platform", list(platform.device_names), "device names must be unique")
+    chunk_rows = chunk_rows_for(workload, devices)
+    total = -(-workload.m // chunk_rows)
+    counts = np.arange(total + 1, dtype=np.int64)
+    rows = np.minimum(counts * chunk_rows, workload.m)
+    shape = (len(devices), total + 1)
+    time, link, energy, mem, pieces = (np.zeros(shape) for _ in range(5))
+    b_link, b_energy = np.zeros(len(devices)), np.zeros(len(devices))
+    for d, dev in enumerate(devices):
+        compute = np.asarray(predict(dev, workload, rows), dtype=float).reshape(-1)
+        if compute.shape != rows.shape or not np.isfinite(compute).all() or (compute[rows > 0] < 0).any():
+            raise SpecError(source, "cost_model", cost_model or "predictor",
+                            f"predicted a negative or non-finite time on {dev.name}")
+        pc = part_costs(dev, workload, rows, compute)
+        time[d], link[d], energy[d], mem[d], pieces[d] = pc.time_s, pc.link_s, pc.energy_j, pc.mem_bytes, pc.pieces
+        b_link[d], b_energy[d] = pc.b_link_s, pc.b_energy_j
+    pool_names = tuple(dict.fromkeys(dev.pool for dev in devices))
+    pool = np.array([pool_names.index(dev.pool) for dev in devices], dtype=np.int64)
+    capacity = np.array([max(dev.mem_bytes for dev in devices if dev.pool == p) for p in pool_names], dtype=np.int64)
+    parts = SplitParts(
+        workload=workload, devices=devices, chunk_rows=chunk_rows, total=total,
+        time=_int(time, 1e9, "time", source), link=_int(link, 1e9, "link time", source),
+        energy=_int(energy, 1e12, "energy", source), mem=_int(mem, 1.0, "memory", source),
+        rows=np.tile(rows, (len(devices), 1)), pieces=pieces.astype(np.int64), pool=pool, pool_names=pool_names,
+        pool_capacity=capacity,
+        pool_b_link=_int(np.array([b_link[pool == j].max() for j in range(len(pool_names))]), 1e9, "link time", source),
+        pool_b_energy=_int(np.array([b_energy[pool == j].max() for j in range(len(pool_names))]), 1e12, "energy",
+                           source),
+        idle_mw_total=int(round(sum(dev.idle_w for dev in devices) * 1e3)),
+        cost_model=cost_model)
+    n_dev = len(devices)
+    one = min(1, total)
+    per_chunk = {name: np.tile(getattr(parts, name)[:, one], (total, 1)) for name in ("time", "energy", "mem")}
+    return SplitCostTables(
+        op_names=tuple(f"chunk[{i}]" for i in range(total)),
+        device_names=platform.device_names,
+        time=per_chunk["time"], energy=per_chunk["energy"], mem=per_chunk["mem"],
+        allowed=np.ones((total, n_dev), dtype=bool),
+        edges=np.zeros((0, 2), dtype=np.int64), edge_bytes=np.zeros(0, dtype=np.int64),
+        transfer_time=np.zeros((0, n_dev, n_dev), dtype=np.int64),
+        transfer_energy=np.zeros((0, n_dev, n_dev), dtype=np.int64),
+        idle_power_mw=np.array([int(round(dev.idle_w * 1e3)) for dev in devices], dtype=np.int64),
+        mem_capacity=np.array([dev.mem_bytes for dev in devices], dtype=np.int64),
+        device_kinds=tuple(dev.kind for dev in devices),
+        op_classes=("gemm",) * total,
+        parts=parts,
+    )
+
+
+# --------------------------------------------------------------------------- cost models
+
+
+def analytic_compute_s(device: SplitDevice, workload: GemmWorkload, rows: np.ndarray) -> np.ndarray:
+    """Roofline time of parts of ``rows`` rows from catalog figures (efficiencies of :mod:`dse.cost`).
+
+    Raises ``KeyError`` naming the device when it lists no rate for the dtype or no memory bandwidth.
+    """
+    peak = device.peak_flops(workload.dtype)
+    eff = COMPUTE_EFFICIENCY["gemm"].get(device.kind)
+    if peak is None or eff is None or device.mem_bw_gbps <= 0:
+        raise KeyError(f"{device.name} has no catalog rate for {workload.dtype} GEMMs")
+    rows = np.asarray(rows, dtype=float)
+    s, k, n = workload.itemsize, workload.k, workload.n
+    flops = 2.0 * rows * n * k
+    bytes_ = (rows * k + k * n + rows * n) * s
+    bw = device.mem_bw_gbps * 1e9 * BANDWIDTH_EFFICIENCY[device.kind]
+    return np.maximum(flops / (peak * eff), bytes_ / bw) + LAUNCH_OVERHEAD_S[device.kind]
+
+
+@dataclass(frozen=True)
+class AnalyticSplitModel:
+    """``cost_model: analytic``: roofline compute times from the platform's catalog figures."""
+
+    def tables(self, workload: GemmWorkload, platform: Platform | SplitPlatform) -> SplitCostTables:
+        split = as_split_platform(platform, workload.dtype)
+        try:
+            return split_tables(workload, split, analytic_compute_s, cost_model="analytic")
+        except KeyError as exc:
+            raise SpecError("<problem>", "cost_model", "analytic", f"{exc.args[0]}; use cost_model calibrated") from None
+
+
+def find_calibration(ref: str) -> Path:
+    """A calibration file: a path, or a name in ``models/calibration/``; raises :class:`SpecError`."""
+    candidates = [Path(ref), catalog.home() / ref, catalog.models_dir() / "calibration" / f"{ref}.yaml"]
+    for path in candidates:
+        try:
+            if path.is_file():
+                return path
+        except (OSError, ValueError):
+            continue
+    raise SpecError("<problem>", "cost_model.file", ref, "calibration file not found")
+
+
+def calibration_predictor(calibration: Any, source: str = "<calibration>") -> Predictor:
+    """A predictor reading ``calibration.predict_s('gemm', device.fit_device, dtype, m=rows, n=, k=)``."""
+
+    def predict(device: SplitDevice, workload: GemmWorkload, rows: np.ndarray) -> np.ndarray:
+        kernel = "gemm"
+        dtype = "tf32" if device.kind == "tensorcore" and workload.dtype == "fp32" else workload.dtype
+        try:
+            return np.asarray(calibration.predict_s(kernel, device.fit_device, dtype,
+                                                    m=np.maximum(rows, 1), n=workload.n, k=workload.k), dtype=float)
+        except KeyError:
+            have = ", ".join(calibration.devices(kernel)) or "none"
+            raise SpecError(source, "fits", (kernel, device.fit_device, dtype),
+                            f"the calibration has no such fit (its gemm devices: {have})") from None
+
+    return predict
+
+
+@dataclass(frozen=True)
+class CalibratedSplitModel:
+    """``cost_model: {name: calibrated, file: PATH}``: compute times from a calibration file
+    (``dse calibrate --kernels gemm``); ``check_machine`` refuses one made on another machine kind."""
+
+    file: str = ""
+    check_machine: bool = True
+
+    def tables(self, workload: GemmWorkload, platform: Platform | SplitPlatform) -> SplitCostTables:
+        from dse.calibrate import load_calibration
+
+        if not self.file:
+            raise SpecError("<problem>", "cost_model.file", self.file, "give the calibration file")
+        path = find_calibration(self.file)
+        calibration = load_calibration(path, check_machine=self.check_machine)
+        split = as_split_platform(platform, workload.dtype)
+        return split_tables(workload, split, calibration_predictor(calibration, str(path)),
+                            cost_model=f"calibrated ({path.name})")

@@ -1,0 +1,577 @@
+"""Discrete-event simulation of a data-aware input stream on a pipeline mapping (DyPe's online part).
+
+A stream is a sequence of inputs (graphs or sparse matrices) whose features
+change: ``phases`` (blocks of inputs, repeated), ``drift`` (a synthetic input
+whose density and skew move step by step) or ``mix`` (a seeded random mix).
+Each input carries ``items_per_input`` items (e.g. inference requests on that
+graph) through the mapped pipeline, so it runs for ``items x period`` and
+spends ``items x energy per item`` (steady state: the pipeline's fill overlaps
+the previous input's drain).
+
+Per policy (:mod:`dse.runtime.policies`) the simulator pops one event per
+input from an :class:`~dse.runtime.core.EventQueue`, asks the policy for a
+configuration and, when it differs from the installed one and the policy
+charges switches, first re-maps: every op that moves sends its resident data
+over the platform's route (``latency + bytes / bandwidth``, summed) and every
+device whose ops or level change reconfigures (``reconfigure_ms``, in
+parallel), all times ``switch.scale``; the energy of a switch is the
+transfers' energy plus every device's idle power over it
+(:func:`~dse.runtime.core.energy_j`). One trace row per run and per switch;
+:func:`summarize` derives every summary figure from the trace.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from dse.errors import SpecError
+from dse.inputs import InputFeatures, input_features
+from dse.progress import Progress
+from dse.runtime.core import EventQueue, Trace, energy_j
+from dse.runtime.policies import (
+    POLICIES,
+    Decision,
+    Figures,
+    InputView,
+    Limits,
+    Policy,
+    Preference,
+    Selection,
+    constant_policy,
+    gpu_genome,
+    nearest_regime_candidates,
+    select,
+    selecting_policy,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dse.mapping.pipeline import PipelineProblem
+    from dse.runtime.library import ConfigLibrary
+
+#: Most inputs a stream may hold.
+MAX_STREAM = 100_000
+#: Builders a scenario may stream inputs through.
+STREAM_BUILDERS = ("gcn", "graphsage", "gin", "cg", "pagerank")
+TRACE_COLUMNS = ("policy", "input", "input_name", "regime", "config", "kind", "start_s", "end_s", "items",
+                 "energy_j", "optimal", "feasible")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class PhaseSpec(_Strict):
+    """``length`` consecutive inputs of the named input."""
+
+    input: str
+    length: int = Field(ge=1, le=MAX_STREAM)
+
+
+class DriftSpec(_Strict):
+    """A synthetic input drifting from ``start`` to ``end`` (geometric in density, linear in skew) in ``steps``."""
+
+    rows: int = Field(ge=2, le=10**7)
+    width: int = Field(default=64, ge=1, le=10**6)
+    density_from: float = Field(gt=0, le=1)
+    density_to: float = Field(gt=0, le=1)
+    degree_from: Literal["uniform", "powerlaw"] = "uniform"
+    degree_to: Literal["uniform", "powerlaw"] = "powerlaw"
+    steps: int = Field(default=6, ge=2, le=1000)
+
+
+class StreamSpec(_Strict):
+    """How the stream is made: ``phases`` (repeated ``repeat`` times), ``drift`` or ``mix`` (``length`` inputs)."""
+
+    kind: Literal["phases", "drift", "mix"] = "phases"
+    phases: list[PhaseSpec] = Field(default_factory=list)
+    repeat: int = Field(default=1, ge=1, le=MAX_STREAM)
+    drift: DriftSpec | None = None
+    mix: dict[str, float] = Field(default_factory=dict, description="input name -> weight")
+    length: int = Field(default=40, ge=1, le=MAX_STREAM)
+
+    @model_validator(mode="after")
+    def _check(self) -> StreamSpec:
+        if self.kind == "phases" and not self.phases:
+            raise ValueError("a phases stream needs at least one phase (the stream has no inputs)")
+        if self.kind == "drift" and self.drift is None:
+            raise ValueError("a drift stream needs its drift settings")
+        if self.kind == "mix" and (not self.mix or any(w < 0 for w in self.mix.values())
+                                   or sum(self.mix.values()) <= 0):
+            raise ValueError("a mix stream needs input weights >= 0 with a positive sum")
+        if self.kind == "phases" and sum(p.length for p in self.phases) * self.repeat > MAX_STREAM:
+            raise ValueError(f"more than {MAX_STREAM} inputs")
+        return self
+
+
+class SwitchSpec(_Strict):
+    """Re-mapping cost: ``reconfigure_ms`` per device whose ops or level change, transfers of moved
+    ops' resident data, both multiplied by ``scale`` (0: free switches)."""
+
+    reconfigure_ms: float = Field(default=1.0, ge=0, le=1e7)
+    scale: float = Field(default=1.0, ge=0, le=1e9)
+
+
+class LibrarySpec(_Strict):
+    """How the configuration library is built (or ``file``: reloaded from JSON without re-solving)."""
+
+    regimes: int = Field(default=4, ge=1, le=64)
+    exact: Literal["cpsat", "exhaustive"] = "cpsat"
+    nsga2: bool = True
+    time_limit_s: float = Field(default=10.0, gt=0, le=3600)
+    file: str | None = None
+
+
+class ScenarioSpec(_Strict):
+    """The ``scenario:`` mapping of a pipeline spec (``dse simulate``)."""
+
+    workload: dict[str, Any] = Field(default_factory=lambda: {"builder": "gcn", "layers": 2, "hidden": 16},
+                                     description="builder and its parameters; each input supplies the data")
+    inputs: dict[str, str | dict[str, Any]] = Field(default_factory=dict,
+                                                    description="named inputs: a dataset name or {synthetic: ...}")
+    stream: StreamSpec
+    items_per_input: int = Field(default=100, ge=1, le=10**9)
+    preference: Literal["throughput", "energy", "weighted"] = "throughput"
+    weight: float = Field(default=0.5, ge=0, le=1)
+    min_throughput: float | None = Field(default=None, gt=0)
+    horizon_inputs: float = Field(default=10.0, ge=0, le=1e9)
+    switch: SwitchSpec = Field(default_factory=SwitchSpec)
+    library: LibrarySpec = Field(default_factory=LibrarySpec)
+    policies: list[Literal["gpu_only", "static_average", "static_hand", "dynamic", "oracle"]] = Field(
+        default_factory=lambda: list(POLICIES))  # type: ignore[arg-type]
+
+    @field_validator("workload")
+    @classmethod
+    def _workload(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("builder") not in STREAM_BUILDERS:
+            raise ValueError(f"builder must be one of {', '.join(STREAM_BUILDERS)}")
+        if {"dataset", "nodes", "edges", "rows", "nnz"} & set(value):
+            raise ValueError("the stream's inputs supply the data: leave dataset and sizes out")
+        return value
+
+    @model_validator(mode="after")
+    def _names(self) -> ScenarioSpec:
+        used = [p.input for p in self.stream.phases] + list(self.stream.mix)
+        for name in used:
+            if name not in self.inputs:
+                raise ValueError(f"input {name!r} is not among the named inputs ({', '.join(self.inputs) or 'none'})")
+        return self
+
+
+# --------------------------------------------------------------------------- stream and problems
+
+
+@dataclass(frozen=True)
+class StreamInput:
+    """One input of the stream: its position, key (distinct inputs share it), phase label and features."""
+
+    index: int
+    key: str
+    phase: str
+    features: InputFeatures
+
+
+def make_stream(scenario: ScenarioSpec, source: str = "scenario", seed: int = 0) -> list[StreamInput]:
+    """The stream's inputs, features analysed once per distinct input.
+
+    Raises :class:`SpecError` naming ``scenario.inputs.NAME`` for an unknown dataset or bad synthetic
+    parameters, and ``scenario.stream`` for a stream with no inputs.
+    """
+    named = {name: input_features(ref, source, f"scenario.inputs.{name}", seed=seed)
+             for name, ref in scenario.inputs.items()}
+    s = scenario.stream
+    out: list[StreamInput] = []
+    if s.kind == "phases":
+        for _ in range(s.repeat):
+            for phase in s.phases:
+                out += [StreamInput(len(out) + k, phase.input, phase.input, named[phase.input])
+                        for k in range(phase.length)]
+    elif s.kind == "mix":
+        names = list(s.mix)
+        weights = np.asarray([s.mix[n] for n in names], dtype=float)
+        picks = np.random.default_rng(seed).choice(len(names), size=s.length, p=weights / weights.sum())
+        out = [StreamInput(k, names[p], names[p], named[names[p]]) for k, p in enumerate(picks)]
+    else:
+        d = s.drift
+        assert d is not None
+        from dse.inputs import synthetic_features
+
+        steps = []
+        for j in range(d.steps):
+            frac = j / (d.steps - 1)
+            density = math.exp(math.log(d.density_from) * (1 - frac) + math.log(d.density_to) * frac)
+            degree = d.degree_from if frac < 0.5 else d.degree_to
+            steps.append(synthetic_features(d.rows, float(f"{density:.4g}"), degree, d.width, seed=seed + j))
+        for k in range(s.length):
+            j = min(d.steps - 1, k * d.steps // s.length)
+            out.append(StreamInput(k, f"drift{j}", f"drift{j}", steps[j]))
+    if not out:
+        raise SpecError(source, "scenario.stream", s.kind, "the stream has no inputs")
+    return out
+
+
+def workload_for(params: Mapping[str, Any], features: InputFeatures) -> Any:
+    """The scenario's workload (builder ``params``) on an input with ``features``; raises :class:`SpecError`."""
+    from dse.builders import build
+    from dse.workload import validate_workload
+
+    p = {k: v for k, v in params.items() if k != "builder"}
+    builder = str(params["builder"])
+    if builder == "gcn":
+        data = dict(dataset="custom", nodes=features.rows, edges=min(features.nnz, features.rows * (features.rows - 1)),
+                    features=features.width, degree_skew=features.row_cv, classes=p.pop("classes", 16))
+    elif builder in ("graphsage", "gin"):
+        data = dict(dataset="custom", rows=features.rows, nnz=features.nnz, row_cv=features.row_cv,
+                    width=features.width, classes=p.pop("classes", 16))
+    else:
+        data = dict(dataset="custom", rows=features.rows, nnz=features.nnz, row_cv=features.row_cv)
+    return validate_workload(build(builder, **data, **p), f"input {features.name}")
+
+
+class ProblemFactory:
+    """Pipeline problems of the stream's inputs on one platform, cached by input key."""
+
+    def __init__(self, spec: Any, scenario: ScenarioSpec) -> None:
+        from dse.cost import RooflineCostModel
+
+        self.spec = spec
+        self.scenario = scenario
+        self.platform = spec.platform
+        self.cost_model = spec.cost_model if spec.cost_model is not None else RooflineCostModel()
+        c = spec.constraints
+        self.deadline_s = None if c.deadline_ms is None else c.deadline_ms * 1e-3
+        self.power_w = c.power_w
+        self.memory = c.memory
+        self._cache: dict[str, PipelineProblem] = {}
+
+    def limits(self) -> Limits:
+        return Limits(self.power_w, self.deadline_s, self.scenario.min_throughput)
+
+    def __call__(self, features: InputFeatures, key: str | None = None) -> PipelineProblem:
+        from dse.mapping.pipeline import PipelineProblem
+
+        key = key or repr(features)
+        if key not in self._cache:
+            tables = self.cost_model.tables(workload_for(self.scenario.workload, features), self.platform)
+            deadline = None if self.deadline_s is None else int(self.deadline_s / tables.seconds_per_time_unit)
+            power = None if self.power_w is None else int(self.power_w * 1e3 + 1e-9)
+            self._cache[key] = PipelineProblem(tables, ("throughput", "energy"), deadline=deadline,
+                                               power_cap_mw=power, memory=self.memory, name=key)
+        return self._cache[key]
+
+
+def mean_features(stream: Sequence[StreamInput]) -> InputFeatures:
+    """The average input of a stream: geometric means of rows, nonzeros and width, mean row CV."""
+    f = [s.features for s in stream]
+    rows = int(round(math.exp(np.mean([math.log(x.rows) for x in f]))))
+    nnz = int(round(math.exp(np.mean([math.log(x.nnz) for x in f]))))
+    width = int(round(math.exp(np.mean([math.log(x.width) for x in f]))))
+    return InputFeatures(rows, min(nnz, rows * rows), max(width, 1), float(np.mean([x.row_cv for x in f])),
+                         name="average")
+
+
+# --------------------------------------------------------------------------- switching
+
+
+@dataclass(frozen=True)
+class SwitchCost:
+    """Seconds and joules of one re-mapping."""
+
+    seconds: float
+    joules: float
+
+
+def switch_cost(problem: PipelineProblem, platform: Any, old: np.ndarray, new: np.ndarray,
+                settings: SwitchSpec) -> SwitchCost:
+    """Cost of going from genome ``old`` to ``new`` on ``problem``'s input (see module docstring)."""
+    t = problem.tables
+    n = t.n_ops
+    names = t.device_names
+    moved = np.flatnonzero(old[:n] != new[:n])
+    transfer_s, transfer_j = 0.0, 0.0
+    for i in moved:
+        a, b = names[int(old[i])], names[int(new[i])]
+        bandwidth, latency_us, pj_per_byte = platform.route(a, b)
+        size = float(t.mem[i, int(new[i])])
+        transfer_s += latency_us * 1e-6 + size / (bandwidth * 1e9)
+        transfer_j += size * pj_per_byte * 1e-12
+    changed = set(int(old[i]) for i in moved) | set(int(new[i]) for i in moved)
+    if problem.levels is not None:
+        lo, ln = problem.level_matrix(old)[:, 0], problem.level_matrix(new)[:, 0]
+        changed |= set(int(d) for d in np.flatnonzero(lo != ln))
+    reconfigure_s = settings.reconfigure_ms * 1e-3 if changed else 0.0
+    seconds = (transfer_s + reconfigure_s) * settings.scale
+    devices = platform.devices
+    idle = energy_j(np.zeros(len(devices)), np.asarray([d.active_w for d in devices]),
+                    np.asarray([d.idle_w for d in devices]), seconds).sum()
+    return SwitchCost(seconds, float(idle + transfer_j * settings.scale))
+
+
+# --------------------------------------------------------------------------- policies of a run
+
+
+def make_policies(names: Sequence[str], stream: Sequence[StreamInput], factory: ProblemFactory,
+                  library: ConfigLibrary, preference: Preference, scenario: ScenarioSpec,
+                  reference: Reference) -> dict[str, Policy]:
+    """The named policies of one run (see :mod:`dse.runtime.policies`); ``reference`` holds the exact
+    fronts the oracle and ``static_average`` choose from."""
+    limits = factory.limits()
+    average = factory(mean_features(stream), "average")
+    out: dict[str, Policy] = {}
+    for name in names:
+        if name == "gpu_only":
+            out[name] = constant_policy(name, gpu_genome(average), "gpu")
+        elif name == "static_hand":
+            out[name] = constant_policy(name, average.repair(average.with_levels(average.static_partition())[None])[0],
+                                        "hand")
+        elif name == "static_average":
+            out[name] = constant_policy(name, reference.choice("average", average), "average")
+        elif name == "dynamic":
+            out[name] = selecting_policy(name, nearest_regime_candidates(library), limits, preference,
+                                         keep=_keep_rule(factory, scenario, preference))
+        elif name == "oracle":
+            out[name] = Policy(name, lambda view: _oracle_decision(reference, view), charges_switches=False)
+    return out
+
+
+def _keep_rule(factory: ProblemFactory, scenario: ScenarioSpec, preference: Preference):
+    """The dynamic policy's switch rule: keep the installed configuration unless switching pays off over
+    ``horizon_inputs`` inputs (or the installed one breaks a limit the new one meets)."""
+    limits = factory.limits()
+    items = scenario.items_per_input
+
+    def keep(view: InputView, figures: Figures, genomes: np.ndarray, sel: Selection) -> bool:
+        cur, chosen = len(genomes) - 1, sel.index
+        assert view.current is not None
+        if np.array_equal(view.current, genomes[chosen]):
+            return True
+        cur_ok = bool(figures.valid[cur]) and bool((limits.violations(
+            figures.throughput[cur:], figures.energy_j[cur:], figures.latency_s[cur:]) <= 1e-12).all())
+        if sel.feasible and not cur_ok:
+            return False
+        cost = switch_cost(view.problem, factory.platform, view.current, genomes[chosen], scenario.switch)
+        horizon = scenario.horizon_inputs * items
+        t_cur, t_new = 1 / figures.throughput[cur], 1 / figures.throughput[chosen]
+        e_cur, e_new = figures.energy_j[cur], figures.energy_j[chosen]
+        time_gain = (t_cur - t_new) * horizon - cost.seconds
+        energy_gain = (e_cur - e_new) * horizon - cost.joules
+        if preference.kind == "throughput":
+            return time_gain <= 0
+        if preference.kind == "energy":
+            return energy_gain <= 0
+        w = preference.weight
+        return w * time_gain / (t_cur * horizon) + (1 - w) * energy_gain / max(e_cur * horizon, 1e-300) <= 0
+
+    return keep
+
+
+# --------------------------------------------------------------------------- the simulation
+
+
+class Reference:
+    """Per distinct input, its exact Pareto set's genomes and figures (cached): the oracle's choice and the
+    yardstick of every policy's ``optimal`` flag."""
+
+    def __init__(self, limits: Limits, preference: Preference, exact: str, time_limit: float, seed: int) -> None:
+        self.limits, self.preference = limits, preference
+        self.exact, self.time_limit, self.seed = exact, time_limit, seed
+        self._cache: dict[str, tuple[np.ndarray, Figures, Selection]] = {}
+
+    def of(self, key: str, problem: PipelineProblem) -> tuple[np.ndarray, Figures, Selection]:
+        """(front genomes, their figures, the selection among them) of input ``key``."""
+        if key not in self._cache:
+            from dse.runtime.library import configurations
+
+            configs = configurations(problem, self.exact, nsga2=False, time_limit=self.time_limit, seed=self.seed)
+            genomes = (np.asarray([c.genome for c in configs], dtype=np.int64) if configs else
+                       problem.repair(problem.with_levels(problem.static_partition())[None, :]))
+            figures = Figures.of(problem, genomes)
+            sel = select(figures.throughput, figures.energy_j, figures.latency_s, self.limits, self.preference,
+                         figures.valid)
+            if not configs:
+                sel = Selection(0, False, "no mapping of this input meets the constraints")
+            self._cache[key] = (genomes, figures, sel)
+        return self._cache[key]
+
+    def choice(self, key: str, problem: PipelineProblem) -> np.ndarray:
+        genomes, _, sel = self.of(key, problem)
+        return genomes[sel.index]
+
+    def is_optimal(self, key: str, problem: PipelineProblem, genome: np.ndarray) -> bool:
+        """Whether ``genome`` meets the limits and scores as well as the exact optimum of this input."""
+        genomes, figures, sel = self.of(key, problem)
+        mine = Figures.of(problem, genome[None, :])
+        ok = bool(mine.valid[0]) and bool((self.limits.violations(mine.throughput, mine.energy_j,
+                                                                  mine.latency_s) <= 1e-12).all())
+        if not sel.feasible:
+            return not ok and np.array_equal(genome, genomes[sel.index])
+        if not ok:
+            return False
+        t = np.concatenate([figures.throughput, mine.throughput])
+        e = np.concatenate([figures.energy_j, mine.energy_j])
+        feasible = np.concatenate([figures.valid & (self.limits.violations(
+            figures.throughput, figures.energy_j, figures.latency_s) <= 1e-12).all(axis=1), [True]])
+        scores = self.preference.scores(t, e, feasible)
+        best = scores[:-1][feasible[:-1]].min()
+        return bool(scores[-1] <= best * (1 + 1e-9) + 1e-15)
+
+
+def run_policy(policy: Policy, stream: Sequence[StreamInput], factory: ProblemFactory, scenario: ScenarioSpec,
+               reference: Reference, trace: Trace, progress: Progress | None = None) -> None:
+    """Simulate ``policy`` over ``stream``, appending its rows to ``trace`` (one per run and per switch)."""
+    queue = EventQueue()
+    queue.push(0.0, "input", k=0)
+    current: np.ndarray | None = None
+    items = scenario.items_per_input
+    while queue:
+        event = queue.pop()
+        k = int(event.data["k"])
+        s = stream[k]
+        problem = factory(s.features, s.key)
+        if event.kind == "input":
+            decision = policy.choose(InputView(k, s.key, s.features, problem, current))
+            genome = np.asarray(decision.genome, dtype=np.int64)
+            if current is not None and not np.array_equal(genome, current):
+                cost = (switch_cost(problem, factory.platform, current, genome, scenario.switch)
+                        if policy.charges_switches else SwitchCost(0.0, 0.0))
+                trace.add(policy=policy.name, input=k, input_name=s.features.name or s.key, regime=decision.regime,
+                          config=_label(genome), kind="switch", start_s=queue.now, end_s=queue.now + cost.seconds,
+                          items=0, energy_j=cost.joules, optimal=True, feasible=True)
+                current = genome
+                queue.push(queue.now + cost.seconds, "run", k=k, regime=decision.regime, feasible=decision.feasible)
+            else:
+                current = genome
+                queue.push(queue.now, "run", k=k, regime=decision.regime, feasible=decision.feasible)
+        else:
+            assert current is not None
+            figures = Figures.of(problem, current[None, :])
+            duration = items / figures.throughput[0]
+            trace.add(policy=policy.name, input=k, input_name=s.features.name or s.key,
+                      regime=event.data["regime"], config=_label(current), kind="run", start_s=queue.now,
+                      end_s=queue.now + duration, items=items, energy_j=items * float(figures.energy_j[0]),
+                      optimal=reference.is_optimal(s.key, problem, current), feasible=bool(event.data["feasible"]))
+            if progress is not None and progress.due():
+                progress.update(f"{policy.name}: input {k + 1}/{len(stream)}")
+            if k + 1 < len(stream):
+                queue.push(queue.now + duration, "input", k=k + 1)
+
+
+def _label(genome: np.ndarray) -> str:
+    return " ".join(str(int(g)) for g in genome)
+
+
+def summarize(trace: pd.DataFrame) -> pd.DataFrame:
+    """One row per policy from a trace: ``policy, throughput_items_per_s, energy_j_per_item, optimal_share,
+    switches`` (items over the policy's span, all energy over its items, share of runs that were optimal,
+    switch rows)."""
+    import pandas as pd
+
+    rows = []
+    for name in dict.fromkeys(trace["policy"]):
+        part = trace[trace["policy"] == name]
+        runs = part[part["kind"] == "run"]
+        items = float(runs["items"].sum())
+        span = float(part["end_s"].max() - part["start_s"].min())
+        rows.append(dict(policy=name, throughput_items_per_s=items / span if span > 0 else float("inf"),
+                         energy_j_per_item=float(part["energy_j"].sum()) / items if items else float("nan"),
+                         optimal_share=float(runs["optimal"].mean()) if len(runs) else float("nan"),
+                         switches=int((part["kind"] == "switch").sum())))
+    return pd.DataFrame(rows, columns=["policy", "throughput_items_per_s", "energy_j_per_item", "optimal_share",
+                                       "switches"])
+
+
+def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
+    """``timeline.png``: per policy, throughput and energy per item of each run over time; switches marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_t, ax_e) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    for name in dict.fromkeys(trace["policy"]):
+        part = trace[trace["policy"] == name]
+        runs = part[part["kind"] == "run"]
+        mid = (runs["start_s"] + runs["end_s"]) / 2
+        lines = ax_t.step(mid, runs["items"] / (runs["end_s"] - runs["start_s"]), where="mid", label=name)
+        ax_e.step(mid, runs["energy_j"] / runs["items"], where="mid", label=name)
+        switches = part[part["kind"] == "switch"]["start_s"]
+        ax_t.plot(switches, np.full(len(switches), 0.0), "|", color=lines[0].get_color(), markersize=12)
+    ax_t.set_ylabel("throughput (items/s)")
+    ax_e.set_ylabel("energy (J/item)")
+    ax_e.set_xlabel("simulated time (s); | marks a switch")
+    ax_t.legend(fontsize=8, ncol=3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def simulate_scenario(spec: Any, *, seed: int = 0, quiet: bool = True, library: ConfigLibrary | None = None
+                      ) -> tuple[pd.DataFrame, pd.DataFrame, ConfigLibrary]:
+    """Run a spec's scenario: (summary, trace, library). ``library``: use it instead of building one.
+
+    Raises :class:`SpecError` for bad inputs (unknown dataset, negative density, empty stream...).
+    """
+    from dse.runtime.library import build_library, load_library
+
+    scenario = spec.scenario
+    if not isinstance(scenario, ScenarioSpec):
+        raise SpecError(spec.source, "scenario", None, "the pipeline family's scenario is missing")
+    progress = Progress("simulate", enabled=False if quiet else None)
+    stream = make_stream(scenario, spec.source, seed)
+    factory = ProblemFactory(spec, scenario)
+    preference = Preference(scenario.preference, scenario.weight)
+    limits = factory.limits()
+    context = dict(workload=scenario.workload, platform=factory.platform.name, power_w=factory.power_w,
+                   deadline_s=factory.deadline_s, memory=factory.memory, preference=scenario.preference)
+    lib = scenario.library
+    if library is None and lib.file is not None and Path(lib.file).is_file():
+        library = load_library(lib.file, context)
+    if library is None:
+        distinct = {s.key: s.features for s in stream}
+        library = build_library(distinct, lambda f: factory(f, _key_of(distinct, f)), lib.regimes, exact=lib.exact,
+                                nsga2=lib.nsga2, time_limit=lib.time_limit_s, seed=seed, context=context,
+                                progress=progress)
+    reference = Reference(limits, preference, lib.exact, lib.time_limit_s, seed)
+    policies = make_policies(scenario.policies, stream, factory, library, preference, scenario, reference)
+    trace = Trace(TRACE_COLUMNS)
+    for name, policy in policies.items():
+        progress.update(f"{name}: simulating {len(stream)} inputs", force=True)
+        run_policy(policy, stream, factory, scenario, reference, trace, progress)
+    frame = trace.to_frame()
+    return summarize(frame), frame, library
+
+
+def _key_of(inputs: Mapping[str, InputFeatures], features: InputFeatures) -> str:
+    return next(k for k, f in inputs.items() if f is features)
+
+
+def _oracle_decision(reference: Reference, view: InputView) -> Decision:
+    genomes, _, sel = reference.of(view.key, view.problem)
+    return Decision(genomes[sel.index], "exact", sel.feasible, sel.reason, "exact")
+
+
+def simulate(spec: Any, out: str | Path | None, *, seed: int = 0, quiet: bool = False) -> pd.DataFrame:
+    """``dse simulate``: run the scenario, write ``summary.csv``, ``trace.csv``, ``timeline.png`` and
+    ``library.json`` into ``out`` (when given) and return the summary."""
+    from dse.runtime.library import save_library
+
+    summary, trace, library = simulate_scenario(spec, seed=seed, quiet=quiet)
+    if out is not None:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        summary.to_csv(folder / "summary.csv", index=False)
+        trace.to_csv(folder / "trace.csv", index=False)
+        plot_timeline(trace, folder / "timeline.png")
+        save_library(library, folder / "library.json")
+        lib_file = spec.scenario.library.file
+        if lib_file is not None and not Path(lib_file).exists():
+            save_library(library, lib_file)
+    return summary
