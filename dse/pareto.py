@@ -278,14 +278,16 @@ def make_points(
     extra = problem.user_metrics(ev.metrics)
     proven_list = [proven] * len(genomes) if isinstance(proven, bool) else list(proven)
     points = []
-    for k, genome in enumerate(genomes):
+    genome_rows = np.asarray(genomes, dtype=np.int64).tolist()  # Python ints in one call, not per gene
+    internal_rows = np.asarray(ev.F, dtype=np.int64).tolist()
+    for k, genome in enumerate(genome_rows):
         objectives = {o.column: float(user[k, j]) for j, o in enumerate(problem.objectives)}
         metrics = {name: float(values[k]) for name, values in extra.items() if name not in objectives}
         slack = problem.slack(ev.G[k])
         points.append(
             ParetoPoint(
-                genome=tuple(int(g) for g in genome),
-                internal=tuple(int(v) for v in ev.F[k]),
+                genome=tuple(genome),
+                internal=tuple(internal_rows[k]),
                 objectives=objectives,
                 metrics=metrics,
                 slack=slack,

@@ -105,3 +105,14 @@ def test_compiled_decoders_follow_the_written_rules(seed: int) -> None:
         for x, value in zip(X, vectorized, strict=True):
             assert value == _reference_decode(problem, x, insertion=False)
             assert problem.schedule(x, insertion=True).makespan == _reference_decode(problem, x, insertion=True)
+
+
+def test_only_the_order_of_the_priority_keys_matters() -> None:
+    # Scaling the priority genes by 1000 keeps their order, so every schedule is the same; the kernel then
+    # sorts keys spread far wider than the task count (its comparison sort, not its counting sort).
+    tables = random_tables(3, n_ops=40, n_dev=3, max_preds=3)
+    problem = DagProblem(tables, ("makespan", "energy"), memory=False)
+    X = problem.repair(np.random.default_rng(3).integers(problem.lower, problem.upper + 1, size=(10, problem.n_genes)))
+    spread = X.copy()
+    spread[:, problem.n_tasks:] *= 1000
+    assert np.array_equal(problem.evaluate(X).F, problem.evaluate(spread).F)

@@ -115,7 +115,7 @@ class DagProblem(MappingProblem):
     ``objectives``: ``("makespan",)`` or ``("makespan", "energy")``;
     ``deadline`` (time units) bounds the makespan; ``memory`` enforces device
     capacities on the summed resident bytes; ``insertion`` selects the
-    insertion-based decoder (evaluated one genome at a time);
+    insertion-based decoder (searching each device's sorted free gaps);
     ``tensor_per_device`` applies the TF paper's transfer rules.
     """
 
@@ -224,7 +224,8 @@ class DagProblem(MappingProblem):
 
     # ------------------------------------------------------------------ evaluation
     def kernel(self, X: np.ndarray, metrics: bool) -> Population:
-        """Makespan (list scheduling, vectorized without insertion) and energy of a chunk."""
+        """Makespan (the compiled list-scheduling kernel over the chunk; a genome with every task on one
+        device is the sum of its times) and energy of a chunk."""
         t = self.tables
         n = self.n_tasks
         dev, keys = X[:, :n], X[:, n:]

@@ -414,6 +414,7 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_de
     avail = np.zeros(n_dev, dtype=np.int64)
     key = np.zeros(n, dtype=np.int64)
     sort_key = np.zeros(n, dtype=np.int64)
+    bucket = np.zeros(4 * n + 2, dtype=np.int64)
     for p in range(pop):
         ps = p if send_delay.shape[0] > 1 else 0
         px = p if extra.shape[0] > 1 else 0
@@ -429,7 +430,18 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_de
                     kv = key[u]
             key[v] = kv
             sort_key[v] = kv * n + topo_pos[v]
-        _sort_by(sort_key, order[p])  # keys are distinct (topological positions are)
+        low, high = key.min() if n else 0, key.max() if n else 0
+        if high - low < 4 * n:  # counting sort by key; visiting tasks in topological order keeps ties in it
+            bucket[: high - low + 2] = 0
+            for v in range(n):
+                bucket[key[v] - low + 1] += 1
+            for b in range(1, high - low + 2):
+                bucket[b] += bucket[b - 1]
+            for v in topo:
+                order[p, bucket[key[v] - low]] = v
+                bucket[key[v] - low] += 1
+        else:
+            _sort_by(sort_key, order[p])  # keys are distinct (topological positions are)
         avail[:] = 0
         if insertion:
             gs[:, 0] = 0
