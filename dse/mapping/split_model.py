@@ -161,7 +161,7 @@ def resolve_workload(ref: Any, source: str, base: Any = None) -> GemmWorkload:
         raise SpecError(source, "workload", ref, "the split family takes {kernel: gemm, m: M, n: N, k: K, dtype: fp32}")
     kernel = ref.get("kernel", "gemm")
     models: dict[str, type[BaseModel]] = {"gemm": GemmSpec, "conv2d": Conv2dSpec}
-    if kernel not in models:
+    if not isinstance(kernel, str) or kernel not in models:
         raise SpecError(source, "workload.kernel", kernel, "kernels are gemm and conv2d")
     try:
         spec = models[kernel].model_validate(dict(ref))
