@@ -271,17 +271,23 @@ def _fronts(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _read_jobs(store: str | Path, job_ids: Sequence[str] | None) -> tuple[list[Any], dict[str, list[dict[str, Any]]],
+                                                                        list[dict[str, Any]], list[str]]:
+    """The selected job rows, every job's fronts, each row's swept fields and their column names."""
+    with closing(connect_readonly(store, "store")) as conn:
+        rows = _select_jobs(conn, job_ids)
+        fronts = _fronts(conn)
+    swepts = [json.loads(r[5]) for r in rows]
+    return rows, fronts, swepts, _swept_columns(swepts)
+
+
 def jobs_frame(store: str | Path, job_ids: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per finished job: ``job``, ``status``, each swept field, ``solvers``, ``front_size``
     (points over all its fronts), ``best_<objective>`` per objective (over its feasible points, in
     the objective's sense), ``wall_s``, ``message``. ``job_ids`` picks and orders the rows."""
     import pandas as pd
 
-    with closing(connect_readonly(store, "store")) as conn:
-        rows = _select_jobs(conn, job_ids)
-        fronts = _fronts(conn)
-    swepts = [json.loads(r[5]) for r in rows]
-    swept_cols = _swept_columns(swepts)
+    rows, fronts, swepts, swept_cols = _read_jobs(store, job_ids)
     records = []
     for row, swept in zip(rows, swepts, strict=True):
         job_fronts = fronts.get(row[0], [])
@@ -320,11 +326,7 @@ def points_frame(store: str | Path, job_ids: Sequence[str] | None = None) -> pd.
     ``genome`` (space-separated)."""
     import pandas as pd
 
-    with closing(connect_readonly(store, "store")) as conn:
-        rows = _select_jobs(conn, job_ids)
-        fronts = _fronts(conn)
-    swepts = [json.loads(r[5]) for r in rows]
-    swept_cols = _swept_columns(swepts)
+    rows, fronts, swepts, swept_cols = _read_jobs(store, job_ids)
     records = []
     for row, swept in zip(rows, swepts, strict=True):
         base = {"job": row[0], "status": row[1], **{c: _cell(swept.get(c)) for c in swept_cols}}

@@ -136,7 +136,8 @@ def test_pipeline_gantt_is_one_period_with_transfers() -> None:
 
 
 def test_interactive_plot_hover_shows_mapping() -> None:
-    pytest.importorskip("plotly", reason="plotly is the optional 'interactive' extra")
+    pytest.importorskip("plotly", reason="the optional interactive extra (plotly) is not installed: "
+                        "pip install '.[interactive]'")
     problem = PipelineProblem(hand_tables(), memory=False)
     front = _front("cpsat", [(10, 5), (20, 8)])
     front = ParetoSet(**{**front.__dict__, "points": tuple(

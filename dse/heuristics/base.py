@@ -314,12 +314,25 @@ def _list_kernel() -> Callable[..., Any]:
         scope = globals()
         scope["_earliest"], scope["_insert"] = compiled["_earliest"], compiled["_insert"]
         scope["_heap_less"] = numba.njit(cache=True, nogil=True)(_heap_less)
+        scope["_heap_push"] = numba.njit(cache=True, nogil=True)(_heap_push)
         _KERNELS["list"] = numba.njit(cache=True, nogil=True)(_list_schedule_kernel)
     return _KERNELS["list"]
 
 
 def _heap_less(hk, hv, i, j):  # pragma: no cover - compiled
     return hk[i] > hk[j] or (hk[i] == hk[j] and hv[i] < hv[j])  # larger key first, then lower index
+
+
+def _heap_push(hk, hv, size_h, k, v):  # pragma: no cover - compiled
+    """Push task ``v`` with key ``k`` onto the binary heap ``(hk, hv)`` of ``size_h`` entries; the new size."""
+    hk[size_h], hv[size_h] = k, v
+    i = size_h
+    while i > 0 and _heap_less(hk, hv, i, (i - 1) // 2):
+        p = (i - 1) // 2
+        hk[i], hk[p] = hk[p], hk[i]
+        hv[i], hv[p] = hv[p], hv[i]
+        i = p
+    return size_h + 1
 
 
 def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory, mem, cap, group, group_mem,
@@ -355,14 +368,7 @@ def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory,
     size_h = 0
     for v in range(n):
         if indeg[v] == 0:
-            hk[size_h], hv[size_h] = key[v], v
-            i = size_h
-            size_h += 1
-            while i > 0 and _heap_less(hk, hv, i, (i - 1) // 2):
-                p = (i - 1) // 2
-                hk[i], hk[p] = hk[p], hk[i]
-                hv[i], hv[p] = hv[p], hv[i]
-                i = p
+            size_h = _heap_push(hk, hv, size_h, key[v], v)
     for step in range(n):
         v = hv[0]
         size_h -= 1
@@ -454,14 +460,7 @@ def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory,
                 break
             indeg[w] -= 1
             if indeg[w] == 0:
-                hk[size_h], hv[size_h] = key[w], w
-                i = size_h
-                size_h += 1
-                while i > 0 and _heap_less(hk, hv, i, (i - 1) // 2):
-                    p = (i - 1) // 2
-                    hk[i], hk[p] = hk[p], hk[i]
-                    hv[i], hv[p] = hv[p], hv[i]
-                    i = p
+                size_h = _heap_push(hk, hv, size_h, key[w], w)
     return dev, order, start, fin
 
 

@@ -236,7 +236,7 @@ class DagProblem(MappingProblem):
         else:
             single[:] = False
         if not single.all():
-            makespan[~single] = self._schedule_population(dev[~single], keys[~single], self.insertion)[0]
+            makespan[~single] = self.schedule_population(dev[~single], keys[~single], self.insertion)[0]
         P = Population.from_genomes(self.flat, dev)
         used = P.device_count() > 0
         energy = (P.per_op("energy").sum(axis=0) + self._transfer_energy(dev)
@@ -258,9 +258,13 @@ class DagProblem(MappingProblem):
         np.add.at(out, rows, energy)
         return out
 
-    def _schedule_population(self, dev: np.ndarray, keys: np.ndarray, insertion: bool = False):
+    def schedule_population(self, dev: np.ndarray, keys: np.ndarray, insertion: bool = False):
         """List scheduling of a whole population (compiled kernel, one genome after another):
-        ``(makespan, start, finish, release, order)``."""
+        ``(makespan, start, finish, release, order)``.
+
+        ``dev`` and ``keys`` are the genomes' device and priority halves. A family that provides this
+        method (device and priority genes decoded by list scheduling) can be searched by the memetic
+        solver, whose moves read the finish times."""
         order, start, finish, release, makespan = list_schedule_population(
             self.structure, self.tables, keys, dev, insertion, self.tensor_per_device)
         return makespan, start, finish, release, order
@@ -280,7 +284,7 @@ class DagProblem(MappingProblem):
         """List-schedule one genome: ``(order, start, finish, release, makespan)``, nothing else computed."""
         n = self.n_tasks
         dev, keys = x[None, :n], x[None, n:]
-        makespan, start, finish, release, order = self._schedule_population(dev, keys, insertion)
+        makespan, start, finish, release, order = self.schedule_population(dev, keys, insertion)
         return order[0], start[0], finish[0], release[0], int(makespan[0])
 
     def _violations(self, dev: np.ndarray, makespan: int, energy: int) -> np.ndarray:

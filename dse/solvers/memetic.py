@@ -131,7 +131,7 @@ def scores(problem: DagProblem, Y: np.ndarray) -> np.ndarray:
     """A lexicographic key per genome: the makespan plus a fraction in [0, 1) that grows with the summed
     task finish times (it lets the search cross plateaus of equal makespan); ``inf`` when infeasible."""
     n = problem.n_tasks
-    makespan, _, finish, _, _ = problem._schedule_population(Y[:, :n], Y[:, n:], problem.insertion)
+    makespan, _, finish, _, _ = problem.schedule_population(Y[:, :n], Y[:, n:], problem.insertion)
     spread = finish.astype(np.float64).sum(axis=1) / (n * np.maximum(makespan, 1).astype(np.float64) + 1.0)
     score = makespan.astype(np.float64) + spread
     if problem.constraints:
@@ -253,8 +253,9 @@ def solve_memetic(
 
 
 def _supports(problem: MappingProblem) -> str | None:
-    if problem.family != "dag":
-        return "the memetic search's moves are defined on dag schedules"
+    if not callable(getattr(problem, "schedule_population", None)):
+        return ("the memetic search's moves need list-scheduled finish times "
+                "(a family with device and priority genes that provides schedule_population)")
     return None
 
 
