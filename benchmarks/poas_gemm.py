@@ -1,7 +1,7 @@
 """POAS co-execution on this machine's CPU worker groups: square and skinny GEMMs, auto vs grid splits.
 
 Usage: python benchmarks/poas_gemm.py [--devices cpu:t1,cpu:t1] [--sizes 512,1024,2048] [--shapes 4096x256x256]
-                                      [--repeat 3]
+                                      [--repeat 3] [--alternate 7] [--min-seconds 1.0]
                                       [--calibration FILE] [--no-grid]
 
 For each GEMM: the optimizer's split (``auto``) and the best of every 5% split
@@ -17,6 +17,7 @@ shared machine: read them as ratios within one run.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 
@@ -41,6 +42,8 @@ def main() -> None:
     parser.add_argument("--no-grid", action="store_true", help="skip the grid search (auto only)")
     parser.add_argument("--dtype", default="fp32")
     parser.add_argument("--alternate", type=int, default=7, help="alternating re-timings of the auto and grid splits")
+    parser.add_argument("--min-seconds", type=float, default=1.0,
+                        help="at least this much re-timing per split (more rounds for GEMMs of a few ms)")
     args = parser.parse_args()
     platform = parse_devices(args.devices)
     predict = None
@@ -82,12 +85,13 @@ def main() -> None:
             executor = CoExecutor(w, platform, 0)
             splits = {mode: [d.row_range for d in r.devices] for mode, r in reports.items()}
             times: dict[str, list[float]] = {mode: [] for mode in splits}
-            for _ in range(args.alternate):
+            rounds = max(args.alternate, math.ceil(args.min_seconds / max(auto.measured_s, 1e-6)))
+            for _ in range(rounds):
                 for mode, bounds in splits.items():
                     times[mode].append(executor.timed(bounds, 1).total_s)
             t_auto, t_grid = (float(np.median(times[mode])) for mode in ("auto", "grid"))
             ratios.append(t_auto / t_grid)
-            ratio = (f", re-timed alternately x{args.alternate}: auto {t_auto * 1e3:.4g} ms, grid best "
+            ratio = (f", re-timed alternately x{rounds}: auto {t_auto * 1e3:.4g} ms, grid best "
                      f"{t_grid * 1e3:.4g} ms, auto / grid {t_auto / t_grid:.3f}")
         print(f"\n{m}x{n}x{k}: auto split {[d.rows for d in auto.devices]}{ratio}")
         for mode, r in reports.items():
