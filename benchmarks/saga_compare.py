@@ -7,6 +7,10 @@ Cases: layered random DAGs (``--sizes`` tasks, 25 a layer, 3 producers each, 8 d
 ``toyDevices.csv`` (10 devices). Every case is one instance for both: compute time = work / speed,
 an edge costs size / link rate (the classic HEFT model, no send rule), insertion on.
 
+Last, the command line on the dynamic-RNN graph under the TF rules: the solve step ``dse solve
+--solver heuristic:heft`` reports against HEFT's first call in a script that loads the same spec
+(both in fresh processes, so both pay the one-time loads), and both whole processes.
+
 For each case it prints the best of ``--repeat`` wall times of: our HEFT alone
 (``dse.heuristics.run``), ``dse.solve(problem, "heuristic:heft")`` (HEFT, the evaluation, the
 single-device baselines and the result object), saga's ``HeftScheduler().schedule`` (in a separate
@@ -126,6 +130,51 @@ def run_saga(python: Path, workload: Workload, platform: Platform, repeat: int) 
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+CLI_ALONE = r'''
+import sys, time
+import dse
+from dse.heuristics import run
+problem = dse.load_problem(sys.argv[1])
+start = time.monotonic()
+run(problem, "heft")
+print(f"{time.monotonic() - start:.4f}")
+'''
+
+
+def cli_figures(repeat: int) -> None:
+    """``dse solve SPEC --solver heuristic:heft`` (dynamic_rnn on toyDevices, the TF rules) against a script that
+    loads the same spec and runs HEFT, each in a fresh process: the solve step the CLI reports against HEFT's
+    first call in the script, and both whole processes (the CLI also writes front.csv, front.json, pareto.png)."""
+    import re
+
+    folder = ROOT / "out" / "saga-compare"
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = folder / "dynrnn-toy.yaml"
+    spec.write_text("name: dynrnn\nfamily: dag\nobjectives: [makespan]\n"
+                    f"platform: {{format: tfcsv, path: {DATA / 'devices' / 'toyDevices.csv'}}}\n"
+                    f"workload: {{format: tfcsv, path: {DATA / 'graphs' / 'dynamic_rnn_graph.csv'}}}\n")
+    (folder / "alone.py").write_text(CLI_ALONE)
+    dse_cli = [sys.executable, "-m", "dse.cli", "solve", str(spec), "--solver", "heuristic:heft",
+               "--out", str(folder / "cli-out")]
+    rows = {"cli": [], "cli_solve": [], "script": [], "script_heft": []}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run(dse_cli, capture_output=True, text=True, check=True)
+        rows["cli"].append(time.perf_counter() - start)
+        rows["cli_solve"].append(float(re.search(r"== heuristic:heft: .*, ([0-9.]+) s", done.stdout).group(1)))
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, str(folder / "alone.py"), str(spec)], capture_output=True, text=True,
+                              check=True)
+        rows["script"].append(time.perf_counter() - start)
+        rows["script_heft"].append(float(done.stdout.split()[-1]))
+    med = {k: float(np.median(v)) for k, v in rows.items()}
+    print(f"\nCLI, dynamic_rnn x toyDevices under the TF rules (fresh processes, median of {repeat}):")
+    print(f"  solve step the CLI reports  {med['cli_solve']:7.3f} s   HEFT's first call in a script "
+          f"{med['script_heft']:7.3f} s   ({med['cli_solve'] / med['script_heft']:.2f}x)")
+    print(f"  whole process: dse solve    {med['cli']:7.3f} s   script (load spec, HEFT) "
+          f"{med['script']:7.3f} s   ({med['cli'] / med['script']:.2f}x; the CLI also writes three files)")
+
+
 def best_of(repeat: int, call) -> tuple[float, object]:
     best, value = float("inf"), None
     for _ in range(repeat):
@@ -161,6 +210,8 @@ def main() -> None:
             if saga:
                 print(f"  saga 2.1.0 HEFT       {saga['seconds']:7.3f} s   makespan {saga['makespan']:,.1f}   "
                       f"(saga / dse.solve: {saga['seconds'] / solved:.1f}x)")
+    if DATA.is_dir():
+        cli_figures(max(args.repeat, 3))
     sys.stdout.flush()
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dse.genome import Genome
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -53,7 +55,7 @@ def nondominated(F: np.ndarray) -> np.ndarray:
 class ParetoPoint:
     """One mapping on a front."""
 
-    genome: tuple[int, ...]
+    genome: Sequence[int]  # a Genome (int64-backed, equal to and hashing as the tuple of its ints) or a tuple
     internal: tuple[int, ...]
     objectives: dict[str, float]
     metrics: dict[str, float] = field(default_factory=dict)
@@ -278,15 +280,14 @@ def make_points(
     extra = problem.user_metrics(ev.metrics)
     proven_list = [proven] * len(genomes) if isinstance(proven, bool) else list(proven)
     points = []
-    genome_rows = np.asarray(genomes, dtype=np.int64).tolist()  # Python ints in one call, not per gene
     internal_rows = np.asarray(ev.F, dtype=np.int64).tolist()
-    for k, genome in enumerate(genome_rows):
+    for k, genome in enumerate(genomes):
         objectives = {o.column: float(user[k, j]) for j, o in enumerate(problem.objectives)}
         metrics = {name: float(values[k]) for name, values in extra.items() if name not in objectives}
         slack = problem.slack(ev.G[k])
         points.append(
             ParetoPoint(
-                genome=tuple(genome),
+                genome=Genome(genome),
                 internal=tuple(internal_rows[k]),
                 objectives=objectives,
                 metrics=metrics,

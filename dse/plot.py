@@ -43,11 +43,34 @@ INSET_AREA = 0.04
 LOG_RATIO = 20.0
 
 
-def _axis(ax: Any) -> Any:
-    if ax is None:
+def new_figure(nrows: int = 1, ncols: int = 1, **kwargs: Any) -> tuple[Any, Any]:
+    """``(figure, axes)`` as ``plt.subplots`` returns them. Through pyplot (figures a notebook shows)
+    when pyplot or IPython is already loaded; otherwise a bare :class:`matplotlib.figure.Figure`, which
+    saves to a file without importing pyplot and its GUI back ends (half a second of a short CLI run)."""
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules or "IPython" in sys.modules:
         import matplotlib.pyplot as plt
 
-        _, ax = plt.subplots(figsize=(8.5, 4.5))
+        return plt.subplots(nrows, ncols, **kwargs)
+    from matplotlib.figure import Figure
+
+    subplot_keys = ("sharex", "sharey", "squeeze", "subplot_kw", "gridspec_kw", "width_ratios", "height_ratios")
+    figure = Figure(**{k: v for k, v in kwargs.items() if k not in subplot_keys})
+    return figure, figure.subplots(nrows, ncols, **{k: v for k, v in kwargs.items() if k in subplot_keys})
+
+
+def close(figure: Any) -> None:
+    """Release a figure made by :func:`new_figure` (pyplot keeps its own until closed)."""
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close(figure)
+
+
+def _axis(ax: Any) -> Any:
+    if ax is None:
+        _, ax = new_figure(figsize=(8.5, 4.5))
     return ax
 
 
@@ -251,13 +274,11 @@ def _plot_single(fronts: Sequence[ParetoSet], ax: Any, title: str | None) -> Any
 
 def _plot_pairwise(fronts: Sequence[ParetoSet], baselines: bool, title: str | None) -> Any:
     """Every pair of objectives in its own panel (3 objectives: 3 panels); returns the first panel's axis."""
-    import matplotlib.pyplot as plt
-
     objs = fronts[0].objectives
     pairs = list(itertools.combinations(range(len(objs)), 2))
     cols = min(3, len(pairs))
     rows = -(-len(pairs) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.6 * rows + 0.6), squeeze=False)
+    fig, axes = new_figure(rows, cols, figsize=(4.2 * cols, 3.6 * rows + 0.6), squeeze=False)
     flat = list(axes.ravel())
     for ax, (i, j) in zip(flat, pairs, strict=False):
         _draw_pair(ax, fronts, i, j, baselines, legend=False)
@@ -428,9 +449,9 @@ def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None
     devices = list(dict.fromkeys([dev for _, dev, _, _ in schedule] + [link for _, link, _, _ in transfers]))
     row = {d: i for i, d in enumerate(devices)}
     label_ops = len(schedule) + len(transfers) <= 60 if label_ops is None else label_ops
-    import matplotlib.pyplot as plt
+    from matplotlib import colormaps
 
-    cmap = plt.get_cmap("tab20")
+    cmap = colormaps["tab20"]
     for k, (op, dev, start, end) in enumerate(schedule):
         ax.barh(row[dev], end - start, left=start, height=0.6, color=cmap(k % 20), edgecolor="black", linewidth=0.3)
         if label_ops and end > start:
@@ -451,10 +472,8 @@ def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None
 
 def save(ax: Any, path: str) -> None:
     """Save the figure holding ``ax`` and close it (tight layout unless the figure placed its own legend)."""
-    import matplotlib.pyplot as plt
-
     fig = ax.figure
     if not fig.legends:
         fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    close(fig)

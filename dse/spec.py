@@ -206,7 +206,7 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
 
             path = _existing(str(ref.get("path", "")), base, source, "workload.path")
             try:
-                return validate_workload(read_workload(str(ref["format"]), path), str(path))
+                return read_workload(str(ref["format"]), path)  # validated by read_workload
             except SpecError as exc:
                 if exc.field == "format":
                     raise SpecError(source, "workload.format", exc.value, exc.reason) from None

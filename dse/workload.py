@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import networkx as nx
+import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
@@ -141,6 +142,14 @@ def _bad_number(value: Any, upper: float) -> bool:
     return not 0 <= float(value) <= upper  # NaN fails both comparisons
 
 
+def _all_in_range(values: list[Any], upper: float) -> bool:
+    """True when every value is a real number (an int or float, not a bool) in [0, upper]: one array check."""
+    if not set(map(type, values)) <= {int, float}:
+        return False
+    array = np.asarray(values, dtype=float)
+    return bool(((array >= 0) & (array <= upper)).all())  # NaN fails both comparisons
+
+
 def validate_workload(workload: Workload, source: str = "<workload>") -> Workload:
     """Check sizes, names, classes, numbers and acyclicity; returns ``workload``.
 
@@ -156,6 +165,9 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
         raise SpecError(source, "ops", len(workload.ops), f"more than {MAX_OPS} ops")
     if len(workload.edges) > MAX_EDGES:
         raise SpecError(source, "edges", len(workload.edges), f"more than {MAX_EDGES} edges")
+    # each numeric column checked at once; op by op (to name the first bad value) only where that fails
+    unchecked = {attr: upper for attr, upper in OP_BOUNDS.items()
+                 if not _all_in_range([getattr(op, attr) for op in workload.ops], upper)}
     seen: set[str] = set()
     for i, op in enumerate(workload.ops):
         if op.name in seen:
@@ -163,7 +175,7 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
         seen.add(op.name)
         if op.op_class not in OP_CLASSES:
             raise SpecError(source, f"ops[{i}].op_class", op.op_class, f"must be one of {', '.join(OP_CLASSES)}")
-        for attr, upper in OP_BOUNDS.items():
+        for attr, upper in unchecked.items():
             value = getattr(op, attr)
             if _bad_number(value, upper):
                 raise SpecError(source, f"ops[{i}].{attr}", value, f"must be a finite number in [0, {upper:g}]")
@@ -191,7 +203,7 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
             raise SpecError(source, f"edges[{k}]", [s, d], f"op index out of range 0..{n - 1}")
         if s == d:
             raise SpecError(source, f"edges[{k}]", [workload.ops[s].name] * 2, "self-loop")
-    for k, b in enumerate(workload.edge_bytes):
+    for k, b in enumerate(() if _all_in_range(list(workload.edge_bytes), MAX_BYTES) else workload.edge_bytes):
         if _bad_number(b, MAX_BYTES):
             raise SpecError(source, f"edges[{k}].bytes", b, f"must be a finite number in [0, {MAX_BYTES:g}]")
     graph = workload.graph()

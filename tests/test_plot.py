@@ -145,3 +145,16 @@ def test_interactive_plot_hover_shows_mapping() -> None:
     fig = front.plot(interactive=True, problem=problem)
     hover = fig.data[0].text[0]
     assert "mapping: gpu: a,b | cpu: c" in hover and "throughput_items_per_s = 10" in hover
+
+
+def test_files_are_drawn_without_pyplot_outside_notebooks(tmp_path) -> None:
+    """A command that only writes PNGs (no pyplot, no IPython loaded) never imports pyplot's GUI machinery."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom dse.plot import new_figure, save\n"
+            "fig, ax = new_figure(figsize=(3, 2))\nax.plot([0, 1], [1, 0])\n"
+            f"save(ax, {str(tmp_path / 'x.png')!r})\n"
+            "assert 'matplotlib.pyplot' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    assert (tmp_path / "x.png").read_bytes()[:4] == b"\x89PNG"

@@ -79,8 +79,7 @@ class Graph:
         self.structure = st
         self.src, self.dst = st.src, st.dst
         self.topo, self.topo_pos = st.topo, st.topo_pos
-        self.preds = [st.predecessors(v) for v in range(n)]
-        self.succs = [st.successors(v) for v in range(n)]
+        self.preds, self.succs = st.adjacency()
         self.pred_task, self.pred_edge = st.pred_task, st.pred_edge
         self.succ_task, self.succ_edge = st.succ_task, st.succ_edge
         self.pred_arr = [np.array([u for u, _ in p], dtype=np.int64) for p in self.preds]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.errors import DseError
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 
 class ModelBuildTimeout(DseError):

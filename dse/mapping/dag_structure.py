@@ -117,6 +117,17 @@ class DagStructure:
         row = self.succ_task[v]
         return [(int(w), int(e)) for w, e in zip(row, self.succ_edge[v], strict=True) if w < self.n]
 
+    def adjacency(self) -> tuple[list[list[tuple[int, int]]], list[list[tuple[int, int]]]]:
+        """Every task's :meth:`predecessors` and :meth:`successors` at once (lists of Python ints, built from
+        the padded arrays in one conversion each rather than task by task)."""
+        n = self.n
+
+        def rows(tasks: np.ndarray, edges: np.ndarray) -> list[list[tuple[int, int]]]:
+            return [[(u, e) for u, e in zip(tr, er, strict=True) if u < n]
+                    for tr, er in zip(tasks.tolist(), edges.tolist(), strict=True)]
+
+        return rows(self.pred_task, self.pred_edge), rows(self.succ_task, self.succ_edge)
+
     def remote_rank(self, dev: np.ndarray, n_dev: int) -> tuple[np.ndarray, np.ndarray]:
         """The TF send rule for a population of assignments ``dev`` (pop, n).
 

@@ -360,15 +360,15 @@ def _trace_columns() -> tuple[str, ...]:
 def plot_timeline(trace: Any, accelerators: Sequence[str], models: Sequence[str], path: Path,
                   window_ms: float = 1000.0) -> None:
     """``timeline.png``: one panel per scheduler, one row per accelerator, blocks colored by model, drops as x."""
-    import matplotlib
+    from matplotlib import colormaps
+    from matplotlib.patches import Rectangle
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from dse.plot import close, new_figure
 
     schedulers = list(dict.fromkeys(trace["scheduler"]))
-    fig, axes = plt.subplots(len(schedulers), 1, figsize=(11, 1.0 + 0.55 * (len(accelerators) + 1) * len(schedulers)),
+    fig, axes = new_figure(len(schedulers), 1, figsize=(11, 1.0 + 0.55 * (len(accelerators) + 1) * len(schedulers)),
                              squeeze=False, sharex=True)
-    colors = {m: plt.get_cmap("tab10")(k % 10) for k, m in enumerate(models)}
+    colors = {m: colormaps["tab10"](k % 10) for k, m in enumerate(models)}
     shown = trace[trace["start_ms"] < window_ms]
     for ax, name in zip(axes[:, 0], schedulers, strict=True):
         mine = shown[shown["scheduler"] == name]
@@ -386,12 +386,12 @@ def plot_timeline(trace: Any, accelerators: Sequence[str], models: Sequence[str]
         ax.set_title(name, fontsize=9, loc="left")
     axes[-1, 0].set_xlabel(f"time (ms), first {window_ms:g} ms")
     axes[-1, 0].set_xlim(0, window_ms)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
+    handles = [Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
     fig.legend(handles, list(colors), loc="upper right", fontsize=7, ncol=min(len(colors), 4))
     height = fig.get_figheight()  # fixed margins in inches (tight_layout costs seconds on long traces)
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.55 / height, top=1 - 0.5 / height, hspace=0.35)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    close(fig)
 
 
 def _lane(label: str, row: int) -> tuple[float, float]:

@@ -490,12 +490,9 @@ def summarize(trace: pd.DataFrame) -> pd.DataFrame:
 
 def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
     """``timeline.png``: per policy, throughput and energy per item of each run over time; switches marked."""
-    import matplotlib
+    from dse.plot import close, new_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax_t, ax_e) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    fig, (ax_t, ax_e) = new_figure(2, 1, figsize=(9, 6), sharex=True)
     for name in dict.fromkeys(trace["policy"]):
         part = trace[trace["policy"] == name]
         runs = part[part["kind"] == "run"]
@@ -510,7 +507,7 @@ def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
     ax_t.legend(fontsize=8, ncol=3)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
-    plt.close(fig)
+    close(fig)
 
 
 def simulate_scenario(spec: Any, *, seed: int = 0, quiet: bool = True, library: ConfigLibrary | None = None

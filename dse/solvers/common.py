@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from dse.mapping.base import MappingProblem
@@ -21,13 +23,20 @@ def front_of(problem: MappingProblem, X: np.ndarray, F: np.ndarray | None = None
     return X[keep][order]
 
 
-def baseline_points(problem: MappingProblem) -> dict[str, ParetoPoint]:
-    """The problem's baselines (single devices, static partition) as labelled points."""
+def baseline_points(problem: MappingProblem, also: np.ndarray | None = None,
+                    solver: str = "") -> tuple[dict[str, ParetoPoint], list[ParetoPoint]]:
+    """The problem's baselines (single devices, static partition) as labelled points; with ``also``
+    (genomes), those genomes as points of ``solver`` too, evaluated in the same call (a population
+    evaluates faster than its genomes one by one)."""
     named = problem.baselines()
-    if not named:
-        return {}
-    points = make_points(problem, np.array(list(named.values())), solver="baseline")
-    return dict(zip(named.keys(), points, strict=True))
+    extra = np.zeros((0, problem.n_genes), dtype=np.int64) if also is None else np.asarray(also, dtype=np.int64)
+    extra = extra.reshape(-1, problem.n_genes)
+    if not named and not len(extra):
+        return {}, []
+    genomes = np.vstack([extra, *named.values()]) if named else extra
+    points = make_points(problem, genomes, solver="baseline")
+    mine = [dataclasses.replace(p, solver=solver) for p in points[: len(extra)]]
+    return dict(zip(named.keys(), points[len(extra):], strict=True)), mine
 
 
 def result(
@@ -39,9 +48,11 @@ def result(
     proven: list[bool] | bool = False,
     notes: tuple[str, ...] = (),
     points: list[ParetoPoint] | None = None,
+    baselines: dict[str, ParetoPoint] | None = None,
 ) -> ParetoSet:
     """Wrap front genomes as a :class:`ParetoSet` sorted by the internal objectives (``points``: those
-    genomes already made into points by :func:`~dse.pareto.make_points`, so they are not evaluated twice)."""
+    genomes already made into points by :func:`~dse.pareto.make_points`, so they are not evaluated twice;
+    ``baselines``: the problem's baseline points when already made, see :func:`baseline_points`)."""
     points = make_points(problem, genomes, solver, proven) if points is None else list(points)
     points.sort(key=lambda p: p.internal)
     complete = status == "optimal"
@@ -53,6 +64,6 @@ def result(
         status=status,
         complete=complete,
         stats=stats,
-        baselines=baseline_points(problem),
+        baselines=baseline_points(problem)[0] if baselines is None else baselines,
         notes=notes,
     )

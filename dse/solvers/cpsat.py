@@ -34,9 +34,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import Formulation, MappingProblem
@@ -45,6 +45,9 @@ from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
 from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 
 @dataclass
@@ -90,6 +93,8 @@ class CpSatRunner:
         dom.extend([lo, hi if upper is None else min(hi, upper)])
 
     def minimize(self, var: cp_model.IntVar, time_limit: float, hint: np.ndarray | None) -> _Solve:
+        from ortools.sat.python import cp_model
+
         model = self.form.model
         model.minimize(var)
         if hint is not None:
@@ -132,6 +137,8 @@ def solve_cpsat(
 
     Raises ``NotImplementedError`` if the family has no exact formulation.
     """
+    from ortools.sat.python import cp_model
+
     if len(problem.objectives) == 1:
         from dse.solvers.cpsat_single import solve_cpsat_single
 
@@ -241,6 +248,8 @@ def solve_cpsat_boxes(
     A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
     is closed, when no point can dominate it any more.
     """
+    from ortools.sat.python import cp_model
+
     progress = progress or silent()
     start = time.monotonic()
     k = len(problem.objectives)

@@ -6,7 +6,6 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.interrupt import interruptible, run_cpsat
 from dse.mapping.base import MappingProblem
@@ -33,6 +32,8 @@ def solve_cpsat_single(
     the horizon, and a run cut short returns it when CP-SAT found nothing better (never worse than its
     seeds).
     """
+    from ortools.sat.python import cp_model
+
     progress = progress or silent()
     start = time.monotonic()
     with interruptible() as token:

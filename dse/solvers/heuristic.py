@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet, SolveStats, make_points
+from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress
-from dse.solvers.common import result
+from dse.solvers.common import baseline_points, result
 from dse.solvers.registry import Solver, heuristics_for, register_solver
 
 
@@ -33,14 +33,14 @@ def solve_heuristic(problem: MappingProblem, name: str, time_limit: float | None
     start = time.monotonic()
     genome, message = provider.run(problem, name)
     solver = f"heuristic:{name}"
-    points = make_points(problem, genome[None, :], solver)  # the one evaluation of the mapping
+    baselines, points = baseline_points(problem, genome[None, :], solver)  # one evaluation: mapping and baselines
     feasible = points[0].feasible
     if not feasible:
         message += "; the mapping violates a constraint"
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=1, message=message)
     # a violating mapping is kept (marked infeasible) but the front then holds no feasible point: status unknown
     status = "feasible" if feasible else "unknown"
-    return result(problem, genome[None, :], solver, status, stats, proven=False, points=points)
+    return result(problem, genome[None, :], solver, status, stats, proven=False, points=points, baselines=baselines)
 
 
 def _supports(problem: MappingProblem) -> str | None:

@@ -14,11 +14,6 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from pymoo.algorithms.moo.nsga2 import NSGA2
-from pymoo.core.mutation import Mutation
-from pymoo.core.problem import Problem
-from pymoo.core.repair import Repair
-from pymoo.operators.crossover.ux import UX
 
 from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
@@ -26,51 +21,6 @@ from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
 from dse.solvers.registry import Solver, collect_seeds, register_solver
-
-
-class _PymooAdapter(Problem):
-    """pymoo view of a MappingProblem: whole-population evaluation."""
-
-    def __init__(self, problem: MappingProblem) -> None:
-        self.mp = problem
-        self.evaluations = 0
-        super().__init__(
-            n_var=problem.n_genes,
-            n_obj=len(problem.objectives),
-            n_ieq_constr=len(problem.constraints),
-            xl=problem.lower.astype(float),
-            xu=problem.upper.astype(float),
-            vtype=int,
-        )
-
-    def _evaluate(self, X: np.ndarray, out: dict, *args: object, **kwargs: object) -> None:
-        X = self.mp.repair(np.rint(X).astype(np.int64))
-        ev = self.mp.evaluate(X)
-        self.evaluations += len(X)
-        out["F"] = ev.F.astype(float)
-        if self.n_ieq_constr:
-            out["G"] = ev.G
-
-
-class _FamilyRepair(Repair):
-    def _do(self, problem: _PymooAdapter, X: np.ndarray, **kwargs: object) -> np.ndarray:
-        return problem.mp.repair(np.rint(X).astype(np.int64)).astype(float)
-
-
-class RandomResetMutation(Mutation):
-    """Each gene is redrawn uniformly within its bounds with probability ``rate`` (default 1/n)."""
-
-    def __init__(self, rate: float | None = None) -> None:
-        super().__init__()
-        self.rate = rate
-
-    def _do(self, problem: Problem, X: np.ndarray, random_state: np.random.Generator | None = None,
-            **kwargs: object) -> np.ndarray:
-        rng = random_state if random_state is not None else np.random.default_rng()
-        rate = self.rate if self.rate is not None else 1.0 / problem.n_var
-        mask = rng.random(X.shape) < rate
-        fresh = rng.integers(problem.xl.astype(np.int64), problem.xu.astype(np.int64) + 1, size=X.shape)
-        return np.where(mask, fresh, X)
 
 
 def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:
@@ -126,18 +76,24 @@ def solve_nsga2(
     front, see ``dse solve --resume``) start the population and the archive, so the result is never
     worse than that front.
     """
+    # pymoo loads here, on first use, not in every command that lists the solvers
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.operators.crossover.ux import UX
+
+    from dse.solvers.pymoo_adapter import FamilyRepair, PymooAdapter, RandomResetMutation
+
     progress = progress or silent()
     start = time.monotonic()
     rng = np.random.default_rng(seed)
     all_seeds = list(seeds or []) + (collect_seeds(problem) if use_heuristic_seeds else [])
     X0 = initial_population(problem, pop_size, all_seeds, rng, resume)
-    adapter = _PymooAdapter(problem)
+    adapter = PymooAdapter(problem)
     algorithm = NSGA2(
         pop_size=pop_size,
         sampling=X0.astype(float),
         crossover=UX(),
         mutation=RandomResetMutation(mutation_rate),
-        repair=_FamilyRepair(),
+        repair=FamilyRepair(),
         eliminate_duplicates=True,
     )
     algorithm.setup(adapter, termination=("n_gen", generations), seed=seed, verbose=False)
