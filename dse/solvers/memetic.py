@@ -11,7 +11,13 @@ of neighbours from the tasks on that path:
 * *promote*: a task that waited for its device runs before the task that held it (their
   priorities swap);
 * *evict*: the task that held the device moves to one of its fastest other devices, alone or with
-  up to 3 or 15 neighbours on the same device off the critical path (its branch).
+  up to 3 or 15 neighbours on the same device off the critical path (its branch);
+* *segment*: a run of 4 to 64 consecutive critical-path tasks goes to one device (the one most of
+  them use, the fastest for one of them, or that of the task feeding the run): a chain split over
+  devices pays a transfer and a send at each change, which single-task moves cannot remove.
+
+A move of a task in a colocation group moves the group (its leader's gene), since the repair would
+put a member alone back with its group.
 
 The batch is evaluated at once by the family's vectorized evaluator; the best neighbour that
 shortens the makespan (or, after a run of failures, the best one that does not lengthen it)
@@ -73,11 +79,20 @@ def critical_path(problem: DagProblem, x: np.ndarray) -> list[tuple[int, int, bo
     return path
 
 
+def group_leaders(problem: DagProblem) -> np.ndarray:
+    """Per task, the task whose device gene places its colocation group (itself when it has no group): a
+    move of a group member must move the leader, or the repair puts the member back."""
+    leader = np.arange(problem.n_tasks, dtype=np.int64)
+    if problem.colocation is not None:
+        leader[problem.colocation.members] = problem.colocation.leaders
+    return leader
+
+
 def neighbours(problem: DagProblem, x: np.ndarray, path: list[tuple[int, int, bool, int]], rng: np.random.Generator,
-               limit: int, fastest: np.ndarray) -> np.ndarray:
+               limit: int, fastest: np.ndarray, leader: np.ndarray | None = None, segments: int = 16) -> np.ndarray:
     """Up to ``limit`` distinct repaired genomes one move away from ``x`` (see the module docstring); the
     moves are listed first and ``limit`` of them drawn, the moves at long gaps (costly transfers, long
-    waits for a device) more often."""
+    waits for a device) more often; then ``segments`` segment moves (:func:`_segment_moves`)."""
     n = problem.n_tasks
     critical = {v for v, _, _, _ in path}
     moves: list[tuple[str, int, int, int]] = []  # (kind, task, other task or device, branch size)
@@ -103,11 +118,43 @@ def neighbours(problem: DagProblem, x: np.ndarray, path: list[tuple[int, int, bo
         if kind == "promote":
             out[row, n + v], out[row, n + other] = x[n + other], x[n + v]
         else:
-            out[row, _branch(problem, x, v, critical, size) if size > 1 else [v]] = other
+            tasks = np.asarray(_branch(problem, x, v, critical, size) if size > 1 else [v], dtype=np.int64)
+            out[row, tasks] = other
+            if leader is not None:
+                out[row, leader[tasks]] = other  # the whole colocation group moves
+    out = np.vstack([out, _segment_moves(x, path, rng, fastest, leader, segments)])
     Y = problem.repair(out)
     first = list({row.tobytes(): k for k, row in reversed(list(enumerate(Y)))}.values())[::-1]  # distinct rows
     Y = Y[np.sort(np.asarray(first, dtype=np.int64))]
     return Y[(Y != x).any(axis=1)]
+
+
+def _segment_moves(x: np.ndarray, path: list[tuple[int, int, bool, int]], rng: np.random.Generator,
+                   fastest: np.ndarray, leader: np.ndarray | None, count: int) -> np.ndarray:
+    """``count`` genomes that each put a run of 4 to 64 consecutive critical-path tasks on one device: the
+    device most of them already use, the fastest for one of them, or the device of the path's task that
+    feeds the run. A chain split over devices
+    pays a transfer and a send at every change, which no single-task move can remove without first
+    adding two."""
+    out = np.repeat(x[None, :], count, axis=0)
+    if len(path) < 2 or count <= 0:
+        return out[:0]
+    tasks_on_path = np.array([v for v, _, _, _ in path], dtype=np.int64)
+    for row in range(count):
+        length = int(min(len(tasks_on_path), 4 ** int(rng.integers(1, 4))))
+        first = int(rng.integers(0, len(tasks_on_path) - length + 1))
+        run = tasks_on_path[first: first + length]
+        kind = row % 3
+        if kind == 0:
+            target = int(np.bincount(x[run]).argmax())
+        elif kind == 1 or first + length >= len(tasks_on_path):
+            target = int(fastest[run[int(rng.integers(len(run)))], 0])
+        else:
+            target = int(x[tasks_on_path[first + length]])  # the path runs last task first: this one feeds the run
+        out[row, run] = target
+        if leader is not None:
+            out[row, leader[run]] = target
+    return out
 
 
 def _branch(problem: DagProblem, x: np.ndarray, root: int, critical: set[int], size: int) -> list[int]:
@@ -146,6 +193,7 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
     t = problem.tables
     masked = np.where(t.allowed, t.time, np.iinfo(np.int64).max)
     fastest = np.argsort(masked, axis=1, kind="stable")[:, :3]
+    leader = group_leaders(problem)
     current = problem.repair(np.asarray(start, dtype=np.int64)[None, :])[0]
     current_s = float(scores(problem, current[None, :])[0])
     best, best_s = current.copy(), current_s
@@ -153,7 +201,7 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
     while time.monotonic() < deadline and not stop():
         steps += 1
         path = critical_path(problem, current)
-        Y = neighbours(problem, current, path, rng, batch, fastest)
+        Y = neighbours(problem, current, path, rng, batch, fastest, leader)
         if not len(Y):
             break
         S = scores(problem, Y)
@@ -175,7 +223,7 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
             if stale >= 5:  # a kick: a random critical task to a random allowed device
                 v = path[int(rng.integers(len(path)))][0]
                 current = current.copy()
-                current[v] = int(rng.choice(np.flatnonzero(t.allowed[v])))
+                current[[v, leader[v]]] = int(rng.choice(np.flatnonzero(t.allowed[v])))
                 current = problem.repair(current[None, :])[0]
                 current_s = float(scores(problem, current[None, :])[0])
                 evaluations += 1
