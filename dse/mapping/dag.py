@@ -366,6 +366,13 @@ class DagProblem(MappingProblem):
             finish[tasks] = finish[st.pred_task[tasks]].max(axis=1) + fastest[tasks]
         return int(finish[: self.n_tasks].max(initial=0))
 
+    def lower_bound(self) -> int:
+        """The best makespan lower bound the family computes without search: the larger of
+        :meth:`critical_path_bound` and :func:`dse.mapping.dag_bounds.communication_bound`."""
+        from dse.mapping.dag_bounds import communication_bound
+
+        return max(self.critical_path_bound(), communication_bound(self))
+
     def exact_unsupported(self) -> str | None:
         """None: the CP-SAT model covers every dag problem, the TF paper's send rules included."""
         return None

@@ -133,7 +133,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         horizon = min(horizon, int(problem.evaluate(best[None, :]).F[0, 0]))
     if problem.deadline is not None and "deadline" in names:
         horizon = min(horizon, problem.deadline)
-    lower = problem.critical_path_bound()
+    lower = problem.lower_bound()  # the critical path, transfers, sends and shared devices counted
     fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
     lower = max(lower, -(-int(fastest.sum()) // m))
     horizon = max(horizon, lower)
