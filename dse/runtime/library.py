@@ -137,10 +137,11 @@ def configurations(problem: PipelineProblem, exact: str = "cpsat", nsga2: bool =
         genomes = np.asarray([p.genome for p in front.points], dtype=np.int64)
         ev = problem.evaluate(genomes, metrics=True)
         for k, p in enumerate(front.points):
-            if p.genome in seen or not ev.feasible[k]:
+            genome = tuple(p.genome)
+            if genome in seen or not ev.feasible[k]:
                 continue
-            seen[p.genome] = Configuration(
-                tuple(int(g) for g in p.genome), 1.0 / max(float(ev.metrics["period"][k]) * sec, 1e-300),
+            seen[genome] = Configuration(
+                genome, 1.0 / max(float(ev.metrics["period"][k]) * sec, 1e-300),
                 float(ev.metrics["energy"][k]) * 1e-12, float(ev.metrics["latency"][k]) * sec, front.solver,
                 bool(p.proven))
     return list(seen.values())
