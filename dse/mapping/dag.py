@@ -26,6 +26,7 @@ insertion) share this order and these rules; tests check that they agree.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -208,12 +209,20 @@ class DagProblem(MappingProblem):
                order: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """A genome from a device per task and an optional task order (first runs first)."""
         n = self.n_tasks
-        prio = np.zeros(n, dtype=np.int64)
         if order is None:
-            prio[self.structure.topo] = np.arange(n)
+            prio = self._topological_priority
         else:
+            prio = np.zeros(n, dtype=np.int64)
             prio[np.asarray(order, dtype=np.int64)] = np.arange(n)
         return np.concatenate([np.asarray(devices, dtype=np.int64), prio])
+
+    @functools.cached_property
+    def _topological_priority(self) -> np.ndarray:
+        """Priority genes that schedule in topological order (read-only, computed once)."""
+        prio = np.zeros(self.n_tasks, dtype=np.int64)
+        prio[self.structure.topo] = np.arange(self.n_tasks)
+        prio.setflags(write=False)
+        return prio
 
     # ------------------------------------------------------------------ decoding helpers
     def orders(self, keys: np.ndarray) -> np.ndarray:
@@ -320,11 +329,18 @@ class DagProblem(MappingProblem):
 
     # ------------------------------------------------------------------ baselines and checks
     def baselines(self) -> dict[str, np.ndarray]:
-        """Each device alone (where it may run every task), tasks in topological order."""
+        """Each device alone (where it may run every task), tasks in topological order (read-only genomes,
+        built once per problem)."""
+        return dict(self._baseline_genomes)
+
+    @functools.cached_property
+    def _baseline_genomes(self) -> dict[str, np.ndarray]:
         out = {}
         for d, name in enumerate(self.tables.device_names):
             if self.tables.allowed[:, d].all():
-                out[f"only {name}"] = self.genome(np.full(self.n_tasks, d))
+                genome = self.genome(np.full(self.n_tasks, d))
+                genome.setflags(write=False)
+                out[f"only {name}"] = genome
         return out
 
     def check_feasible(self) -> None:
