@@ -455,12 +455,18 @@ def _numpy_dtype(dtype: str) -> Any:
 
 def check_kernels(kernels: Iterable[str], source: str = "command line", field: str = "--kernels") -> tuple[str, ...]:
     """The kernels, checked; :class:`SpecError` for an unknown or missing one."""
-    result = tuple(dict.fromkeys(k.strip() for k in kernels if k.strip()))
+    return _known_names(kernels, KERNELS, "kernel", source, field)
+
+
+def _known_names(values: Iterable[str], known: Iterable[str], noun: str, source: str, field: str) -> tuple[str, ...]:
+    """``values`` stripped, deduplicated and each one of ``known``; :class:`SpecError` otherwise or when empty."""
+    known = tuple(known)
+    result = tuple(dict.fromkeys(v.strip() for v in values if v.strip()))
     if not result:
-        raise SpecError(source, field, "", f"give at least one kernel of {', '.join(KERNELS)}")
-    for kernel in result:
-        if kernel not in KERNELS:
-            raise SpecError(source, field, kernel, f"unknown kernel; known: {', '.join(KERNELS)}")
+        raise SpecError(source, field, "", f"give at least one {noun} of {', '.join(known)}")
+    for value in result:
+        if value not in known:
+            raise SpecError(source, field, value, f"unknown {noun}; known: {', '.join(known)}")
     return result
 
 
@@ -484,13 +490,7 @@ def check_devices(devices: Iterable[str], source: str = "command line", field: s
 
 def check_dtypes(dtypes: Iterable[str], source: str = "command line", field: str = "--dtypes") -> tuple[str, ...]:
     """The element types, checked against :data:`DTYPE_BYTES`."""
-    result = tuple(dict.fromkeys(t.strip() for t in dtypes if t.strip()))
-    if not result:
-        raise SpecError(source, field, "", f"give at least one dtype of {', '.join(DTYPE_BYTES)}")
-    for dtype in result:
-        if dtype not in DTYPE_BYTES:
-            raise SpecError(source, field, dtype, f"unknown dtype; known: {', '.join(DTYPE_BYTES)}")
-    return result
+    return _known_names(dtypes, DTYPE_BYTES, "dtype", source, field)
 
 
 def check_clock(clock: str, devices: Iterable[str], source: str = "command line", field: str = "--clock") -> str:

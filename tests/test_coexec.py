@@ -150,7 +150,8 @@ def test_gpu_devices_need_cuda(capsys, monkeypatch) -> None:
 
 
 @pytest.mark.skipif(not cuda_available(), reason="no CUDA device here: the GPU co-execution path runs only where "
-                    "PyTorch sees a GPU (pip install '.[gpu]')")
+                    "PyTorch sees a GPU (pip install '.[gpu]' on a machine with one); the CPU groups and the "
+                    "no-CUDA error are tested above")
 def test_gpu_coexecution() -> None:  # pragma: no cover - needs CUDA
     w = gemm_workload(512, 256, 256, "fp32")
     report = coexecute(w, parse_devices("cpu:t1,cuda,tensorcore"), "auto", repeat=1)
