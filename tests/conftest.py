@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dse.synthetic import random_tables
@@ -34,3 +36,17 @@ TINY_WORKLOAD = {
 @pytest.fixture
 def tables_factory():
     return random_tables
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory) -> Path:
+    """One folder for the commands of every docs page and the README (tests/test_docs.py, tests/test_readme.py)."""
+    folder = tmp_path_factory.mktemp("docs-run")
+    (folder / "out").mkdir()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def seen() -> dict[tuple[str, ...], int]:
+    """Commands already run in :func:`workdir` (identical commands of several pages run once)."""
+    return {}

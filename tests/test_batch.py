@@ -26,6 +26,7 @@ from dse.cli import main
 from dse.store import jobs_frame, points_frame
 from dse.sweep import expand_jobs
 from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
+from tests.test_cli import run
 
 TINY = {"name": "tiny", "family": "pipeline", "platform": TINY_PLATFORM, "workload": TINY_WORKLOAD,
         "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 30, "seed": 0}}
@@ -100,7 +101,7 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
             time.sleep(0.01)
         # while the first run holds the store, a `dse batch` on it refuses with one clear line (exit 2)
         assert proc.poll() is None, "the first run ended before the second one started"
-        code, err = _cli(capsys, "batch", str(spec), "--grid", str(grid), "--store", str(store), "--quiet")
+        code, _, err = run(capsys, "batch", str(spec), "--grid", str(grid), "--store", str(store), "--quiet")
         assert code == 2 and "in use by another dse batch" in err and f"pid {proc.pid}" in err, err
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
@@ -170,12 +171,6 @@ def test_an_invalid_job_is_recorded_and_the_others_finish(tmp_path, client) -> N
 
 
 # ------------------------------------------------------------------ command-line input errors
-def _cli(capsys, *argv: str) -> tuple[int, str]:
-    code = main(list(argv))
-    err = capsys.readouterr().err
-    return code, err
-
-
 def test_a_grid_path_that_names_no_spec_field_is_exit_2(tmp_path, capsys) -> None:
     spec = tmp_path / "tiny.yaml"
     spec.write_text(yaml.safe_dump(TINY))
@@ -184,31 +179,31 @@ def test_a_grid_path_that_names_no_spec_field_is_exit_2(tmp_path, capsys) -> Non
         spec = tmp_path / ("named.yaml" if key.startswith("platform") else "tiny.yaml")
         grid = tmp_path / "grid.yaml"
         grid.write_text(yaml.safe_dump({key: [1, 2]}))
-        code, err = _cli(capsys, "batch", str(spec), "--grid", str(grid), "--store", str(tmp_path / "s.sqlite"))
+        code, _, err = run(capsys, "batch", str(spec), "--grid", str(grid), "--store", str(tmp_path / "s.sqlite"))
         assert code == 2 and named in err and err.count("\n") == 1 and "Traceback" not in err, err
     assert not (tmp_path / "s.sqlite").exists()  # refused before any work
 
 
 def test_results_of_a_missing_or_foreign_store_is_exit_2(tmp_path, capsys) -> None:
-    code, err = _cli(capsys, "results", str(tmp_path / "nope.sqlite"))
+    code, _, err = run(capsys, "results", str(tmp_path / "nope.sqlite"))
     assert code == 2 and "no such store file" in err and "nope.sqlite" in err
     foreign = tmp_path / "foreign.sqlite"
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE t (x)")
-    code, err = _cli(capsys, "results", str(foreign))
+    code, _, err = run(capsys, "results", str(foreign))
     assert code == 2 and "not a dse result store" in err
     text = tmp_path / "text.sqlite"
     text.write_text("hello")
-    code, err = _cli(capsys, "results", str(text))
+    code, _, err = run(capsys, "results", str(text))
     assert code == 2 and "not a dse result store" in err and "Traceback" not in err
 
 
 def test_results_lists_filters_exports_and_plots(tmp_path, capsys, client) -> None:
     store = tmp_path / "r.sqlite"
     dse.batch.run(TINY, store, client, grid={"constraints.power_w": [200, 400], "solver.name": ["cpsat"]})
-    code, err = _cli(capsys, "results", str(store), "--where", "this is not python")
+    code, _, err = run(capsys, "results", str(store), "--where", "this is not python")
     assert code == 2 and "--where" in err and "columns are" in err
-    code, err = _cli(capsys, "results", str(store), "--where", "front_size")
+    code, _, err = run(capsys, "results", str(store), "--where", "front_size")
     assert code == 2 and "must be a condition" in err
     assert main(["results", str(store), "--where", "constraints.power_w > 300"]) == 0
     listing = capsys.readouterr().out
@@ -221,7 +216,7 @@ def test_results_lists_filters_exports_and_plots(tmp_path, capsys, client) -> No
     assert set(exported["constraints.power_w"]) == {200, 400} and len(exported) == len(points_frame(store))
     assert main(["results", str(store), "--plot", "--out", str(tmp_path / "f.png")]) == 0
     assert (tmp_path / "f.png").stat().st_size > 1000
-    code, err = _cli(capsys, "results", str(store), "--plot", "--out", str(tmp_path / "g.png"), "--color", "nope")
+    code, _, err = run(capsys, "results", str(store), "--plot", "--out", str(tmp_path / "g.png"), "--color", "nope")
     assert code == 2 and "--color" in err
 
 
@@ -229,12 +224,12 @@ def test_bad_batch_flags_are_exit_2(tmp_path, capsys) -> None:
     spec = tmp_path / "tiny.yaml"
     spec.write_text(yaml.safe_dump(TINY))
     store = str(tmp_path / "s.sqlite")
-    code, err = _cli(capsys, "batch", str(spec), "--store", store, "--timeout-per-job", "-1")
+    code, _, err = run(capsys, "batch", str(spec), "--store", store, "--timeout-per-job", "-1")
     assert code == 2 and "--timeout-per-job" in err
-    code, err = _cli(capsys, "batch", str(tmp_path / "missing*.yaml"), "--store", store)
+    code, _, err = run(capsys, "batch", str(tmp_path / "missing*.yaml"), "--store", store)
     assert code == 2 and "missing" in err
     (tmp_path / "dir").mkdir()
-    code, err = _cli(capsys, "batch", str(spec), "--store", str(tmp_path / "dir"))
+    code, _, err = run(capsys, "batch", str(spec), "--store", str(tmp_path / "dir"))
     assert code == 2 and "--store" in err
 
 

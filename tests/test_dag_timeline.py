@@ -57,7 +57,8 @@ def test_timeline_finds_the_earliest_slot(seed: int) -> None:
 def test_contiguous_work_leaves_no_gap_to_scan() -> None:
     line = Timeline()
     for _ in range(1000):
-        line.insert(line.earliest(0, 5), line.earliest(0, 5) + 5)
+        start = line.earliest(0, 5)
+        line.insert(start, start + 5)
         assert len(line.gap_start) == 1  # only the open gap after the last task
     assert line.tail == 5000 and line.earliest(0, 1) == 5000
 
@@ -73,8 +74,7 @@ def _reference_decode(problem: DagProblem, x: np.ndarray, insertion: bool) -> in
     for v in problem.structure.topo.tolist():  # precedence-consistent keys
         key[v] = max([int(keys[v])] + [int(key[u]) for u, _ in preds[v]])
     order = sorted(range(n), key=lambda v: (key[v], problem.structure.topo_pos[v]))
-    remote = [sorted({int(dev[v]) for v, _ in [(d, 0) for s, d in t.edges.tolist() if s == u] if dev[v] != dev[u]})
-              for u in range(n)]
+    remote = [sorted({int(dev[d]) for s, d in t.edges.tolist() if s == u and dev[d] != dev[u]}) for u in range(n)]
     finish, busy = {}, {d: [] for d in range(t.n_dev)}
     for v in order:
         d = int(dev[v])

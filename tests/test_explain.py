@@ -9,15 +9,10 @@ import pytest
 
 import dse
 from dse import cli
+from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
 DOT_SPEC = str(ROOT / "docs" / "examples" / "dot_spec.yaml")
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_explain_genome_matches_hand_schedule(capsys) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.test_docs import blocks, dse_commands, run_commands, run_python, seen, workdir  # noqa: F401
+from tests.test_docs import blocks, dse_commands, run_commands, run_python
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -10,26 +10,15 @@ by the independent validator of :mod:`dse.mapping.dag_validate`.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 
 import numpy as np
 import pytest
 
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_validate import validate_schedule
 from dse.pareto import nondominated
 from dse.solvers.cpsat import solve_cpsat
 from dse.synthetic import random_tables
-
-
-def brute_force(problem: DagProblem) -> tuple[np.ndarray, np.ndarray]:
-    """Feasible genomes and objective values of every assignment x every permutation."""
-    n, m = problem.n_tasks, problem.tables.n_dev
-    devices = np.array(list(itertools.product(range(m), repeat=n)), dtype=np.int64)
-    orders = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
-    X = np.concatenate([np.repeat(devices, len(orders), axis=0), np.tile(orders, (len(devices), 1))], axis=1)
-    ev = problem.evaluate(X)
-    return X[ev.feasible], ev.F[ev.feasible]
+from tests.test_dag_cpsat import assert_valid, brute_force
 
 
 def tf_tiny(seed: int, objectives=("makespan",), identical: bool = False) -> DagProblem:
@@ -47,11 +36,6 @@ def tf_tiny(seed: int, objectives=("makespan",), identical: bool = False) -> Dag
         send = np.full(t.n_dev, send[0])
     t = dataclasses.replace(t, send_time=send)
     return DagProblem(t, objectives, memory=bool(seed % 3 == 0), tensor_per_device=True, name=f"tf{seed}")
-
-
-def assert_valid(problem: DagProblem, genome) -> None:
-    s = problem.schedule(np.asarray(genome))
-    assert validate_schedule(problem, s.device, s.start, s.finish, s.release) == []
 
 
 def test_tf_problems_are_exact() -> None:

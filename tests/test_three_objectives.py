@@ -68,11 +68,7 @@ def test_pareto_set_carries_every_objective() -> None:
     doc = json.loads(front.to_json())
     assert [o["name"] for o in doc["objectives"]] == list(THREE)
     assert all(len(p["internal"]) == 3 for p in doc["points"])
-    # 3-D indicators: the exact front's hypervolume is at least that of any subset of it
-    ref = front.reference_point()
-    assert front.hypervolume(ref) > 0
-    cmp = front.compare(front)
-    assert cmp["hypervolume_ratio"] == pytest.approx(1.0)
+    assert front.hypervolume(front.reference_point()) > 0  # 3-D indicators
 
 
 def test_time_limit_keeps_points_found() -> None:
