@@ -24,7 +24,6 @@ import logging
 import os
 import socket
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -62,33 +61,15 @@ class BatchReport:
     @property
     def exit_code(self) -> int:
         """0, or 130/143 when stopped by SIGINT/SIGTERM."""
-        from dse.interrupt import EXIT_CODES
+        from dse.interrupt import exit_code
 
-        if self.interrupted is None:
-            return 0
-        import signal
-
-        return EXIT_CODES.get(signal.Signals(self.interrupted), 128 + self.interrupted)
+        return exit_code(self.interrupted)
 
 
 def _engine_version() -> str:
     from dse import __version__
 
     return __version__
-
-
-_REGISTRY_LOCK = threading.Lock()
-
-
-def _load_registries() -> None:
-    """Load the family and solver registries once, under a lock: the registries mark themselves loaded
-    before their plugins are imported, so threads of one worker must not race on the first load."""
-    from dse.mapping.registry import families
-    from dse.solvers.registry import solvers
-
-    with _REGISTRY_LOCK:
-        families()
-        solvers()
 
 
 def run_job(spec: Mapping[str, Any], source: str = "<spec>", base: str = ".") -> dict[str, Any]:
@@ -99,7 +80,6 @@ def run_job(spec: Mapping[str, Any], source: str = "<spec>", base: str = ".") ->
     from dse.interrupt import StopToken
     from dse.spec import build_problem, spec_from_dict
 
-    _load_registries()
     start = time.perf_counter()
     fronts: list[Any] = []
     status, message = "done", ""

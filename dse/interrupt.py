@@ -27,6 +27,11 @@ from typing import Any
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
+def exit_code(signum: int | None) -> int:
+    """The exit status after a stop by signal ``signum``: 130 after SIGINT, 143 after SIGTERM (0 when None)."""
+    return EXIT_CODES.get(signal.Signals(signum), 128 + signum) if signum is not None else 0
+
+
 class StopToken:
     """Whether a stop was requested, and by which signal."""
 
@@ -45,7 +50,7 @@ class StopToken:
     @property
     def exit_code(self) -> int:
         """130 after SIGINT, 143 after SIGTERM (0 when not stopped)."""
-        return EXIT_CODES.get(signal.Signals(self.signum), 128 + self.signum) if self.signum is not None else 0
+        return exit_code(self.signum)
 
 
 _active: StopToken | None = None

@@ -58,8 +58,8 @@ def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from dse import calibrate
+    from dse.cli import check_seed
     from dse.progress import Progress
-    from dse.spec import MAX_SEED
 
     kernels = calibrate.check_kernels(_split(args.kernels))
     dtypes = None if args.dtypes is None else calibrate.check_dtypes(_split(args.dtypes))
@@ -72,8 +72,7 @@ def _run(args: argparse.Namespace) -> int:
         devices = calibrate.check_devices(_split(args.devices))
     calibrate.check_clock(args.clock, devices)
     calibrate.calibration_plan(kernels, devices, dtypes, gpu=calibrate.cuda_available())
-    if not 0 <= args.seed <= MAX_SEED:
-        raise SpecError(WHERE, "--seed", args.seed, f"must be an integer in [0, {MAX_SEED}]")
+    check_seed(args.seed, WHERE)
     if args.out is not None:
         check_out_file(args.out)
     if args.samples is not None:

@@ -55,7 +55,7 @@ def _split(text: str) -> str | list[int]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dse.cli import check_out_folder
+    from dse.cli import check_out_folder, check_seed
     from dse.mapping.split_model import DTYPE_BYTES, GemmWorkload, calibration_predictor
     from dse.progress import Progress
     from dse.runtime.coexec import coexecute, parse_devices
@@ -64,12 +64,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.dtype not in DTYPE_BYTES:
         raise SpecError("command line", "--dtype", args.dtype, f"dtypes are {', '.join(DTYPE_BYTES)}")
     repeat = _positive(args.repeat, "--repeat", 100)
-    try:
-        seed = int(args.seed)
-    except ValueError:
-        seed = -1
-    if not 0 <= seed < 2**31:
-        raise SpecError("command line", "--seed", args.seed, f"must be an integer in [0, {2**31 - 1}]")
+    seed = check_seed(args.seed)
     split = _split(args.split)
     platform = parse_devices(args.devices)
     if args.out is not None:

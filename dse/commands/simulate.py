@@ -24,12 +24,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from dse.cli import check_out_folder
+    from dse.cli import check_out_folder, check_seed
     from dse.mapping.registry import family
-    from dse.spec import MAX_SEED, load_spec
+    from dse.spec import load_spec
 
-    if args.seed is not None and not (0 <= args.seed <= MAX_SEED):
-        raise SpecError("command line", "--seed", args.seed, f"must be an integer in [0, {MAX_SEED}]")
+    if args.seed is not None:
+        check_seed(args.seed)
     if args.out is not None:
         check_out_folder(args.out)
     spec = load_spec(args.spec)
