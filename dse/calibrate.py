@@ -593,12 +593,6 @@ def time_call(call: Callable[[], Any], *, min_sample_s: float = 0.002,
     return best
 
 
-def median_seconds(call: Callable[[], Any], *, repeats: int = 5, min_sample_s: float = 0.002,
-                   sync: Callable[[], Any] | None = None) -> float:
-    """Median of ``repeats`` :func:`time_call` samples of ``call``."""
-    return float(np.median([time_call(call, min_sample_s=min_sample_s, sync=sync) for _ in range(repeats)]))
-
-
 @dataclass(frozen=True)
 class _Timed:
     """One measurement: the sample's row (kernel, device, dtype, dims, heldout) and its call."""

@@ -82,8 +82,6 @@ class Graph:
         self.preds, self.succs = st.adjacency()
         self.pred_task, self.pred_edge = st.pred_task, st.pred_edge
         self.succ_task, self.succ_edge = st.succ_task, st.succ_edge
-        self.pred_arr = [np.array([u for u, _ in p], dtype=np.int64) for p in self.preds]
-        self.pred_earr = [np.array([e for _, e in p], dtype=np.int64) for p in self.preds]
         self.down_levels = list(st.depth_levels)
         self.up_levels = list(st.height_levels)
         # colocation groups and candidate devices

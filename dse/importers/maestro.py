@@ -66,9 +66,7 @@ class _Reader:
         self.pos = 0
 
     def error(self, where: str, value: Any, reason: str, line: int | None = None) -> SpecError:
-        if line is None:
-            line = self.tokens[min(self.pos, len(self.tokens) - 1)].line if self.tokens else 1
-        return SpecError(self.source, f"line {line}: {where}", value, reason)
+        return SpecError(self.source, f"line {self.line() if line is None else line}: {where}", value, reason)
 
     def done(self) -> bool:
         return self.pos >= len(self.tokens)

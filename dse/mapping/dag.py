@@ -224,17 +224,6 @@ class DagProblem(MappingProblem):
         prio.setflags(write=False)
         return prio
 
-    # ------------------------------------------------------------------ decoding helpers
-    def orders(self, keys: np.ndarray) -> np.ndarray:
-        """Scheduling order per genome: tasks sorted by precedence-consistent key, then topological position."""
-        keys = np.atleast_2d(np.asarray(keys, dtype=np.int64))
-        st = self.structure
-        n = self.n_tasks
-        k = np.concatenate([keys, np.full((len(keys), 1), -1, dtype=np.int64)], axis=1)
-        for tasks in st.depth_levels[1:]:
-            k[:, tasks] = np.maximum(k[:, tasks], k[:, st.pred_task[tasks]].max(axis=2))
-        return np.argsort(k[:, :n] * n + st.topo_pos, axis=1, kind="stable")
-
     # ------------------------------------------------------------------ evaluation
     def kernel(self, X: np.ndarray, metrics: bool) -> Population:
         """Makespan (the compiled list-scheduling kernel over the chunk; a genome with every task on one
@@ -383,11 +372,12 @@ class DagProblem(MappingProblem):
         return int(finish[: self.n_tasks].max(initial=0))
 
     def lower_bound(self) -> int:
-        """The best makespan lower bound the family computes without search: the larger of
-        :meth:`critical_path_bound` and :func:`dse.mapping.dag_bounds.communication_bound`."""
+        """The best makespan lower bound the family computes without search:
+        :func:`dse.mapping.dag_bounds.communication_bound`, never below :meth:`critical_path_bound` (each
+        task's bound is at least its fastest time after its producers' bounds)."""
         from dse.mapping.dag_bounds import communication_bound
 
-        return max(self.critical_path_bound(), communication_bound(self))
+        return communication_bound(self)
 
     def exact_unsupported(self) -> str | None:
         """None: the CP-SAT model covers every dag problem, the TF paper's send rules included."""

@@ -78,14 +78,6 @@ def _same_links(t, d: int, r: int, chunk: int = 4096) -> bool:
     return True
 
 
-def _consumers(problem: DagProblem) -> list[list[tuple[int, int]]]:
-    """Per task its ``(consumer, edge)`` pairs, in edge order."""
-    out: list[list[tuple[int, int]]] = [[] for _ in range(problem.n_tasks)]
-    for k, (u, v) in enumerate(problem.tables.edges.tolist()):
-        out[u].append((v, k))
-    return out
-
-
 def _remote_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar],
                      consumers: list[list[tuple[int, int]]], m: int) -> dict[tuple[int, int], cp_model.IntVar]:
     """``r[u, b]``: true exactly when ``u`` is not on ``b`` and some consumer of ``u`` is (the TF send rule)."""
@@ -143,7 +135,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     if pairs > MAX_PAIR_CONSTRAINTS:
         raise ModelTooLarge(f"{pairs:,} device-pair precedence constraints exceed {MAX_PAIR_CONSTRAINTS:,}; "
                             "use nsga2 or memetic at this size")
-    consumers = _consumers(problem)
+    consumers = problem.structure.adjacency()[1]  # per task its (consumer, edge) pairs, in edge order
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     start, end = [], []
     for i in range(n):

@@ -217,9 +217,6 @@ class MultiModelProblem(MappingProblem):
             population.values["missed"] = np.array([r.missed for r in results], dtype=np.int64)
         return population
 
-    def repair(self, X: np.ndarray) -> np.ndarray:
-        return np.clip(X, self.lower, self.upper)
-
     def decode(self, x: np.ndarray) -> MultiModelMapping:
         x = np.asarray(x, dtype=np.int64)
         n = self.tables.n_ops

@@ -19,7 +19,7 @@ Example::
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -211,10 +211,3 @@ def load_library(path: str | Path, context: Mapping[str, Any] | None = None) -> 
         return ConfigLibrary(regimes, data["context"], tuple(data["scale"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise SpecError(source, "regimes", None, f"malformed configuration library: {exc}") from None
-
-
-def merge_genomes(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """Stack genome arrays, each distinct row kept once (first occurrence order)."""
-    stacked = np.vstack([p for p in parts if len(p)])
-    _, first = np.unique(stacked, axis=0, return_index=True)
-    return stacked[np.sort(first)]
