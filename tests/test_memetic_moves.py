@@ -50,3 +50,15 @@ def test_segment_moves_put_a_run_of_the_path_on_one_device() -> None:
         if len(changed):
             run = np.arange(changed.min(), changed.max() + 1)  # the changed tasks span one run of the chain,
             assert len(np.unique(row[run])) == 1  # which now sits on one device
+
+
+def test_scores_read_the_same_feasibility_as_a_full_evaluation() -> None:
+    """``evaluate_scheduled`` (makespans already decoded) gives what ``evaluate`` gives, memory limits included."""
+    for seed in range(10):
+        tables = random_tables(seed, 8, 3)
+        problem = DagProblem(tables, ("makespan", "energy"), memory=True, tensor_per_device=seed % 2 == 1)
+        rng = np.random.default_rng(seed)
+        X = problem.repair(rng.integers(problem.lower, problem.upper + 1, size=(30, problem.n_genes)))
+        makespan = problem.schedule_population(X[:, :8], X[:, 8:], problem.insertion)[0]
+        fast, full = problem.evaluate_scheduled(X, makespan), problem.evaluate(X)
+        assert np.array_equal(fast.F, full.F) and np.array_equal(fast.G, full.G)

@@ -191,16 +191,19 @@ class MappingProblem(ABC):
         )
 
     def _evaluate_chunk(self, X: np.ndarray, metrics: bool) -> Evaluation:
-        pop = self.kernel(X, metrics)
-        F = np.empty((len(X), len(self.objectives)), dtype=np.int64)
+        return self._evaluation(self.kernel(X, metrics), len(X), metrics)
+
+    def _evaluation(self, pop: Population, size: int, metrics: bool) -> Evaluation:
+        """Objectives and constraint violations of an evaluated population of ``size`` genomes."""
+        F = np.empty((size, len(self.objectives)), dtype=np.int64)
         for j, o in enumerate(self.objectives):
             F[:, j] = pop.values[o.internal_name]
         if self.constraints:
-            G = np.empty((len(X), len(self.constraints)))
+            G = np.empty((size, len(self.constraints)))
             for j, c in enumerate(self.constraints):
                 G[:, j] = c.violation(pop)
         else:
-            G = np.zeros((len(X), 0))
+            G = np.zeros((size, 0))
         return Evaluation(F, G, pop.values if metrics else {})
 
     def user_objectives(self, F: np.ndarray) -> np.ndarray:

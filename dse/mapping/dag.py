@@ -38,6 +38,7 @@ from dse.cost import CostTables
 from dse.errors import InfeasibleError, SpecError
 from dse.mapping.base import (
     DecodedMapping,
+    Evaluation,
     Formulation,
     MappingProblem,
     Objective,
@@ -245,6 +246,18 @@ class DagProblem(MappingProblem):
                     makespan[k], single[k] = known, True
         if not single.all():
             makespan[~single] = self.schedule_population(dev[~single], keys[~single], self.insertion)[0]
+        return self._population(dev, makespan)
+
+    def evaluate_scheduled(self, X: np.ndarray, makespan: np.ndarray) -> Evaluation:
+        """:meth:`evaluate` of genomes ``X`` whose makespans :meth:`schedule_population` already gave (with the
+        problem's decoder): energy and constraints without decoding again."""
+        X = np.asarray(X, dtype=np.int64)
+        return self._evaluation(self._population(X[:, : self.n_tasks], np.asarray(makespan, dtype=np.int64)),
+                                len(X), False)
+
+    def _population(self, dev: np.ndarray, makespan: np.ndarray) -> Population:
+        """The population of device assignments ``dev`` with their makespans: energy and the constraints' inputs."""
+        t = self.tables
         P = Population.from_genomes(self.flat, dev)
         used = P.device_count() > 0
         energy = (P.per_op("energy").sum(axis=0) + self._transfer_energy(dev)

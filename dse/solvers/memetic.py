@@ -181,8 +181,8 @@ def scores(problem: DagProblem, Y: np.ndarray) -> np.ndarray:
     makespan, _, finish, _, _ = problem.schedule_population(Y[:, :n], Y[:, n:], problem.insertion)
     spread = finish.astype(np.float64).sum(axis=1) / (n * np.maximum(makespan, 1).astype(np.float64) + 1.0)
     score = makespan.astype(np.float64) + spread
-    if problem.constraints:
-        score = np.where(problem.evaluate(Y).feasible, score, np.inf)
+    if problem.constraints:  # the makespans just decoded: no second decode
+        score = np.where(problem.evaluate_scheduled(Y, makespan).feasible, score, np.inf)
     return score
 
 
@@ -301,9 +301,9 @@ def solve_memetic(
 
 
 def _supports(problem: MappingProblem) -> str | None:
-    if not callable(getattr(problem, "schedule_population", None)):
-        return ("the memetic search's moves need list-scheduled finish times "
-                "(a family with device and priority genes that provides schedule_population)")
+    if not all(callable(getattr(problem, name, None)) for name in ("schedule_population", "evaluate_scheduled")):
+        return ("the memetic search's moves need list-scheduled finish times (a family with device and "
+                "priority genes that provides schedule_population and evaluate_scheduled)")
     return None
 
 
