@@ -40,12 +40,13 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
+from dse.mapping.split_model import DTYPE_BYTES as GEMM_DTYPE_BYTES
 from dse.progress import Progress, silent
 
 #: Version tag written at the top of every calibration file.
 FILE_FORMAT = "dse-calibration/1"
 KERNELS = ("gemm", "spmm", "spmv")
-DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+DTYPE_BYTES = GEMM_DTYPE_BYTES  # the dtypes a GEMM is profiled in
 #: Element types each device kind can be profiled in.
 CPU_DTYPES = ("fp32", "fp64")
 CUDA_DTYPES = ("fp32",)

@@ -123,8 +123,12 @@ def plot_job_fronts(points: Any, objectives: list[tuple[str, str]], color: str |
     """The feasible front of every job in ``points`` on one axis (first two ``objectives``: x, y),
     colored by the swept field ``color`` (default: the first swept field that varies); returns the axis.
     Raises :class:`SpecError` for an unknown ``color`` field or fewer than two objectives."""
-    import matplotlib.pyplot as plt
     import pandas as pd
+    from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    from dse.plot import new_figure
 
     present = [(c, s) for c, s in objectives if c in points]
     if len(present) < 2:
@@ -137,16 +141,16 @@ def plot_job_fronts(points: Any, objectives: list[tuple[str, str]], color: str |
     elif color not in points and color not in swept:
         raise SpecError("command line", "--color", color, f"not a swept field; swept fields are {', '.join(swept)}")
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 5))
+        _, ax = new_figure(figsize=(7, 5))
     feasible = points[points["feasible"].astype(bool)] if len(points) else points
     values = feasible[color] if color is not None and color in feasible else pd.Series(["all"] * len(feasible))
     numeric = pd.api.types.is_numeric_dtype(values) and values.nunique() > 1
     if numeric:
-        norm = plt.Normalize(float(values.min()), float(values.max()))
-        cmap = plt.get_cmap("viridis")
+        norm = Normalize(float(values.min()), float(values.max()))
+        cmap = colormaps["viridis"]
     else:
         labels = list(dict.fromkeys(values.astype(str)))
-        palette = {label: plt.get_cmap("tab10")(i % 10) for i, label in enumerate(labels)}
+        palette = {label: colormaps["tab10"](i % 10) for i, label in enumerate(labels)}
     seen: set[str] = set()
     for _job, group in feasible.groupby("job", sort=False):
         group = group.sort_values(x)
@@ -157,7 +161,7 @@ def plot_job_fronts(points: Any, objectives: list[tuple[str, str]], color: str |
         ax.plot(group[x], group[y], marker="o", markersize=3, linewidth=1, color=shade, alpha=0.8, label=label,
                 drawstyle="steps-post")
     if numeric:
-        bar = plt.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax)
+        bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax)
         bar.set_label(str(color))
     elif color is not None and len(seen):
         ax.legend(title=str(color), fontsize=8)

@@ -34,12 +34,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse import catalog
+from dse.builders.gemm import BYTES
 from dse.cost import BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, LAUNCH_OVERHEAD_S, CostTables
 from dse.errors import SpecError
 from dse.platform import Platform, platform_from_dict, spec_error_from_validation
 
 #: Bytes per element of each dtype the family knows.
-DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2}
+DTYPE_BYTES = {k: v for k, v in BYTES.items() if k != "int8"}  # the GEMM dtypes the devices run
 #: Relative error (max |C - ref| / max |ref|) accepted when checking a co-executed result.
 DTYPE_TOLERANCE = {"fp64": 1e-9, "fp32": 1e-4, "tf32": 5e-3, "fp16": 1e-2, "bf16": 5e-2}
 #: Device kinds that can take a share of the rows.

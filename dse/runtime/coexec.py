@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from dse.calibrate import cuda_available
 from dse.errors import SpecError
 from dse.mapping.split_model import (
     DTYPE_TOLERANCE,
@@ -44,15 +45,6 @@ from dse.progress import Progress, silent
 #: dtypes CPU worker groups run (numpy has no BLAS for fp16, no bf16 at all).
 CPU_DTYPES = {"fp64": np.float64, "fp32": np.float32}
 GPU_KINDS = ("gpu", "tensorcore")
-
-
-def cuda_available() -> bool:
-    """True when PyTorch is installed and sees a CUDA device."""
-    try:
-        import torch  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
 
 
 def default_cpu_groups(cores: int | None = None, gpus: int = 0) -> tuple[int, ...]:
