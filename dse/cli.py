@@ -175,13 +175,11 @@ def _solve(args: argparse.Namespace) -> int:
             if args.out:
                 _write(args.out, problem, fronts, gantt=args.gantt)
 
-        fronts, skipped = run_spec_solvers(problem, settings, name, time_limit, seed, token,
-                                           quiet=args.quiet, on_front=written, resume=resume)
+        fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
+                                     on_front=written, resume=resume, source=str(args.spec))
     interrupted = token.stopped
     if interrupted and args.out and not fronts:
         _write(args.out, problem, fronts, gantt=args.gantt)
-    if not fronts and skipped and not interrupted:
-        raise SpecError(args.spec, "solver.name", name, "no solver can take this problem: " + "; ".join(skipped))
     _print_report(problem, fronts)
     if args.out:
         print(f"wrote {args.out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else ""))
@@ -193,13 +191,14 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
-                     quiet: bool = False, on_front=None,
-                     resume: list[np.ndarray] | None = None) -> tuple[list[ParetoSet], list[str]]:
+                     quiet: bool = False, on_front=None, resume: list[np.ndarray] | None = None,
+                     source: str = "<spec>") -> tuple[list[ParetoSet], list[str]]:
     """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
     with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
     skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
     every solver; ``resume`` genomes (a previous front) go to every solver that takes a ``resume`` option.
-    Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name."""
+    Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
+    ``source``) when every solver skipped the problem and no stop was requested."""
     from dse.progress import Progress
     from dse.solvers import solve
     from dse.solvers.registry import lookup
@@ -235,6 +234,8 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
             on_front(fronts)
         if front.status == "interrupted":
             token.request()
+    if not fronts and skipped and not token.stopped:
+        raise SpecError(source, "solver.name", name, "no solver can take this problem: " + "; ".join(skipped))
     return fronts, skipped
 
 
