@@ -1,18 +1,22 @@
 """Best schedule vs proven lower bound on the TF paper's graphs, under the paper's rules (sends occupy the sender).
 
 Usage: python benchmarks/dag_bounds.py [--graphs conv rnn dynrnn] [--devices FILE ...] [--time 60]
-                                       [--cpsat-max-cells 5000] [--workers 2]
+                                       [--cpsat-max-cells 5000] [--workers 2] [--lns SECONDS]
 
 For every graph x device file (default: the conv graph on the three generated device files of
 ``../shared/data/tf-paper/devices``, 10, 100 and 50 devices) it prints
 
 * the best schedule found within ``--time`` seconds: the best heuristic, then the memetic search
   (critical-path local search, ``dse.solvers.memetic``) and CP-SAT (the exact TF-rule model,
-  ``dse.mapping.dag_cpsat``) each given ``--time`` seconds, the better of the two;
+  ``dse.mapping.dag_cpsat``) each given ``--time`` seconds, the better of the two; with ``--lns``
+  also the large-neighbourhood search (``dse.solvers.lns``) given that many seconds (a longer run,
+  printed apart and counted in the best);
 * the proven lower bound: the largest of the critical-path bound (every task at its fastest, free
-  transfers), the communication bound (``dse.mapping.dag_bounds``: transfers, the first send and
-  producers sharing a device counted) and CP-SAT's proven bound (only where tasks x devices <=
-  ``--cpsat-max-cells``);
+  transfers), the communication bound (``dse.mapping.dag_bounds``: per task and device the earliest
+  start and the shortest tail, transfers, the first send and producers or consumers sharing a
+  device counted), the destructive bound (makespans refuted up to the best schedule, at most
+  ``--time`` seconds) and CP-SAT's proven bound (only where tasks x devices <= ``--cpsat-max-cells``;
+  CP-SAT starts from the destructive bound of its first tenth of the time);
 * the gap ``(best - bound) / best``.
 
 Reads the TF paper's sample data beside the checkout and says so when it is absent. Every figure
@@ -31,7 +35,9 @@ from dse.cost import TableCostModel
 from dse.heuristics import names as heuristic_names
 from dse.heuristics import run as run_heuristic
 from dse.mapping.dag import DagProblem
+from dse.mapping.dag_bounds import destructive_bound
 from dse.solvers.cpsat_single import solve_cpsat_single
+from dse.solvers.lns import solve_lns
 from dse.solvers.memetic import solve_memetic
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
@@ -62,7 +68,8 @@ def best_heuristic(problem: DagProblem) -> tuple[str, int]:
     return name, int(results[name])
 
 
-def measure(graph: str, device_file: str, limit: float, max_cells: int, workers: int) -> dict[str, object]:
+def measure(graph: str, device_file: str, limit: float, max_cells: int, workers: int,
+            lns: float) -> dict[str, object]:
     problem = tf_problem(graph, device_file)
     row: dict[str, object] = {"graph": graph, "devices": problem.tables.n_dev, "tasks": problem.n_tasks}
     start = time.perf_counter()
@@ -78,8 +85,13 @@ def measure(graph: str, device_file: str, limit: float, max_cells: int, workers:
         row["cpsat"] = exact.points[0].internal[0] if len(exact) else None
         row["cpsat_bound"] = exact.stats.best_bound[0] if exact.stats.best_bound else None
         row["cpsat_status"] = exact.status
-    found = [v for v in (row["heuristic_makespan"], row["memetic"], row["cpsat"]) if isinstance(v, (int, np.integer))]
-    bounds = [v for v in (bound, row["cpsat_bound"]) if isinstance(v, (int, float, np.integer))]
+    row["lns"] = solve_lns(problem, time_limit=lns, seed=0).points[0].internal[0] if lns > 0 else None
+    found = [v for v in (row["heuristic_makespan"], row["memetic"], row["cpsat"], row["lns"])
+             if isinstance(v, (int, np.integer))]
+    start = time.perf_counter()
+    row["destructive_bound"] = destructive_bound(problem, upper=int(min(found)), time_limit=limit, known=bound)
+    row["destructive_s"] = time.perf_counter() - start
+    bounds = [v for v in (bound, row["destructive_bound"], row["cpsat_bound"]) if isinstance(v, (int, float, np.integer))]
     row["best"], row["bound"] = int(min(found)), float(max(bounds))
     row["gap"] = (row["best"] - row["bound"]) / row["best"]
     return row
@@ -92,19 +104,20 @@ def main() -> int:
     parser.add_argument("--time", type=float, default=60.0, help="seconds for each search (memetic, CP-SAT)")
     parser.add_argument("--cpsat-max-cells", type=int, default=5000)
     parser.add_argument("--workers", type=int, default=2, help="CP-SAT search workers")
+    parser.add_argument("--lns", type=float, default=0.0, help="seconds for the large-neighbourhood search (0: off)")
     args = parser.parse_args()
     if not DATA.is_dir():
         print(f"TF-paper sample data not found at {DATA}; nothing to measure (expected outside the workspace).")
         return 0
-    print(f"{'graph':<7} {'dev':>4} {'best heuristic':>22} {'memetic':>10} {'cpsat':>10} {'cp bound':>10} "
-          f"{'comm bound':>11} {'cpsat bound':>12} {'best':>10} {'bound':>10} {'gap':>7}")
+    print(f"{'graph':<7} {'dev':>4} {'best heuristic':>22} {'memetic':>10} {'cpsat':>10} {'lns':>10} {'cp bound':>10} "
+          f"{'comm bound':>11} {'destructive':>12} {'cpsat bound':>12} {'best':>10} {'bound':>10} {'gap':>7}")
     for device_file in args.devices:
         for graph in args.graphs:
-            r = measure(graph, device_file, args.time, args.cpsat_max_cells, args.workers)
+            r = measure(graph, device_file, args.time, args.cpsat_max_cells, args.workers, args.lns)
             cp_bound = "-" if r["cpsat_bound"] is None else f"{r['cpsat_bound']:,.0f}"
             print(f"{r['graph']:<7} {r['devices']:>4} {r['heuristic']:>10} {r['heuristic_makespan']:>11,} "
-                  f"{r['memetic'] or '-':>10} {r['cpsat'] or '-':>10} {r['critical_path_bound']:>10,} "
-                  f"{r['communication_bound']:>11,} {cp_bound:>12} "
+                  f"{r['memetic'] or '-':>10} {r['cpsat'] or '-':>10} {r['lns'] or '-':>10} {r['critical_path_bound']:>10,} "
+                  f"{r['communication_bound']:>11,} {r['destructive_bound']:>7,} {r['destructive_s']:>3.0f}s {cp_bound:>12} "
                   f"{r['best']:>10,} {r['bound']:>10,.0f} {r['gap']:>7.1%}", flush=True)
     return 0
 

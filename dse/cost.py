@@ -27,6 +27,7 @@ never an ``OverflowError`` or silently wrapped integers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -150,6 +151,14 @@ class CostTables:
             array.setflags(write=False)
         self.allowed.setflags(write=False)
         self.edges.setflags(write=False)
+
+    def replaced(self, **changes: Any) -> CostTables:
+        """A copy with ``changes`` (field values) applied; transfer tables not given explicitly stay
+        computed from the rates where used (``dataclasses.replace`` would build them in full)."""
+        for name in ("transfer_time", "transfer_energy"):
+            if name not in changes:
+                changes[name] = self.__dict__[f"_{name}_array"] if self.__dict__[f"_{name}_explicit"] else None
+        return dataclasses.replace(self, **changes)
 
     # ------------------------------------------------------------------ transfers
     def edge_transfer_time(self, edge: np.ndarray | int, src_dev: np.ndarray | int,

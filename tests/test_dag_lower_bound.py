@@ -1,6 +1,7 @@
-"""The communication-aware makespan lower bound: never above the optimum (brute force over every
-assignment and order, with and without the TF send rule), never below the critical-path bound, and
-exact on a hand-computed chain."""
+"""The communication-aware makespan lower bounds: never above the optimum (brute force over every
+assignment and order, with and without the TF send rule and colocation), never below the
+critical-path bound, and exact on a hand-computed chain; the destructive bound never below the
+communication bound and above it on some of the brute-forced instances."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from dse.cost import CostTables
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_bounds import communication_bound
+from dse.mapping.dag_bounds import communication_bound, destructive_bound, time_to_end
 from dse.synthetic import random_tables
 from tests.test_dag_cpsat import brute_force
 
@@ -40,15 +41,53 @@ def test_chain_of_two_by_hand() -> None:
     assert communication_bound(tf) == 28  # by hand: the send from d0 occupies it 3 more before the tensor leaves
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_never_above_the_optimum(seed: int) -> None:
+def test_time_to_end_by_hand() -> None:
+    """From a's start: on d0, 10 + the transfer 5 + b on d1 10 = 25 (b on d0 would take 10 + 50); on d1,
+    50 + b there 10 = 60 (b on d0 would wait for the transfer back, 7). From b's start: its own time."""
+    problem = chain_of_two()
+    assert time_to_end(problem).tolist() == [[25, 60], [50, 10]]
+    assert destructive_bound(problem, upper=25) == 25  # nothing to refute above the communication bound
+
+
+def random_problem(seed: int) -> DagProblem:
+    """3-5 tasks on 2-3 devices; odd seeds under the TF send rule, every third a colocated pair."""
     rng = np.random.default_rng(seed)
     tables = random_tables(seed, n_ops=int(rng.integers(3, 6)), n_dev=int(rng.integers(2, 4)), disallow=0.15,
                            max_preds=3)
     tf = seed % 2 == 1
     if tf:
         tables = dataclasses.replace(tables, send_time=rng.integers(0, 20, size=tables.n_dev).astype(np.int64))
-    problem = DagProblem(tables, ("makespan",), memory=False, tensor_per_device=tf)
-    _, F = brute_force(problem)
-    assert len(F)
-    assert problem.critical_path_bound() <= problem.lower_bound() <= int(F[:, 0].min())
+    if seed % 3 == 0:
+        together = (tables.allowed[0] & tables.allowed[-1]).any()
+        colocation = ("g", *[None] * (tables.n_ops - 2), "g") if together else ()
+        tables = dataclasses.replace(tables, colocation=colocation)
+    return DagProblem(tables, ("makespan",), memory=False, tensor_per_device=tf)
+
+
+SEEDS = range(60)
+
+
+@pytest.fixture(scope="module")
+def optima() -> dict[int, int]:
+    """Per seed the optimal makespan by brute force (every assignment x every order)."""
+    found = {}
+    for seed in SEEDS:
+        _, F = brute_force(random_problem(seed))
+        assert len(F)
+        found[seed] = int(F[:, 0].min())
+    return found
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_never_above_the_optimum(seed: int, optima: dict[int, int]) -> None:
+    problem = random_problem(seed)
+    best = optima[seed]
+    assert problem.critical_path_bound() <= problem.lower_bound() <= best
+    assert problem.lower_bound() <= destructive_bound(problem, upper=best) <= best
+    assert destructive_bound(problem) <= best  # without a known schedule: bisection up to the serial bound
+
+
+def test_destructive_bound_refutes_makespans(optima: dict[int, int]) -> None:
+    """On some instances the refutations lift the bound above the communication bound (up to the optimum)."""
+    lifted = [s for s in SEEDS if destructive_bound(random_problem(s), upper=optima[s]) > random_problem(s).lower_bound()]
+    assert len(lifted) >= 5, lifted

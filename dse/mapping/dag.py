@@ -396,6 +396,19 @@ class DagProblem(MappingProblem):
         """None: the CP-SAT model covers every dag problem, the TF paper's send rules included."""
         return None
 
+    def pinned(self, genome: np.ndarray, free: np.ndarray) -> DagProblem:
+        """The same problem with every task outside ``free`` (a boolean mask over tasks) kept on its device
+        in ``genome``: a neighbourhood for exact re-solving (:mod:`dse.solvers.lns`)."""
+        n = self.n_tasks
+        dev = np.asarray(genome, dtype=np.int64)[:n]
+        kept = np.flatnonzero(~np.asarray(free, dtype=bool))
+        allowed = self.tables.allowed.copy()
+        allowed[kept] = False
+        allowed[kept, dev[kept]] = True
+        return DagProblem(self.tables.replaced(allowed=allowed), [o.name for o in self.objectives],
+                          deadline=self.deadline, memory=self.memory, insertion=self.insertion,
+                          tensor_per_device=self.tensor_per_device, name=self.name)
+
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
         """Flexible-job-shop CP-SAT model (see :mod:`dse.mapping.dag_cpsat`), the TF send rules included;
@@ -440,7 +453,6 @@ def example_problem(seed: int) -> DagProblem:
     """A small seeded instance: 3-4 tasks on 2-3 devices, makespan and energy, sometimes a deadline,
     memory, a colocation pair or the TF paper's send rules (small enough for exhaustive search over
     devices x priorities)."""
-    import dataclasses
 
     from dse.synthetic import random_tables
 
@@ -449,13 +461,13 @@ def example_problem(seed: int) -> DagProblem:
     if rng.random() < 0.3:
         coloc: list[str | None] = [None] * tables.n_ops
         coloc[0] = coloc[-1] = "g"
-        tables = dataclasses.replace(tables, colocation=tuple(coloc))
+        tables = tables.replaced(colocation=tuple(coloc))
     objectives = ("makespan", "energy") if rng.random() < 0.7 else ("makespan",)
     deadline = int(rng.integers(60, 250)) if rng.random() < 0.4 else None
     memory = bool(rng.random() < 0.5)
     tf = bool(rng.random() < 0.4)  # the TF paper's rules: sends occupy the producer, one tensor per remote device
     if tf:
-        tables = dataclasses.replace(tables, send_time=rng.integers(1, 12, size=tables.n_dev).astype(np.int64))
+        tables = tables.replaced(send_time=rng.integers(1, 12, size=tables.n_dev).astype(np.int64))
     return DagProblem(tables, objectives, deadline=deadline, memory=memory, tensor_per_device=tf)
 
 

@@ -1,8 +1,8 @@
 """Makespan lower bounds of the ``dag`` family that count transfers, sends and shared devices.
 
 The critical-path bound (:meth:`DagProblem.critical_path_bound`) takes every task at its fastest
-and every transfer as free. :func:`communication_bound` computes, task by task in topological
-order, a lower bound ``f[v, d]`` on the finish of task ``v`` if it runs on device ``d``:
+and every transfer as free. :func:`earliest_finish` computes, task by task in topological order, a
+lower bound ``f[v, d]`` on the finish of task ``v`` if it runs on device ``d``:
 
 * an input from a producer ``u`` on another device ``d'`` arrives no earlier than
   ``f[u, d'] + transfer(d', d) + send(d')`` (under the TF rules the first send alone already
@@ -12,14 +12,27 @@ order, a lower bound ``f[v, d]`` on the finish of task ``v`` if it runs on devic
 
 The inputs placed on ``d`` are best chosen as those whose remote arrival is latest, so the bound
 tries every such prefix (producers sorted by remote arrival) and keeps the least ready time; then
-``f[v, d] = ready + time[v, d]``, and the makespan is at least ``max_v min_d f[v, d]``.
-Everything else (a device shared with non-producers, sends after the first, colocation, memory) is
-left out, which keeps it a lower bound. On the TF paper's convolutional graph it lifts the
-critical-path bound by 4.5% (10 devices) to 7.3% (50 devices).
+``f[v, d] = ready + time[v, d]``. :func:`time_to_end` is the same reasoning run backwards from the
+sinks: ``g[v, d]``, a lower bound on the time from ``v``'s start on ``d`` to the end of the schedule
+(its consumers on other devices wait for the transfer and the send; those on ``d`` run one after
+another). The **communication bound** is ``max_v min_d (f + g - time)[v, d]``: every task's
+earliest start, its time and its shortest tail, on its best device.
+
+:func:`destructive_bound` then tries makespans ``C`` above it and refutes them: a device on which a
+task cannot start, run and finish its tail within ``C`` is struck from that task's choices (and from
+its colocation group's); a producer and consumer that cannot afford the transfer between any two
+devices must share one; each group of tasks bound together this way, and the tasks left with one
+device, must fit one device's timeline (the one-machine bound with heads and tails: for every
+subset of late-released, long-tailed tasks, the latest common release plus their times plus the
+shortest common tail). The bounds are recomputed on the narrowed choices until nothing changes. A
+``C`` is refuted when some task is left with no device; the least unrefuted ``C`` (bisection) is the
+bound. Everything else (sends after the first, memory) is left out, so every refutation is sound.
 """
 
 from __future__ import annotations
 
+import time as _time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,31 +41,33 @@ if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
 
 _INF = np.iinfo(np.int64).max // 4
+#: Largest group whose one-machine bound tries every (release, tail) pair of thresholds; larger groups
+#: try the thresholds one at a time (same soundness, fewer subsets).
+_PAIRWISE_TASKS = 48
 
 
-def earliest_finish(problem: DagProblem) -> np.ndarray:
-    """``f[v, d]``: a lower bound on task ``v``'s finish on device ``d`` (module docstring); a huge
-    value where ``d`` may not run ``v``."""
-    t, st = problem.tables, problem.structure
-    n, m = problem.n_tasks, t.n_dev
-    time = np.where(t.allowed, t.time, _INF).astype(np.int64)
-    send = t.send_time.astype(np.int64) if problem.tensor_per_device else np.zeros(m, dtype=np.int64)
+def _finish_bound(levels: tuple[np.ndarray, ...], pred_task: np.ndarray, pred_edge: np.ndarray,
+                  time: np.ndarray, delay_of: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``f[v, d]`` over the DAG given by ``pred_task``/``pred_edge`` (padded with the sentinel ``n``),
+    ``time`` (n, m; ``_INF`` where a device is not a choice) and ``delay_of(edges)`` (k, from, to): the
+    module docstring's recurrence, ``_INF`` where ``d`` is not a choice."""
+    n, m = time.shape
     other = ~np.eye(m, dtype=bool)
     finish = np.full((n, m), _INF, dtype=np.int64)
-    for level in st.depth_levels:
+    by = np.take_along_axis
+    for level in levels:
         for v in level.tolist():
-            preds = st.pred_task[v]
-            edges = st.pred_edge[v][preds < n]
+            preds = pred_task[v]
+            edges = pred_edge[v][preds < n]
             preds = preds[preds < n]
             if not len(preds):
                 finish[v] = time[v]
                 continue
-            delay = t.transfer_block(edges) + send[None, :, None]  # (k, from, to)
-            remote = np.where(other[None], finish[preds][:, :, None] + delay, _INF).min(axis=1)  # (k, m)
+            remote = np.where(other[None], finish[preds][:, :, None] + delay_of(edges), _INF).min(axis=1)
+            remote = np.minimum(remote, _INF)  # (k, m): arrival on each device from another one
             local_finish = finish[preds]
             local_start = np.where(local_finish < _INF, local_finish - time[preds], _INF)
             order = np.argsort(-remote, axis=0, kind="stable")  # latest remote arrival first
-            by = np.take_along_axis
             r = by(remote, order, axis=0)
             rest = np.vstack([r[1:], np.zeros((1, m), dtype=np.int64)])  # latest arrival of the others
             capped = np.minimum(time[preds], _INF // (len(preds) + 1))  # sums stay below _INF: no overflow
@@ -60,14 +75,149 @@ def earliest_finish(problem: DagProblem) -> np.ndarray:
                                np.minimum.accumulate(by(local_start, order, axis=0), axis=0)
                                + np.cumsum(by(capped, order, axis=0), axis=0))
             ready = np.minimum(r[0], np.maximum(rest, local).min(axis=0))
-            finish[v] = np.minimum(ready + time[v], _INF)
+            finish[v] = np.where(time[v] < _INF, np.minimum(ready + time[v], _INF), _INF)
     return finish
 
 
+def _times(problem: DagProblem, allowed: np.ndarray | None) -> np.ndarray:
+    t = problem.tables
+    choice = t.allowed if allowed is None else allowed & t.allowed
+    return np.where(choice, t.time, _INF).astype(np.int64)
+
+
+def _send(problem: DagProblem) -> np.ndarray:
+    t = problem.tables
+    return t.send_time.astype(np.int64) if problem.tensor_per_device else np.zeros(t.n_dev, dtype=np.int64)
+
+
+def earliest_finish(problem: DagProblem, allowed: np.ndarray | None = None) -> np.ndarray:
+    """``f[v, d]``: a lower bound on task ``v``'s finish on device ``d`` (module docstring), every task
+    restricted to the devices ``allowed`` (n, m) leaves it; a huge value where ``d`` may not run ``v``."""
+    t, st = problem.tables, problem.structure
+    send = _send(problem)
+    return _finish_bound(st.depth_levels, st.pred_task, st.pred_edge, _times(problem, allowed),
+                         lambda edges: t.transfer_block(edges) + send[None, :, None])
+
+
+def time_to_end(problem: DagProblem, allowed: np.ndarray | None = None) -> np.ndarray:
+    """``g[v, d]``: a lower bound on the time from task ``v``'s start on device ``d`` to the end of the
+    schedule, its own time included (:func:`earliest_finish` run from the sinks, the transfer of
+    ``v``'s output and its device's send counted); a huge value where ``d`` may not run ``v``."""
+    t, st = problem.tables, problem.structure
+    send = _send(problem)
+    return _finish_bound(st.height_levels, st.succ_task, st.succ_edge, _times(problem, allowed),
+                         lambda edges: t.transfer_block(edges).transpose(0, 2, 1) + send[None, None, :])
+
+
+def _span(problem: DagProblem, allowed: np.ndarray | None = None
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(time, f, g, span)``: per task and device the time, the two bounds above and
+    ``span = f + g - time``, the least makespan of any schedule that runs ``v`` on ``d``."""
+    time = _times(problem, allowed)
+    f = earliest_finish(problem, allowed)
+    g = time_to_end(problem, allowed)
+    span = np.where((f < _INF) & (g < _INF), f + g - time, _INF)
+    return time, f, g, span
+
+
 def communication_bound(problem: DagProblem) -> int:
-    """A makespan lower bound counting transfers, the first send and producers sharing a device (module
-    docstring); at least 0."""
-    finish = earliest_finish(problem)
-    if not len(finish):
+    """A makespan lower bound counting transfers, the first send and producers or consumers sharing a
+    device (module docstring); at least the critical-path bound, and 0 without tasks."""
+    if not problem.n_tasks:
         return 0
-    return int(finish.min(axis=1).max())
+    return int(_span(problem)[3].min(axis=1).max())
+
+
+def _one_machine(release: np.ndarray, length: np.ndarray, tail: np.ndarray) -> int:
+    """A lower bound on the makespan of tasks sharing one device, each with a release (earliest start),
+    a length and a tail (time from its finish to the end): over subsets of tasks released no earlier
+    than ``a`` and with tails of at least ``b``, the largest ``a + their lengths + b``."""
+    if len(release) <= _PAIRWISE_TASKS:
+        a, b = np.unique(release), np.unique(tail)
+        inside = (release[None, None, :] >= a[:, None, None]) & (tail[None, None, :] >= b[None, :, None])
+        total = (inside * length[None, None, :]).sum(axis=2)
+        return int(np.where(inside.any(axis=2), a[:, None] + total + b[None, :], 0).max())
+    best = 0
+    for key, other in ((release, tail), (tail, release)):  # thresholds on one side, the least of the other
+        order = np.argsort(-key, kind="stable")
+        total = np.cumsum(length[order])
+        least = np.minimum.accumulate(other[order])
+        best = max(best, int((key[order] + total + least).max()))
+    return best
+
+
+def _refuted(problem: DagProblem, makespan: int, deadline: float) -> bool:
+    """True when no schedule of ``problem`` ends by ``makespan`` (module docstring); False when the
+    reasoning finds no contradiction or ``time.monotonic()`` passes ``deadline``."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    t, st = problem.tables, problem.structure
+    n, m = problem.n_tasks, t.n_dev
+    send = _send(problem)
+    groups = problem.colocation
+    allowed = t.allowed.copy()
+    while _time.monotonic() < deadline:
+        time, f, g, span = _span(problem, allowed)
+        narrowed = allowed & (span <= makespan)
+        # tasks that cannot afford the transfer between any two devices share one; so does a colocation group
+        cross = (np.where(narrowed, f, _INF)[st.src][:, :, None] + t.transfer_block(np.arange(st.n_edges))
+                 + send[None, :, None] + np.where(narrowed, g, _INF)[st.dst][:, None, :])
+        cross[:, np.arange(m), np.arange(m)] = _INF
+        bound = cross.reshape(len(cross), -1).min(axis=1) > makespan if st.n_edges else np.zeros(0, dtype=bool)
+        a, b = st.src[bound], st.dst[bound]
+        if groups is not None:
+            a, b = np.concatenate([a, groups.members]), np.concatenate([b, groups.leaders])
+        _, label = connected_components(coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)), directed=False)
+        shared = np.ones((label.max(initial=0) + 1, m), dtype=bool)
+        np.logical_and.at(shared, label, narrowed)
+        narrowed = shared[label]
+        if not narrowed.any(axis=1).all():
+            return True
+        head, tail = f - time, g - time
+        sizes = np.bincount(label)
+        for group in np.flatnonzero(sizes > 1):
+            members = np.flatnonzero(label == group)
+            for d in np.flatnonzero(narrowed[members[0]]):
+                if _one_machine(head[members, d], time[members, d], tail[members, d]) > makespan:
+                    narrowed[members, d] = False
+        single = narrowed.sum(axis=1) == 1
+        for d in np.flatnonzero(narrowed[single].any(axis=0)):
+            members = np.flatnonzero(single & narrowed[:, d])
+            if len(members) > 1 and _one_machine(head[members, d], time[members, d], tail[members, d]) > makespan:
+                return True
+        if not narrowed.any(axis=1).all():
+            return True
+        if np.array_equal(narrowed, allowed):
+            return False
+        allowed = narrowed
+    return False
+
+
+def destructive_bound(problem: DagProblem, upper: int | None = None, time_limit: float = 30.0,
+                      known: int | None = None) -> int:
+    """The least makespan at or above :func:`communication_bound` (or ``known``, a bound already proven)
+    that the module docstring's reasoning cannot refute, by bisection up to ``upper`` (a known
+    schedule's makespan; each task at its fastest, one after another, when None). Always a lower
+    bound, at most ``upper``: each refuted probe is a proof; when ``time_limit`` seconds run out the
+    bound proven so far is returned."""
+    deadline = _time.monotonic() + time_limit
+    low = communication_bound(problem) if known is None else int(known)
+    if upper is None:
+        upper = int(np.where(problem.tables.allowed, problem.tables.time, _INF).min(axis=1).sum())
+    high = max(low, int(upper))
+    while low < high and _time.monotonic() < deadline:
+        probe = (low + high) // 2
+        if _refuted(problem, probe, deadline):
+            low = probe + 1
+        else:
+            high = probe
+    return low
+
+
+def task_device_bounds(problem: DagProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(head, tail, span)`` per task and device: the earliest start, the least time from the finish to
+    the end of the schedule, and the least makespan of a schedule that runs the task there (module
+    docstring); a huge value where the device may not run the task."""
+    time, f, g, span = _span(problem)
+    return np.where(f < _INF, f - time, _INF), np.where(g < _INF, g - time, _INF), span

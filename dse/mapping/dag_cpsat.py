@@ -3,7 +3,11 @@
 Per task a start time and, per allowed device, a presence literal ``x[i, d]`` with an optional
 interval sharing that start; no overlap per device; precedence ``start[v] >= end[u]`` plus the
 transfer delay of the device pair, enforced by the two presence literals; makespan = max end.
-Redundant reasoning: the critical-path and work lower bounds on the makespan, a horizon from the
+Redundant reasoning: the makespan starts at the work bound and at :mod:`dse.mapping.dag_bounds`'
+communication bound, raised by its destructive bound within a tenth of the time limit; per task
+and device the earliest start and the shortest tail of those bounds enter linearly in the presence
+literals (start >= the chosen device's head, makespan >= end + its tail), and a device whose head,
+time and tail exceed the horizon is not offered; a horizon from the
 best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every
 device is identical, and symmetry breaking among identical devices (the task at topological
 position k uses one of the first k + 1 of them). Memory, deadline and colocation come from the
@@ -21,6 +25,7 @@ time, since the send order by device index tells identical devices apart.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -36,6 +41,7 @@ from dse.mapping.cpsat_common import (
     idle_term,
     used_literals,
 )
+from dse.mapping.dag_bounds import destructive_bound, task_device_bounds
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -44,6 +50,10 @@ if TYPE_CHECKING:
 #: Largest number of (edge, producer device, consumer device) precedence constraints the model builds; past
 #: it the model would not fit in memory or be built within any sensible time limit.
 MAX_PAIR_CONSTRAINTS = 3_000_000
+#: Share of the solve's time (and most seconds) spent refuting makespans before the search
+#: (:func:`dse.mapping.dag_bounds.destructive_bound`): its bound is the makespan's lower domain.
+DESTRUCTIVE_SHARE = 0.1
+DESTRUCTIVE_SECONDS = 30.0
 
 
 def identical_groups(problem: DagProblem) -> list[list[int]]:
@@ -125,9 +135,13 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         horizon = min(horizon, int(problem.evaluate(best[None, :]).F[0, 0]))
     if problem.deadline is not None and "deadline" in names:
         horizon = min(horizon, problem.deadline)
-    lower = problem.lower_bound()  # the critical path, transfers, sends and shared devices counted
+    head, tail, reach = task_device_bounds(problem)
+    lower = int(reach.min(axis=1).max(initial=0))  # the communication bound (dse.mapping.dag_bounds)
     fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
     lower = max(lower, -(-int(fastest.sum()) // m))
+    if deadline is not None and lower < horizon:  # a tenth of the time (30 s at most) to refute makespans
+        budget = min(DESTRUCTIVE_SECONDS, DESTRUCTIVE_SHARE * (deadline - time.monotonic()))
+        lower = destructive_bound(problem, upper=horizon, time_limit=max(budget, 0.0), known=lower)
     horizon = max(horizon, lower)
 
     per_task = t.allowed.sum(axis=1).astype(np.int64)
@@ -138,6 +152,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     consumers = problem.structure.adjacency()[1]  # per task its (consumer, edge) pairs, in edge order
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     start, end = [], []
+    tails = []
     for i in range(n):
         check_build_time(deadline, f"task {i} of {n}")
         s = model.new_int_var(0, horizon, f"start[{i}]")
@@ -146,13 +161,17 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         end.append(e)
         lits = []
         for d in range(m):
-            if not t.allowed[i, d]:
+            if not t.allowed[i, d] or reach[i, d] > horizon:  # no schedule within the horizon runs i on d
                 continue
             lit = model.new_bool_var(f"x[{i},{d}]")
             x[i, d] = lit
             lits.append(lit)
             model.add(e == s + int(t.time[i, d])).only_enforce_if(lit)
         model.add_exactly_one(lits)
+        # linear in the presence literals (exactly one holds): the earliest start and the shortest tail
+        # of the chosen device, a strong relaxation where transfers dominate
+        model.add(s >= sum(int(head[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
+        tails.append(e + sum(int(tail[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
     r = _remote_literals(model, x, consumers, m) if tf else {}
 
     per_device: list[list] = [[] for _ in range(m)]
@@ -199,6 +218,8 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
 
     makespan = model.new_int_var(lower, horizon, "makespan")
     model.add_max_equality(makespan, end)
+    for finish_and_tail in tails:
+        model.add(makespan >= finish_and_tail)
 
     groups = identical_groups(problem)
     if len(groups) == 1 and m > 1:  # all identical: cumulative relaxation over task intervals

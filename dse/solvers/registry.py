@@ -35,6 +35,7 @@ BUILTIN_SOLVER_MODULES = (
     "dse.solvers.nsga2",
     "dse.solvers.exhaustive",
     "dse.solvers.memetic",
+    "dse.solvers.lns",
     "dse.solvers.heuristic",
     "dse.heuristics",
 )

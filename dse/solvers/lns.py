@@ -1,0 +1,133 @@
+"""Large-neighbourhood search with exact repairs: CP-SAT re-solves windows of one schedule.
+
+For one objective (the makespan of a ``dag`` problem). The incumbent is the best seed (heuristics,
+baselines, ``resume``) after the memetic critical-path local search has had ``warm_share`` of the
+time (:mod:`dse.solvers.memetic`). Then, until the time runs out, one window at a time:
+
+* a window of the incumbent's schedule is drawn: a random interval ``width`` of the makespan wide;
+  the tasks that run in it are *free*, every other task keeps its device (the family's
+  ``pinned(genome, free)`` problem; all start times stay free);
+* CP-SAT solves that problem for at most ``step_seconds`` (deterministic time, one worker by
+  default, so a seed gives the same windows and repairs), hinted with the incumbent and bounded by
+  its makespan;
+* a better schedule becomes the incumbent. A window CP-SAT proves optimal widens the next ones by a
+  quarter (up to the whole schedule); one it cannot finish narrows them by a fifth.
+
+Windows are exact where single-task moves are blind: a run of tasks that only pays off when it moves
+and reorders together. Nothing is proven about the whole problem: the result is the incumbent. A
+stop request (Ctrl-C) ends the current window at once and keeps the best schedule so far.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dse.interrupt import StopToken, interruptible, run_cpsat
+from dse.mapping.base import MappingProblem
+from dse.pareto import ParetoSet, SolveStats
+from dse.progress import Progress, silent
+from dse.solvers.common import result
+from dse.solvers.registry import Solver, collect_seeds, register_solver
+
+if TYPE_CHECKING:
+    from dse.mapping.dag import DagProblem
+
+#: Narrowest and starting window, as shares of the incumbent's makespan.
+MIN_WIDTH = 0.05
+START_WIDTH = 0.25
+
+
+def repair_window(problem: DagProblem, incumbent: np.ndarray, free: np.ndarray, step_seconds: float,
+                  wall_seconds: float, seed: int, workers: int, token: StopToken) -> tuple[np.ndarray | None, bool]:
+    """CP-SAT on ``problem`` with the tasks outside ``free`` on their ``incumbent`` devices, for
+    ``step_seconds`` of deterministic time and never past ``wall_seconds``: ``(genome or None, proven)``,
+    the genome only when it is strictly better than the incumbent."""
+    from ortools.sat.python import cp_model
+
+    window = problem.pinned(incumbent, free)
+    form = window.cpsat(seeds=[incumbent])  # no deadline: no time spent refuting makespans of a window
+    form.model.minimize(form.objective_vars[0])
+    solver = cp_model.CpSolver()
+    params = solver.parameters
+    params.max_time_in_seconds = max(0.01, min(step_seconds, wall_seconds))
+    params.random_seed = seed
+    params.num_workers = workers
+    status = run_cpsat(solver, form.model, token)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None, False
+    found = form.to_genome(solver)
+    ev = problem.evaluate(np.stack([found, incumbent]))
+    better = bool(ev.feasible[0] and ev.F[0, 0] < ev.F[1, 0])
+    return (found if better else None), status == cp_model.OPTIMAL
+
+
+def solve_lns(
+    problem: MappingProblem,
+    time_limit: float = 60.0,
+    seed: int = 0,
+    warm_share: float = 0.5,
+    step_seconds: float = 10.0,
+    workers: int | None = None,
+    resume: Sequence[np.ndarray] = (),
+    progress: Progress | None = None,
+) -> ParetoSet:
+    """The module docstring's search; returns the incumbent (status ``time_limit`` or ``interrupted``,
+    nothing proven). ``warm_share`` of ``time_limit`` goes to the memetic local search first."""
+    from dse.solvers.memetic import local_search
+
+    dag: DagProblem = problem  # type: ignore[assignment]
+    progress = progress or silent()
+    start = time.monotonic()
+    end = start + time_limit
+    rng = np.random.default_rng(seed)
+    X = np.array([np.asarray(g, dtype=np.int64) for g in resume] + collect_seeds(problem), dtype=np.int64)
+    ev = problem.evaluate(X)
+    incumbent = X[np.lexsort((ev.F[:, 0], ~ev.feasible))[0]]
+    windows = improved = 0
+    width = START_WIDTH
+    with interruptible() as token:
+        incumbent, evaluations, steps = local_search(dag, incumbent, start + time_limit * warm_share, rng, 48,
+                                                     lambda: token.stopped, progress)
+        best = float(problem.evaluate(incumbent[None, :]).F[0, 0])
+        while not token.stopped and time.monotonic() < end - 0.05:
+            schedule = dag.schedule(incumbent, insertion=False)
+            span = max(int(schedule.makespan), 1)
+            low = rng.uniform(0.0, max(1.0 - width, 0.0)) * span
+            free = (schedule.finish >= low) & (schedule.start <= low + width * span)
+            found, proven = repair_window(dag, incumbent, free, step_seconds, end - time.monotonic(),
+                                          int(rng.integers(1 << 30)), workers or min(8, os.cpu_count() or 1), token)
+            windows += 1
+            if found is not None:
+                incumbent, improved = found, improved + 1
+                best = float(problem.evaluate(incumbent[None, :]).F[0, 0])
+            width = min(1.0, width * 1.25) if proven else max(MIN_WIDTH, width * 0.8)
+            progress.update(f"window {windows} ({int(free.sum())} tasks free), makespan {int(best):,}")
+    status = "interrupted" if token.stopped else "time_limit"
+    stats = SolveStats(wall_s=time.monotonic() - start, evaluations=evaluations,
+                       message=f"{steps} local-search steps, {windows} windows re-solved, {improved} improved")
+    return result(problem, incumbent[None, :], "lns", status, stats, proven=False)
+
+
+def _supports(problem: MappingProblem) -> str | None:
+    from dse.solvers.memetic import _supports as memetic_supports
+
+    reason = memetic_supports(problem)
+    if reason is not None:
+        return reason
+    if len(problem.objectives) != 1:
+        return "the large-neighbourhood search optimizes one objective (use memetic or nsga2 for a front)"
+    if not callable(getattr(problem, "pinned", None)) or problem.exact_unsupported() is not None:
+        return "the large-neighbourhood search needs the family's CP-SAT model and pinned(genome, free) windows"
+    return None
+
+
+register_solver(Solver(
+    "lns", solve_lns, supports=_supports, in_all=False,
+    description="dag, one objective: memetic local search, then CP-SAT re-solves windows of the schedule; "
+                "nothing proven",
+))
