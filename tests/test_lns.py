@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import dse
@@ -65,3 +66,18 @@ def test_a_stop_request_keeps_the_incumbent() -> None:
     assert front.status == "interrupted" and front.stats.wall_s < 10.0
     assert front.points[0].internal[0] <= best_seed(problem)
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_cli_runs_it_on_a_spec(tmp_path, capsys) -> None:
+    """Topcuoglu et al. 2002's example: HEFT's published 80; the windows reach CP-SAT's proven optimum."""
+    from dse import cli
+
+    code = cli.main(["solve", "problems/topcuoglu2002.yaml", "--solver", "lns", "--time-limit", "4",
+                     "--out", str(tmp_path / "out"), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    frame = pd.read_csv(tmp_path / "out" / "front.csv")
+    proven = dse.solve(dse.load_problem("problems/topcuoglu2002.yaml"), solver="cpsat", time_limit=20, seed=0,
+                       progress=False)
+    assert proven.status == "optimal"
+    assert set(frame["solver"]) == {"lns"} and len(frame) == 1
+    assert frame["makespan_tu"].iloc[0] == proven.points[0].internal[0] < 80
