@@ -10,6 +10,24 @@ from dse.synthetic import random_tables
 
 __all__ = ["TINY_PLATFORM", "TINY_WORKLOAD", "random_tables"]
 
+@pytest.fixture(autouse=True, scope="session")
+def compiled_dag_kernels() -> None:
+    """Compile (or load from numba's on-disk cache) the dag family's kernels (decoder, heuristics, lower
+    bounds) once per test process, before any test's time limit starts: on a clean checkout the first
+    compile takes seconds, which would otherwise land inside whichever timed test runs first."""
+    import numpy as np
+
+    from dse.mapping.dag import DagProblem
+    from dse.mapping.dag_bounds import communication_bound
+    from dse.solvers.registry import collect_seeds
+
+    tables = random_tables(0, n_ops=4, n_dev=2)
+    for insertion in (False, True):
+        problem = DagProblem(tables, ("makespan",), memory=False, insertion=insertion)
+        problem.evaluate(np.array(collect_seeds(problem)))
+        communication_bound(problem)
+
+
 #: A two-device platform and a three-op workload, written out inline in specs by the CLI tests.
 TINY_PLATFORM = {
     "name": "tiny",

@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dse.mapping.dag_structure import OPEN_END, _earliest, _insert, compiled_kernels
+from dse.mapping.dag_structure import (
+    OPEN_END,
+    _earliest,
+    _edge_delay,
+    _insert,
+    compiled_kernels,
+    transfer_arguments,
+)
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -287,16 +294,12 @@ def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = N
     bias_arr = np.ascontiguousarray(bias) if bias is not None else np.zeros((1, 1), dtype=np.int64)
     forced_arr = (np.asarray(forced, dtype=np.bool_) if forced is not None and forced_device is not None
                   else np.zeros(n, dtype=np.bool_))
-    explicit = t.__dict__["_transfer_time_explicit"]
-    table = (np.ascontiguousarray(t.transfer_time, dtype=np.int64).reshape(-1) if explicit
-             else np.zeros(0, dtype=np.int64))
     sends = g.tf and bool(g.send.any())
     return _list_kernel()(
         np.ascontiguousarray(g.time), key, g.pred_task, g.pred_edge, g.succ_task, np.ascontiguousarray(g.mask),
         bool(g.problem.memory), np.ascontiguousarray(t.mem), t.mem_capacity, g.group, group_mem, forced_arr,
-        -1 if forced_device is None else int(forced_device), has_bias, bias_arr, int(g.S), table,
-        np.ascontiguousarray(t.link_latency).reshape(-1), np.ascontiguousarray(t.link_time_per_byte).reshape(-1),
-        np.ascontiguousarray(t.edge_size), sends, np.ascontiguousarray(g.send))
+        -1 if forced_device is None else int(forced_device), has_bias, bias_arr, int(g.S), *transfer_arguments(t),
+        sends, np.ascontiguousarray(g.send))
 
 
 _KERNELS: dict[str, Callable[..., Any]] = {}
@@ -309,7 +312,8 @@ def _list_kernel() -> Callable[..., Any]:
 
         compiled = compiled_kernels()
         scope = globals()
-        scope["_earliest"], scope["_insert"] = compiled["_earliest"], compiled["_insert"]
+        for name in ("_earliest", "_insert", "_edge_delay"):
+            scope[name] = compiled[name]
         scope["_heap_less"] = numba.njit(cache=True, nogil=True)(_heap_less)
         scope["_heap_push"] = numba.njit(cache=True, nogil=True)(_heap_push)
         _KERNELS["list"] = numba.njit(cache=True, nogil=True)(_list_schedule_kernel)
@@ -337,7 +341,6 @@ def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory,
                           send):  # pragma: no cover - compiled
     n, m = T.shape
     width, swidth = pred_task.shape[1], succ_task.shape[1]
-    explicit = table.shape[0] > 0
     dev = np.full(n, -1, dtype=np.int64)
     lock = np.full(group_mem.shape[0], -1, dtype=np.int64)
     used = np.zeros(m, dtype=np.int64)
@@ -397,11 +400,7 @@ def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory,
                     if remote[u, d]:
                         count += 1
             for d in range(m):
-                if explicit:
-                    delay = table[(e * m + a) * m + d]
-                else:
-                    raw = np.ceil(latency[a * m + d] + size[e] * per_byte[a * m + d] - 1e-9)
-                    delay = np.int64(raw) if raw > 0 else 0
+                delay = _edge_delay(e, a, d, m, table, latency, per_byte, size)
                 if sends and d != a:
                     delay += (rank[d] + 1) * send[a]
                 if fin[u] + delay > ready[d]:

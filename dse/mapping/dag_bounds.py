@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dse.mapping.dag_structure import _edge_delay, transfer_arguments
+
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
 
@@ -46,36 +48,84 @@ _INF = np.iinfo(np.int64).max // 4
 _PAIRWISE_TASKS = 48
 
 
-def _finish_bound(levels: tuple[np.ndarray, ...], pred_task: np.ndarray, pred_edge: np.ndarray,
-                  time: np.ndarray, delay_of: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """``f[v, d]`` over the DAG given by ``pred_task``/``pred_edge`` (padded with the sentinel ``n``),
-    ``time`` (n, m; ``_INF`` where a device is not a choice) and ``delay_of(edges)`` (k, from, to): the
-    module docstring's recurrence, ``_INF`` where ``d`` is not a choice."""
+def _finish_bound(problem: DagProblem, backward: bool, time: np.ndarray) -> np.ndarray:
+    """``f[v, d]`` forward (``g`` with ``backward``: successors as the "producers", the transfer from
+    the task's own device and its send) over ``time`` (n, m; ``_INF`` where a device is not a choice):
+    the module docstring's recurrence, ``_INF`` where ``d`` is not a choice. Runs a compiled kernel."""
+    st = problem.structure
+    order, tasks, edges = (st.topo[::-1], st.succ_task, st.succ_edge) if backward else (st.topo, st.pred_task,
+                                                                                         st.pred_edge)
+    return _kernel()(np.ascontiguousarray(order), tasks, edges, np.ascontiguousarray(time), _send(problem),
+                     backward, _INF, *transfer_arguments(problem.tables))
+
+
+_COMPILED: dict[str, Callable[..., np.ndarray]] = {}
+
+
+def _kernel() -> Callable[..., np.ndarray]:
+    """The compiled :func:`_finish_kernel` (compiled, or loaded from numba's cache, on first use)."""
+    if not _COMPILED:
+        import numba
+
+        from dse.mapping.dag_structure import compiled_kernels
+
+        globals()["_edge_delay"] = compiled_kernels()["_edge_delay"]
+        _COMPILED["finish"] = numba.njit(cache=True, nogil=True)(_finish_kernel)
+    return _COMPILED["finish"]
+
+
+def _finish_kernel(order, pred_task, pred_edge, time, send, backward, inf, table, latency, per_byte,
+                   size):  # pragma: no cover - compiled
     n, m = time.shape
-    other = ~np.eye(m, dtype=bool)
-    finish = np.full((n, m), _INF, dtype=np.int64)
-    by = np.take_along_axis
-    for level in levels:
-        for v in level.tolist():
-            preds = pred_task[v]
-            edges = pred_edge[v][preds < n]
-            preds = preds[preds < n]
-            if not len(preds):
-                finish[v] = time[v]
+    width = pred_task.shape[1]
+    finish = np.full((n, m), inf, dtype=np.int64)
+    remote = np.zeros((width, m), dtype=np.int64)
+    ranked = np.zeros(width, dtype=np.int64)
+    for v in order:
+        k = 0
+        while k < width and pred_task[v, k] < n:
+            k += 1
+        if k == 0:
+            for d in range(m):
+                finish[v, d] = time[v, d]
+            continue
+        for j in range(k):  # the earliest arrival on each device from a producer on another one
+            u, e = pred_task[v, j], pred_edge[v, j]
+            for d in range(m):
+                best = inf
+                for c in range(m):
+                    if c == d or finish[u, c] >= inf:
+                        continue
+                    if backward:
+                        arrive = finish[u, c] + _edge_delay(e, d, c, m, table, latency, per_byte, size) + send[d]
+                    else:
+                        arrive = finish[u, c] + _edge_delay(e, c, d, m, table, latency, per_byte, size) + send[c]
+                    if arrive < best:
+                        best = arrive
+                remote[j, d] = best
+        for d in range(m):
+            if time[v, d] >= inf:
                 continue
-            remote = np.where(other[None], finish[preds][:, :, None] + delay_of(edges), _INF).min(axis=1)
-            remote = np.minimum(remote, _INF)  # (k, m): arrival on each device from another one
-            local_finish = finish[preds]
-            local_start = np.where(local_finish < _INF, local_finish - time[preds], _INF)
-            order = np.argsort(-remote, axis=0, kind="stable")  # latest remote arrival first
-            r = by(remote, order, axis=0)
-            rest = np.vstack([r[1:], np.zeros((1, m), dtype=np.int64)])  # latest arrival of the others
-            capped = np.minimum(time[preds], _INF // (len(preds) + 1))  # sums stay below _INF: no overflow
-            local = np.maximum(np.maximum.accumulate(by(local_finish, order, axis=0), axis=0),
-                               np.minimum.accumulate(by(local_start, order, axis=0), axis=0)
-                               + np.cumsum(by(capped, order, axis=0), axis=0))
-            ready = np.minimum(r[0], np.maximum(rest, local).min(axis=0))
-            finish[v] = np.where(time[v] < _INF, np.minimum(ready + time[v], _INF), _INF)
+            for j in range(k):  # producers by latest remote arrival first (stable insertion sort)
+                ranked[j] = j
+                i = j
+                while i > 0 and remote[ranked[i - 1], d] < remote[ranked[i], d]:
+                    ranked[i - 1], ranked[i] = ranked[i], ranked[i - 1]
+                    i -= 1
+            ready = remote[ranked[0], d]  # nothing local
+            latest, earliest, total = 0, inf, 0
+            for i in range(k):  # the first i + 1 producers local to d, one after another
+                u = pred_task[v, ranked[i]]
+                if finish[u, d] >= inf:
+                    break
+                latest = max(latest, finish[u, d])
+                earliest = min(earliest, finish[u, d] - time[u, d])
+                total += time[u, d]
+                local = max(latest, earliest + total)
+                rest = remote[ranked[i + 1], d] if i + 1 < k else 0
+                if max(rest, local) < ready:
+                    ready = max(rest, local)
+            finish[v, d] = min(ready + time[v, d], inf)
     return finish
 
 
@@ -93,20 +143,14 @@ def _send(problem: DagProblem) -> np.ndarray:
 def earliest_finish(problem: DagProblem, allowed: np.ndarray | None = None) -> np.ndarray:
     """``f[v, d]``: a lower bound on task ``v``'s finish on device ``d`` (module docstring), every task
     restricted to the devices ``allowed`` (n, m) leaves it; a huge value where ``d`` may not run ``v``."""
-    t, st = problem.tables, problem.structure
-    send = _send(problem)
-    return _finish_bound(st.depth_levels, st.pred_task, st.pred_edge, _times(problem, allowed),
-                         lambda edges: t.transfer_block(edges) + send[None, :, None])
+    return _finish_bound(problem, False, _times(problem, allowed))
 
 
 def time_to_end(problem: DagProblem, allowed: np.ndarray | None = None) -> np.ndarray:
     """``g[v, d]``: a lower bound on the time from task ``v``'s start on device ``d`` to the end of the
     schedule, its own time included (:func:`earliest_finish` run from the sinks, the transfer of
     ``v``'s output and its device's send counted); a huge value where ``d`` may not run ``v``."""
-    t, st = problem.tables, problem.structure
-    send = _send(problem)
-    return _finish_bound(st.height_levels, st.succ_task, st.succ_edge, _times(problem, allowed),
-                         lambda edges: t.transfer_block(edges).transpose(0, 2, 1) + send[None, None, :])
+    return _finish_bound(problem, True, _times(problem, allowed))
 
 
 def _span(problem: DagProblem, allowed: np.ndarray | None = None
@@ -146,6 +190,25 @@ def _one_machine(release: np.ndarray, length: np.ndarray, tail: np.ndarray) -> i
     return best
 
 
+def _must_share(problem: DagProblem, f: np.ndarray, g: np.ndarray, makespan: int,
+                chunk_cells: int = 1 << 22) -> np.ndarray:
+    """Per edge whether its producer and consumer must share a device in a schedule ending by
+    ``makespan``: on every pair of distinct devices the producer's earliest finish, the transfer, the
+    send and the consumer's time to the end exceed it (edges a chunk at a time: memory O(chunk_cells))."""
+    t, st = problem.tables, problem.structure
+    m = t.n_dev
+    send = _send(problem)
+    out = np.zeros(st.n_edges, dtype=bool)
+    step = max(1, chunk_cells // max(m * m, 1))
+    for lo in range(0, st.n_edges, step):
+        edges = np.arange(lo, min(lo + step, st.n_edges))
+        cross = (f[st.src[edges]][:, :, None] + t.transfer_block(edges) + send[None, :, None]
+                 + g[st.dst[edges]][:, None, :])
+        cross[:, np.arange(m), np.arange(m)] = _INF
+        out[edges] = cross.reshape(len(edges), -1).min(axis=1) > makespan
+    return out
+
+
 def _refuted(problem: DagProblem, makespan: int, deadline: float) -> bool:
     """True when no schedule of ``problem`` ends by ``makespan`` (module docstring); False when the
     reasoning finds no contradiction or ``time.monotonic()`` passes ``deadline``."""
@@ -154,17 +217,13 @@ def _refuted(problem: DagProblem, makespan: int, deadline: float) -> bool:
 
     t, st = problem.tables, problem.structure
     n, m = problem.n_tasks, t.n_dev
-    send = _send(problem)
     groups = problem.colocation
     allowed = t.allowed.copy()
     while _time.monotonic() < deadline:
         time, f, g, span = _span(problem, allowed)
         narrowed = allowed & (span <= makespan)
         # tasks that cannot afford the transfer between any two devices share one; so does a colocation group
-        cross = (np.where(narrowed, f, _INF)[st.src][:, :, None] + t.transfer_block(np.arange(st.n_edges))
-                 + send[None, :, None] + np.where(narrowed, g, _INF)[st.dst][:, None, :])
-        cross[:, np.arange(m), np.arange(m)] = _INF
-        bound = cross.reshape(len(cross), -1).min(axis=1) > makespan if st.n_edges else np.zeros(0, dtype=bool)
+        bound = _must_share(problem, np.where(narrowed, f, _INF), np.where(narrowed, g, _INF), makespan)
         a, b = st.src[bound], st.dst[bound]
         if groups is not None:
             a, b = np.concatenate([a, groups.members]), np.concatenate([b, groups.leaders])

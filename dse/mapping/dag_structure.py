@@ -328,6 +328,16 @@ def _insert(gs, ge, gc, bs, be, bc, d, s, e):  # pragma: no cover - compiled
     gc[d] += new - 1
 
 
+def _edge_delay(e, a, b, n_dev, table, latency, per_byte, size):  # pragma: no cover - compiled
+    """Integer transfer time of edge ``e`` from device ``a`` to ``b``: the explicit ``table`` (flat
+    (n_edges, n_dev, n_dev)) when it is not empty, else :meth:`CostTables.edge_transfer_time`'s rule
+    from the flat per-pair ``latency`` and ``per_byte`` rates and the per-edge ``size`` (0 on one device)."""
+    if table.shape[0] > 0:
+        return table[(e * n_dev + a) * n_dev + b]
+    raw = np.ceil(latency[a * n_dev + b] + size[e] * per_byte[a * n_dev + b] - 1e-9)
+    return np.int64(raw) if raw > 0 else np.int64(0)
+
+
 def _sort_by(key, out):  # pragma: no cover - compiled
     """``out`` = the indices of ``key`` in increasing key order (heapsort; keys are distinct)."""
     n = len(key)
@@ -357,13 +367,14 @@ _COMPILED: dict[str, Callable[..., Any]] = {}
 
 
 def compiled_kernels() -> dict[str, Callable[..., Any]]:
-    """The compiled ``_earliest``, ``_insert`` and ``_schedule`` kernels (compiled, or loaded from numba's
+    """The compiled ``_earliest``, ``_insert``, ``_edge_delay`` and ``_schedule`` kernels (compiled, or loaded from numba's
     on-disk cache, on first call; numba is imported only then)."""
     if not _COMPILED:
         import numba
 
         scope = globals()
-        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_schedule"):  # callees first
+        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_edge_delay",
+                     "_schedule"):  # callees first
             scope[name] = numba.njit(cache=True, nogil=True)(scope[name])
             _COMPILED[name] = scope[name]
     return _COMPILED
@@ -395,14 +406,27 @@ def list_schedule_population(structure: DagStructure, tables: CostTables, keys: 
         count = np.zeros((pop, n), dtype=np.int64)
         np.add.at(count, (rows, producers), 1)
         extra = count * send[dev]
+    return compiled_kernels()["_schedule"](
+        keys, dev, np.ascontiguousarray(tables.time), structure.topo, structure.topo_pos, structure.depth,
+        structure.pred_task, structure.pred_edge, tables.n_dev, insertion, *transfer_arguments(tables),
+        np.ascontiguousarray(send_delay), np.ascontiguousarray(extra))
+
+
+def transfer_arguments(tables: CostTables) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The compiled kernels' transfer arguments for :func:`_edge_delay`, ``(table, latency, per_byte,
+    size)``: the flat explicit (n_edges, n_dev, n_dev) table (empty when the times come from the rates),
+    the flat per-pair rates and the per-edge sizes. All read-only, so that a kernel compiles once for
+    either kind of tables (numba types a read-only array apart from a writable one)."""
     explicit = tables.__dict__["_transfer_time_explicit"]
     table = (np.ascontiguousarray(tables.transfer_time, dtype=np.int64).reshape(-1) if explicit
              else np.zeros(0, dtype=np.int64))
-    return compiled_kernels()["_schedule"](
-        keys, dev, np.ascontiguousarray(tables.time), structure.topo, structure.topo_pos, structure.depth,
-        structure.pred_task, structure.pred_edge, tables.n_dev, insertion, table,
-        np.ascontiguousarray(tables.link_latency).reshape(-1), np.ascontiguousarray(tables.link_time_per_byte).reshape(-1),
-        np.ascontiguousarray(tables.edge_size), np.ascontiguousarray(send_delay), np.ascontiguousarray(extra))
+    out = []
+    for array in (table, np.ascontiguousarray(tables.link_latency).reshape(-1),
+                  np.ascontiguousarray(tables.link_time_per_byte).reshape(-1), np.ascontiguousarray(tables.edge_size)):
+        view = array.view()
+        view.flags.writeable = False
+        out.append(view)
+    return out[0], out[1], out[2], out[3]
 
 
 def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_dev, insertion, table, latency,
@@ -414,7 +438,6 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_de
     release = np.zeros((pop, n), dtype=np.int64)
     makespan = np.zeros(pop, dtype=np.int64)
     width = pred_task.shape[1]
-    explicit = table.shape[0] > 0
     cap = n + 2 if insertion else 1
     gs = np.zeros((n_dev, cap), dtype=np.int64)
     ge = np.zeros((n_dev, cap), dtype=np.int64)
@@ -469,12 +492,7 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_de
                 if u >= n:
                     break
                 e = pred_edge[v, j]
-                a = dev[p, u]
-                if explicit:
-                    delay = table[(e * n_dev + a) * n_dev + d]
-                else:
-                    raw = np.ceil(latency[a * n_dev + d] + size[e] * per_byte[a * n_dev + d] - 1e-9)
-                    delay = np.int64(raw) if raw > 0 else 0
+                delay = _edge_delay(e, dev[p, u], d, n_dev, table, latency, per_byte, size)
                 arrive = finish[p, u] + delay + send_delay[ps, e]
                 if arrive > ready:
                     ready = arrive
