@@ -373,7 +373,7 @@ def compiled_kernels() -> dict[str, Callable[..., Any]]:
         import numba
 
         scope = globals()
-        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_edge_delay",
+        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_edge_delay", "_send_rule",
                      "_schedule"):  # callees first
             scope[name] = numba.njit(cache=True, nogil=True)(scope[name])
             _COMPILED[name] = scope[name]
@@ -396,20 +396,11 @@ def list_schedule_population(structure: DagStructure, tables: CostTables, keys: 
     """
     dev = np.ascontiguousarray(dev, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.int64)
-    pop, n = dev.shape
-    extra = np.zeros((1, n), dtype=np.int64)
-    send_delay = np.zeros((1, max(structure.n_edges, 1)), dtype=np.int64)
-    if tensor_per_device and structure.n_edges:
-        send = tables.send_time
-        rows, producers, _, edge_rank = structure.remote_sends(dev, tables.n_dev)
-        send_delay = np.where(edge_rank >= 0, (edge_rank + 1) * send[dev[:, structure.src]], 0)
-        count = np.zeros((pop, n), dtype=np.int64)
-        np.add.at(count, (rows, producers), 1)
-        extra = count * send[dev]
+    sends = bool(tensor_per_device and structure.n_edges and tables.send_time.any())
     return compiled_kernels()["_schedule"](
         keys, dev, np.ascontiguousarray(tables.time), structure.topo, structure.topo_pos, structure.depth,
-        structure.pred_task, structure.pred_edge, tables.n_dev, insertion, *transfer_arguments(tables),
-        np.ascontiguousarray(send_delay), np.ascontiguousarray(extra))
+        structure.pred_task, structure.pred_edge, structure.succ_task, structure.succ_edge, tables.n_dev, insertion,
+        *transfer_arguments(tables), sends, tables.send_time)
 
 
 def transfer_arguments(tables: CostTables) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -429,8 +420,45 @@ def transfer_arguments(tables: CostTables) -> tuple[np.ndarray, np.ndarray, np.n
     return out[0], out[1], out[2], out[3]
 
 
-def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_dev, insertion, table, latency,
-              per_byte, size, send_delay, extra):  # pragma: no cover - compiled
+def _send_rule(p, dev, succ_task, succ_edge, send, remote, send_delay, extra):  # pragma: no cover - compiled
+    """The TF send rule for genome ``p``: per edge the delay its sends add (``(rank + 1) x send`` of the
+    producer's device, where ``rank`` counts the producer's remote devices below the consumer's: sends
+    go out in device-index order; 0 on one device) into ``send_delay``, and per task the time its
+    device stays busy sending (one send per remote device) into ``extra``; ``remote`` is scratch."""
+    n, width = succ_task.shape
+    for u in range(n):
+        a = dev[p, u]
+        count = 0
+        for j in range(width):  # the distinct remote devices of u's consumers
+            w = succ_task[u, j]
+            if w >= n:
+                break
+            b = dev[p, w]
+            if b == a:
+                continue
+            seen = False
+            for q in range(count):
+                if remote[q] == b:
+                    seen = True
+                    break
+            if not seen:
+                remote[count] = b
+                count += 1
+        extra[u] = count * send[a]
+        for j in range(width):
+            w = succ_task[u, j]
+            if w >= n:
+                break
+            b = dev[p, w]
+            rank = 0
+            for q in range(count):
+                if remote[q] < b:
+                    rank += 1
+            send_delay[succ_edge[u, j]] = 0 if b == a else (rank + 1) * send[a]
+
+
+def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, succ_task, succ_edge, n_dev, insertion,
+              table, latency, per_byte, size, sends, send):  # pragma: no cover - compiled
     pop, n = dev.shape
     order = np.zeros((pop, n), dtype=np.int64)
     start = np.zeros((pop, n), dtype=np.int64)
@@ -449,9 +477,12 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_de
     key = np.zeros(n, dtype=np.int64)
     sort_key = np.zeros(n, dtype=np.int64)
     bucket = np.zeros(4 * n + 2, dtype=np.int64)
+    send_delay = np.zeros(size.shape[0] + 1, dtype=np.int64)  # per edge, and the padding's index
+    extra = np.zeros(n, dtype=np.int64)
+    remote = np.zeros(max(succ_task.shape[1], 1), dtype=np.int64)
     for p in range(pop):
-        ps = p if send_delay.shape[0] > 1 else 0
-        px = p if extra.shape[0] > 1 else 0
+        if sends:
+            _send_rule(p, dev, succ_task, succ_edge, send, remote, send_delay, extra)
         for v in topo:  # precedence-consistent keys (a padded predecessor row counts the sentinel key -1)
             kv = keys[p, v]
             if depth[v] > 0 and pred_task[v, width - 1] >= n and kv < -1:
@@ -493,11 +524,11 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, n_de
                     break
                 e = pred_edge[v, j]
                 delay = _edge_delay(e, dev[p, u], d, n_dev, table, latency, per_byte, size)
-                arrive = finish[p, u] + delay + send_delay[ps, e]
+                arrive = finish[p, u] + delay + send_delay[e]
                 if arrive > ready:
                     ready = arrive
             t = time[v, d]
-            occupy = t + extra[px, v]
+            occupy = t + extra[v]
             if insertion:
                 s = _earliest(gs, ge, gc, bs, be, bc, d, ready, occupy)
                 _insert(gs, ge, gc, bs, be, bc, d, s, s + occupy)
