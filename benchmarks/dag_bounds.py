@@ -35,9 +35,7 @@ from dse.cost import TableCostModel
 from dse.heuristics import names as heuristic_names
 from dse.heuristics import run as run_heuristic
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_bounds import destructive_bound
 from dse.solvers.cpsat_single import solve_cpsat_single
-from dse.solvers.lns import solve_lns
 from dse.solvers.memetic import solve_memetic
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
@@ -70,6 +68,10 @@ def best_heuristic(problem: DagProblem) -> tuple[str, int]:
 
 def measure(graph: str, device_file: str, limit: float, max_cells: int, workers: int,
             lns: float) -> dict[str, object]:
+    # imported here: the other scripts import tf_problem alone, also with an earlier copy of the package
+    from dse.mapping.dag_bounds import destructive_bound
+    from dse.solvers.lns import solve_lns
+
     problem = tf_problem(graph, device_file)
     row: dict[str, object] = {"graph": graph, "devices": problem.tables.n_dev, "tasks": problem.n_tasks}
     start = time.perf_counter()

@@ -8,7 +8,8 @@ Graphs are layered random DAGs (25 tasks a layer, 3 producers each) with heterog
 costs (every task, device and transfer cost drawn at random). Prints HEFT's wall time on 8 devices
 (ranks, insertion scheduling and the decode check); the vectorized decoder's schedules per second
 at ``--decoder-size`` tasks x 10 devices, population 100, and the insertion decoder's genomes per
-second (best of ``--repeat``); the wall time and peak RSS of ``dse.load_problem`` of the TF paper's
+second (best of ``--repeat``); the same decoder under the TF paper's send rules on its dynamic-RNN
+graph and 10-device file; the wall time and peak RSS of ``dse.load_problem`` of the TF paper's
 dynamic-RNN graph on its 100-device file and on generated device files of ``--tf-devices`` devices
 (each in a fresh process; needs ``../shared/data/tf-paper``, says so when absent); then NSGA-II
 seeded with the heuristics against HEFT within ``--nsga-time`` seconds (``--seeds 0`` skips it).
@@ -127,6 +128,15 @@ def figures(args: argparse.Namespace, tag: str) -> None:
     inserting = DagProblem(layered_tables(n, 10, seed=1), ("makespan",), memory=False, insertion=True)
     seconds = best_of(args.repeat, lambda: inserting.evaluate(X[:20]))
     print(f"[{tag}] insertion decoder, {n} tasks x 10 devices: {20 / seconds:,.0f} genomes/s")
+    if DATA.is_dir():  # the TF paper's rules: one send per remote device, in device-index order
+        from dag_bounds import DEVICE_FILES, tf_problem  # the sibling script
+
+        tf = tf_problem("dynrnn", DEVICE_FILES[0])
+        X = tf.repair(np.random.default_rng(0).integers(tf.lower, tf.upper + 1, size=(100, tf.n_genes)))
+        tf.evaluate(X[:2])
+        seconds = best_of(args.repeat, lambda: tf.evaluate(X))
+        print(f"[{tag}] TF rules, dynamic_rnn ({tf.n_tasks} tasks) x 10 devices, population 100: "
+              f"{100 / seconds:,.0f} schedules/s")
     for label, spec in tf_specs(args.tf_devices):
         done = subprocess.run([sys.executable, "-P", "-c", LOAD, str(spec)], capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=1800)
