@@ -81,3 +81,14 @@ def test_cli_runs_it_on_a_spec(tmp_path, capsys) -> None:
     assert proven.status == "optimal"
     assert set(frame["solver"]) == {"lns"} and len(frame) == 1
     assert frame["makespan_tu"].iloc[0] == proven.points[0].internal[0] < 80
+
+
+def test_no_feasible_schedule_returns_no_point() -> None:
+    """A deadline below the critical path: no schedule meets it, so the incumbent is never returned (and
+    the memetic local search under it reports progress without a makespan)."""
+    from dse.solvers.memetic import solve_memetic
+
+    problem = DagProblem(random_tables(5, n_ops=5, n_dev=2, disallow=0.0), ("makespan",), memory=False, deadline=1)
+    front = solve_lns(problem, time_limit=1.0, seed=0, step_seconds=0.3, workers=1)
+    assert len(front) == 0 and front.status == "time_limit"
+    assert len(solve_memetic(problem, time_limit=0.5, seed=0)) == 0

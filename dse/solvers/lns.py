@@ -7,15 +7,17 @@ time (:mod:`dse.solvers.memetic`). Then, until the time runs out, one window at 
 * a window of the incumbent's schedule is drawn: a random interval ``width`` of the makespan wide;
   the tasks that run in it are *free*, every other task keeps its device (the family's
   ``pinned(genome, free)`` problem; all start times stay free);
-* CP-SAT solves that problem for at most ``step_seconds`` (deterministic time, one worker by
-  default, so a seed gives the same windows and repairs), hinted with the incumbent and bounded by
-  its makespan;
+* CP-SAT solves that problem for at most ``step_seconds`` of wall time (all cores by default: on the
+  TF paper's graphs one worker rarely improves a window within seconds, and CP-SAT's deterministic
+  time ran nine times past the wall clock on a conv-graph window), hinted with the incumbent and bounded by its makespan;
 * a better schedule becomes the incumbent. A window CP-SAT proves optimal widens the next ones by a
   quarter (up to the whole schedule); one it cannot finish narrows them by a fifth.
 
 Windows are exact where single-task moves are blind: a run of tasks that only pays off when it moves
-and reorders together. Nothing is proven about the whole problem: the result is the incumbent. A
-stop request (Ctrl-C) ends the current window at once and keeps the best schedule so far.
+and reorders together. Nothing is proven about the whole problem: the result is the incumbent (none
+when no feasible schedule was found, status ``time_limit``). A stop request (Ctrl-C) ends the
+current window at once and keeps the best schedule so far. The same seed draws the same windows;
+what a window finds within its seconds can differ between runs, as with the time-limited searches.
 """
 
 from __future__ import annotations
@@ -110,7 +112,9 @@ def solve_lns(
     status = "interrupted" if token.stopped else "time_limit"
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=evaluations,
                        message=f"{steps} local-search steps, {windows} windows re-solved, {improved} improved")
-    return result(problem, incumbent[None, :], "lns", status, stats, proven=False)
+    feasible = bool(problem.evaluate(incumbent[None, :]).feasible[0])
+    genomes = incumbent[None, :] if feasible else np.zeros((0, problem.n_genes), dtype=np.int64)
+    return result(problem, genomes, "lns", status, stats, proven=False)
 
 
 def _supports(problem: MappingProblem) -> str | None:

@@ -231,7 +231,8 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
         if current_s < best_s:
             best, best_s = current.copy(), current_s
         if progress is not None:
-            progress.update(f"local search step {steps}, makespan {int(best_s):,}, {evaluations:,} evaluations")
+            found = f"makespan {int(best_s):,}" if np.isfinite(best_s) else "no feasible schedule yet"
+            progress.update(f"local search step {steps}, {found}, {evaluations:,} evaluations")
     return best, evaluations, steps
 
 
