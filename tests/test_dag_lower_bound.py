@@ -91,3 +91,15 @@ def test_destructive_bound_refutes_makespans(optima: dict[int, int]) -> None:
     """On some instances the refutations lift the bound above the communication bound (up to the optimum)."""
     lifted = [s for s in SEEDS if destructive_bound(random_problem(s), upper=optima[s]) > random_problem(s).lower_bound()]
     assert len(lifted) >= 5, lifted
+
+
+def test_two_edges_from_one_producer_count_it_once() -> None:
+    """a -> b twice (two tensors), every time 10, transfers 1000: by hand the optimum is 20 (both on one
+    device); the bounds must not count a as two producers sharing b's device (30)."""
+    transfer = np.full((2, 2, 2), 1000, dtype=np.int64) * (1 - np.eye(2, dtype=np.int64))
+    tables = dataclasses.replace(chain_of_two().tables, time=np.full((2, 2), 10, dtype=np.int64),
+                                 edges=np.array([[0, 1], [0, 1]], dtype=np.int64),
+                                 edge_bytes=np.ones(2, dtype=np.int64), transfer_time=transfer,
+                                 transfer_energy=np.zeros_like(transfer))
+    problem = DagProblem(tables, ("makespan",), memory=False)
+    assert communication_bound(problem) == 20 == destructive_bound(problem, upper=20)

@@ -55,8 +55,10 @@ def _finish_bound(problem: DagProblem, backward: bool, time: np.ndarray) -> np.n
     st = problem.structure
     order, tasks, edges = (st.topo[::-1], st.succ_task, st.succ_edge) if backward else (st.topo, st.pred_task,
                                                                                          st.pred_edge)
-    return _kernel()(np.ascontiguousarray(order), tasks, edges, np.ascontiguousarray(time), _send(problem),
-                     backward, _INF, *transfer_arguments(problem.tables))
+    order = np.ascontiguousarray(order).view()
+    order.flags.writeable = False  # one compiled version for both directions
+    return _kernel()(order, tasks, edges, np.ascontiguousarray(time), _send(problem), backward, _INF,
+                     *transfer_arguments(problem.tables))
 
 
 _COMPILED: dict[str, Callable[..., np.ndarray]] = {}
@@ -81,17 +83,24 @@ def _finish_kernel(order, pred_task, pred_edge, time, send, backward, inf, table
     finish = np.full((n, m), inf, dtype=np.int64)
     remote = np.zeros((width, m), dtype=np.int64)
     ranked = np.zeros(width, dtype=np.int64)
+    producer = np.zeros(width, dtype=np.int64)
     for v in order:
-        k = 0
-        while k < width and pred_task[v, k] < n:
-            k += 1
-        if k == 0:
-            for d in range(m):
-                finish[v, d] = time[v, d]
-            continue
-        for j in range(k):  # the earliest arrival on each device from a producer on another one
+        k = 0  # distinct producers: two edges from one producer are one producer whose inputs all must arrive
+        for j in range(width):
             u, e = pred_task[v, j], pred_edge[v, j]
-            for d in range(m):
+            if u >= n:
+                break
+            slot = k
+            for q in range(k):
+                if producer[q] == u:
+                    slot = q
+                    break
+            if slot == k:
+                producer[k] = u
+                for d in range(m):
+                    remote[k, d] = 0
+                k += 1
+            for d in range(m):  # the earliest arrival on d of this edge's input from another device
                 best = inf
                 for c in range(m):
                     if c == d or finish[u, c] >= inf:
@@ -102,7 +111,12 @@ def _finish_kernel(order, pred_task, pred_edge, time, send, backward, inf, table
                         arrive = finish[u, c] + _edge_delay(e, c, d, m, table, latency, per_byte, size) + send[c]
                     if arrive < best:
                         best = arrive
-                remote[j, d] = best
+                if best > remote[slot, d]:
+                    remote[slot, d] = best
+        if k == 0:
+            for d in range(m):
+                finish[v, d] = time[v, d]
+            continue
         for d in range(m):
             if time[v, d] >= inf:
                 continue
@@ -115,7 +129,7 @@ def _finish_kernel(order, pred_task, pred_edge, time, send, backward, inf, table
             ready = remote[ranked[0], d]  # nothing local
             latest, earliest, total = 0, inf, 0
             for i in range(k):  # the first i + 1 producers local to d, one after another
-                u = pred_task[v, ranked[i]]
+                u = producer[ranked[i]]
                 if finish[u, d] >= inf:
                     break
                 latest = max(latest, finish[u, d])
@@ -236,6 +250,8 @@ def _refuted(problem: DagProblem, makespan: int, deadline: float) -> bool:
         head, tail = f - time, g - time
         sizes = np.bincount(label)
         for group in np.flatnonzero(sizes > 1):
+            if _time.monotonic() > deadline:
+                return False
             members = np.flatnonzero(label == group)
             for d in np.flatnonzero(narrowed[members[0]]):
                 if _one_machine(head[members, d], time[members, d], tail[members, d]) > makespan:

@@ -89,10 +89,12 @@ def _same_links(t, d: int, r: int, chunk: int = 4096) -> bool:
 
 
 def _remote_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar],
-                     consumers: list[list[tuple[int, int]]], m: int) -> dict[tuple[int, int], cp_model.IntVar]:
+                     consumers: list[list[tuple[int, int]]], m: int,
+                     deadline: float | None = None) -> dict[tuple[int, int], cp_model.IntVar]:
     """``r[u, b]``: true exactly when ``u`` is not on ``b`` and some consumer of ``u`` is (the TF send rule)."""
     r: dict[tuple[int, int], cp_model.IntVar] = {}
     for u, outs in enumerate(consumers):
+        check_build_time(deadline, f"remote devices of task {u} of {len(consumers)}")
         for b in range(m):
             there = [x[v, b] for v in dict.fromkeys(v for v, _ in outs) if (v, b) in x]
             if not there:
@@ -172,20 +174,22 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         # of the chosen device, a strong relaxation where transfers dominate
         model.add(s >= sum(int(head[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
         tails.append(e + sum(int(tail[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
-    r = _remote_literals(model, x, consumers, m) if tf else {}
+    r = _remote_literals(model, x, consumers, m, deadline) if tf else {}
 
     per_device: list[list] = [[] for _ in range(m)]
     release: dict[int, cp_model.IntVar] = {}
     for i in range(n):
+        check_build_time(deadline, f"device occupation of task {i} of {n}")
         remote = [r[i, b] for b in range(m) if (i, b) in r]
         busy_after = [d for d in range(m) if (i, d) in x and send[d] and remote]
         if busy_after:  # compute, then one send per remote device: the device is released later
             rel = model.new_int_var(0, horizon, f"release[{i}]")
             span = model.new_int_var(0, horizon, f"occupy[{i}]")
             release[i] = rel
+            sent = sum(remote)
             for d in range(m):
                 if (i, d) in x:
-                    model.add(rel == end[i] + int(send[d]) * sum(remote)).only_enforce_if(x[i, d])
+                    model.add(rel == end[i] + int(send[d]) * sent).only_enforce_if(x[i, d])
                     per_device[d].append(model.new_optional_interval_var(start[i], span, rel, x[i, d],
                                                                          f"iv[{i},{d}]"))
             continue

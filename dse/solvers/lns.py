@@ -7,7 +7,8 @@ time (:mod:`dse.solvers.memetic`). Then, until the time runs out, one window at 
 * a window of the incumbent's schedule is drawn: a random interval ``width`` of the makespan wide;
   the tasks that run in it are *free*, every other task keeps its device (the family's
   ``pinned(genome, free)`` problem; all start times stay free);
-* CP-SAT solves that problem for at most ``step_seconds`` of wall time (all cores by default: on the
+* CP-SAT builds and solves that problem within ``step_seconds`` of wall time (a window whose model
+  does not build in time, or is too large, counts as unfinished; all cores by default: on the
   TF paper's graphs one worker rarely improves a window within seconds, and CP-SAT's deterministic
   time ran nine times past the wall clock on a conv-graph window), hinted with the incumbent and bounded by its makespan;
 * a better schedule becomes the incumbent. A window CP-SAT proves optimal widens the next ones by a
@@ -16,7 +17,8 @@ time (:mod:`dse.solvers.memetic`). Then, until the time runs out, one window at 
 Windows are exact where single-task moves are blind: a run of tasks that only pays off when it moves
 and reorders together. Nothing is proven about the whole problem: the result is the incumbent (none
 when no feasible schedule was found, status ``time_limit``). A stop request (Ctrl-C) ends the
-current window at once and keeps the best schedule so far. The same seed draws the same windows;
+current window's search at once (a model being built finishes first, within the window's
+seconds) and keeps the best schedule so far. The same seed draws the same windows;
 what a window finds within its seconds can differ between runs, as with the time-limited searches.
 """
 
@@ -31,6 +33,7 @@ import numpy as np
 
 from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import MappingProblem
+from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
 from dse.solvers.common import result
@@ -46,13 +49,16 @@ START_WIDTH = 0.25
 
 def repair_window(problem: DagProblem, incumbent: np.ndarray, free: np.ndarray, step_seconds: float,
                   wall_seconds: float, seed: int, workers: int, token: StopToken) -> tuple[np.ndarray | None, bool]:
-    """CP-SAT on ``problem`` with the tasks outside ``free`` on their ``incumbent`` devices, for
-    ``step_seconds`` of deterministic time and never past ``wall_seconds``: ``(genome or None, proven)``,
-    the genome only when it is strictly better than the incumbent."""
+    """CP-SAT on ``problem`` with the tasks outside ``free`` on their ``incumbent`` devices, built and
+    solved within ``step_seconds`` and never past ``wall_seconds``: ``(genome or None, proven)``, the
+    genome only when it is better than the incumbent (feasible where the incumbent is not, else shorter)."""
     from ortools.sat.python import cp_model
 
     window = problem.pinned(incumbent, free)
-    form = window.cpsat(seeds=[incumbent])  # no deadline: no time spent refuting makespans of a window
+    try:  # the build counts against the window's seconds (a large window may not fit them)
+        form = window.cpsat(seeds=[incumbent], deadline=time.monotonic() + min(step_seconds, wall_seconds))
+    except ModelBuildTimeout:
+        return None, False
     form.model.minimize(form.objective_vars[0])
     solver = cp_model.CpSolver()
     params = solver.parameters
@@ -64,7 +70,7 @@ def repair_window(problem: DagProblem, incumbent: np.ndarray, free: np.ndarray, 
         return None, False
     found = form.to_genome(solver)
     ev = problem.evaluate(np.stack([found, incumbent]))
-    better = bool(ev.feasible[0] and ev.F[0, 0] < ev.F[1, 0])
+    better = bool(ev.feasible[0] and (not ev.feasible[1] or ev.F[0, 0] < ev.F[1, 0]))  # feasibility first
     return (found if better else None), status == cp_model.OPTIMAL
 
 
