@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dse.mapping.dag_structure import _edge_delay, transfer_arguments
+from dse.mapping.dag_structure import _edge_delay, _slot, transfer_arguments
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -71,7 +71,8 @@ def _kernel() -> Callable[..., np.ndarray]:
 
         from dse.mapping.dag_structure import compiled_kernels
 
-        globals()["_edge_delay"] = compiled_kernels()["_edge_delay"]
+        compiled = compiled_kernels()
+        globals()["_edge_delay"], globals()["_slot"] = compiled["_edge_delay"], compiled["_slot"]
         _COMPILED["finish"] = numba.njit(cache=True, nogil=True)(_finish_kernel)
     return _COMPILED["finish"]
 
@@ -90,11 +91,7 @@ def _finish_kernel(order, pred_task, pred_edge, time, send, backward, inf, table
             u, e = pred_task[v, j], pred_edge[v, j]
             if u >= n:
                 break
-            slot = k
-            for q in range(k):
-                if producer[q] == u:
-                    slot = q
-                    break
+            slot = _slot(producer, k, u)
             if slot == k:
                 producer[k] = u
                 for d in range(m):

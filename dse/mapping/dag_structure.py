@@ -373,7 +373,7 @@ def compiled_kernels() -> dict[str, Callable[..., Any]]:
         import numba
 
         scope = globals()
-        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_edge_delay", "_send_rule",
+        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_edge_delay", "_slot", "_send_rule",
                      "_schedule"):  # callees first
             scope[name] = numba.njit(cache=True, nogil=True)(scope[name])
             _COMPILED[name] = scope[name]
@@ -420,6 +420,14 @@ def transfer_arguments(tables: CostTables) -> tuple[np.ndarray, np.ndarray, np.n
     return out[0], out[1], out[2], out[3]
 
 
+def _slot(values, count, x):  # pragma: no cover - compiled
+    """The index of ``x`` in ``values[:count]``, or ``count`` when it is not there."""
+    for q in range(count):
+        if values[q] == x:
+            return q
+    return count
+
+
 def _send_rule(p, dev, succ_task, succ_edge, send, remote, send_delay, extra):  # pragma: no cover - compiled
     """The TF send rule for genome ``p``: per edge the delay its sends add (``(rank + 1) x send`` of the
     producer's device, where ``rank`` counts the producer's remote devices below the consumer's: sends
@@ -434,14 +442,7 @@ def _send_rule(p, dev, succ_task, succ_edge, send, remote, send_delay, extra):  
             if w >= n:
                 break
             b = dev[p, w]
-            if b == a:
-                continue
-            seen = False
-            for q in range(count):
-                if remote[q] == b:
-                    seen = True
-                    break
-            if not seen:
+            if b != a and _slot(remote, count, b) == count:
                 remote[count] = b
                 count += 1
         extra[u] = count * send[a]
