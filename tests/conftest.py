@@ -25,7 +25,7 @@ def compiled_dag_kernels() -> None:
     for insertion in (False, True):
         problem = DagProblem(tables, ("makespan",), memory=False, insertion=insertion)
         problem.evaluate(np.array(collect_seeds(problem)))
-        communication_bound(problem)
+    communication_bound(problem)
 
 
 #: A two-device platform and a three-op workload, written out inline in specs by the CLI tests.

@@ -37,7 +37,7 @@ from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
 from dse.solvers.common import result
-from dse.solvers.registry import Solver, collect_seeds, register_solver
+from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -93,9 +93,11 @@ def solve_lns(
     start = time.monotonic()
     end = start + time_limit
     rng = np.random.default_rng(seed)
-    X = np.array([np.asarray(g, dtype=np.int64) for g in resume] + collect_seeds(problem), dtype=np.int64)
-    ev = problem.evaluate(X)
-    incumbent = X[np.lexsort((ev.F[:, 0], ~ev.feasible))[0]]
+    first = best_seed(problem, [np.asarray(g, dtype=np.int64) for g in resume] + collect_seeds(problem))
+    if first is None:  # no seed to improve (a dag problem always has its single-device baselines)
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "lns", "time_limit",
+                      SolveStats(wall_s=time.monotonic() - start, message="no seed to start from"))
+    incumbent = first
     windows = improved = 0
     width = START_WIDTH
     with interruptible() as token:
