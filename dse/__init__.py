@@ -9,7 +9,7 @@ Typical use::
     print(problem.decode(front.points[0].genome).explain())
 """
 
-from dse.errors import DseError, InfeasibleError, SpaceTooLargeError, SpecError
+from dse.errors import DseError, GenomeError, InfeasibleError, SpaceTooLargeError, SpecError
 from dse.pareto import ParetoPoint, ParetoSet
 from dse.solvers import solve
 from dse.spec import build_problem, load_problem, load_spec
@@ -29,6 +29,7 @@ __version__ = _version()
 
 __all__ = [
     "DseError",
+    "GenomeError",
     "InfeasibleError",
     "ParetoPoint",
     "ParetoSet",

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from dse.catalog import time_unit_note
-from dse.errors import DseError, InfeasibleError, SpecError
+from dse.errors import DseError, GenomeError, InfeasibleError, SpecError
 from dse.pareto import ParetoSet
 
 
@@ -253,10 +253,11 @@ def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
     except ValueError as exc:
         raise SpecError(str(path), "fronts", "front.json", f"cannot be read: {exc}") from None
     for g in genomes:
-        if len(g) != problem.n_genes or (g < problem.lower).any() or (g > problem.upper).any():
+        try:
+            problem.checked_genomes(g)
+        except GenomeError as exc:
             raise SpecError(str(path), "fronts.points.genome", " ".join(map(str, g[:8].tolist())),
-                            f"does not fit this problem ({problem.n_genes} genes within the genome's bounds): "
-                            "was it written for another spec?")
+                            f"does not fit this problem ({exc}): was it written for another spec?") from None
     return genomes
 
 

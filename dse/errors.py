@@ -39,3 +39,12 @@ class SpaceTooLargeError(DseError, ValueError):
     """Exhaustive search refused: the genome space exceeds the configured bound."""
 
     exit_code = 2
+
+
+class GenomeError(DseError, ValueError):
+    """A genome that does not fit its problem: the wrong number of genes, or a gene outside its bounds.
+
+    Raised by :meth:`MappingProblem.evaluate` and every family's ``decode`` before any array is indexed.
+    """
+
+    exit_code = 2

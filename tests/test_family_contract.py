@@ -6,10 +6,14 @@ A new family gets these checks by registering (``dse.mapping.registry``):
 * exhaustive search and CP-SAT give the same front, point for point (exact families);
 * ``repair`` lands in bounds and is idempotent;
 * ``decode`` agrees with ``evaluate`` (objective quantities and constraint slack);
+* ``decode`` and ``evaluate`` refuse a genome of the wrong length or with a gene out of bounds with a
+  :class:`GenomeError` naming the gene (never an index error, a crash, or a silently wrapped index);
 * every declared metric and objective appears as a column of ``front.csv``.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -18,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dse import cli
+from dse.errors import GenomeError
 from dse.mapping.registry import families
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.exhaustive import solve_exhaustive
@@ -81,6 +86,25 @@ def test_decode_agrees_with_evaluate(name: str, seed: int) -> None:
         assert set(decoded.assignment()) == set(problem.tables.op_names)
         assert problem.describe(x)
         assert decoded.explain()
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_a_genome_that_does_not_fit_is_refused_by_name(name: str) -> None:
+    problem = example(name, 0)
+    good = problem.repair(problem.lower[None, :])[0]
+    for short_or_long in (good[:-1], np.concatenate([good, good[:1]]), good[:0]):
+        for call in (problem.decode, problem.evaluate):
+            with pytest.raises(GenomeError, match=f"takes {problem.n_genes}"):
+                call(short_or_long)
+    for gene in {0, problem.n_genes - 1}:
+        for value in (int(problem.lower[gene]) - 1, int(problem.upper[gene]) + 1):
+            bad = good.copy()
+            bad[gene] = value
+            name_of_gene = problem.gene_names[gene]
+            with pytest.raises(GenomeError, match=f"gene {gene} '{re.escape(name_of_gene)}' = {value} "):
+                problem.decode(bad)
+            with pytest.raises(GenomeError, match=r"\(genome 1\)"):
+                problem.evaluate(np.stack([good, bad]))
 
 
 @pytest.mark.parametrize("name", FAMILIES)

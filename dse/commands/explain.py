@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from dse.commands import Command, register_command
-from dse.errors import SpecError
+from dse.errors import GenomeError, SpecError
 
 WHERE = "command line"
 
@@ -59,16 +59,12 @@ def genome_from_front(folder: Path, row: int) -> np.ndarray:
 
 
 def check_genome(problem, x: np.ndarray, field: str) -> None:
-    """:class:`SpecError` unless ``x`` has the problem's length and every gene is within its bounds."""
-    if len(x) != problem.n_genes:
-        raise SpecError(WHERE, field, " ".join(map(str, x.tolist())),
-                        f"has {len(x)} genes; this problem's genome has {problem.n_genes} "
-                        f"({', '.join(problem.gene_names[:4])}{', ...' if problem.n_genes > 4 else ''})")
-    bad = np.flatnonzero((x < problem.lower) | (x > problem.upper))
-    if len(bad):
-        g = int(bad[0])
-        raise SpecError(WHERE, field, int(x[g]),
-                        f"gene {problem.gene_names[g]} must be in [{problem.lower[g]}, {problem.upper[g]}]")
+    """:class:`SpecError` naming ``field`` unless ``x`` has the problem's length and every gene is within its
+    bounds (the problem's own check, :meth:`~dse.mapping.base.MappingProblem.checked_genomes`)."""
+    try:
+        problem.checked_genomes(x)
+    except GenomeError as exc:
+        raise SpecError(WHERE, field, " ".join(map(str, x[:8].tolist())), str(exc)) from None
 
 
 def explain(problem, x: np.ndarray) -> str:

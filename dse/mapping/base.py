@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dse.cost import CostTables
+from dse.errors import GenomeError
 from dse.mapping.constraints import Constraint
 from dse.mapping.population import FlatTables, Population
 
@@ -175,11 +176,44 @@ class MappingProblem(ABC):
         """Evaluate one chunk ``X`` (pop, n_genes): a Population whose ``values`` hold every objective's
         ``internal_name``, every quantity the constraints read, and (with ``metrics``) the family's metrics."""
 
-    def evaluate(self, X: np.ndarray, metrics: bool = False) -> Evaluation:
-        """Evaluate a population ``X`` of shape (pop, n_genes) (or one genome); returns an :class:`Evaluation`."""
+    @cached_property
+    def _bound_runs(self) -> tuple[tuple[int, int, int, int], ...]:
+        """``(first, stop, lower, upper)`` per run of consecutive genes with the same bounds (a problem's bounds
+        never change)."""
+        lower, upper = self.lower, self.upper
+        cuts = [0, *np.flatnonzero((np.diff(lower) != 0) | (np.diff(upper) != 0)) + 1, len(lower)]
+        return tuple((int(a), int(b), int(lower[a]), int(upper[a])) for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+                     if a < b)
+
+    def checked_genomes(self, X: np.ndarray | Sequence[int]) -> np.ndarray:
+        """``X`` (one genome, or a population of shape (pop, n_genes)) as a 2-D ``int64`` array.
+
+        Raises :class:`GenomeError` naming the problem, the gene and its value when a genome has the wrong
+        number of genes or a gene outside ``lower..upper`` (the evaluators index tables with the genes).
+        """
         X = np.asarray(X, dtype=np.int64)
         if X.ndim == 1:
             X = X[None, :]
+        if X.ndim != 2 or X.shape[1] != self.n_genes:
+            genes = X.shape[-1] if X.ndim else 0
+            raise GenomeError(f"problem '{self.name}': a genome has {genes} gene{'s' * (genes != 1)}, this problem takes "
+                              f"{self.n_genes} ({self.gene_names[0] if self.n_genes else 'none'}, ...)")
+        if all(low <= X[:, a:b].min() and X[:, a:b].max() <= high for a, b, low, high in self._bound_runs if len(X)):
+            return X  # the common case: two whole-block reductions per run of equal bounds, no (pop, genes) mask
+        lower, upper = self.lower, self.upper
+        outside = (X < lower) | (X > upper)
+        if outside.any():
+            row, gene = (int(i) for i in np.argwhere(outside)[0])
+            where = f" (genome {row})" if len(X) > 1 else ""
+            raise GenomeError(f"problem '{self.name}': gene {gene} '{self.gene_names[gene]}' = {int(X[row, gene])}"
+                              f"{where} is outside {int(lower[gene])}..{int(upper[gene])}")
+        return X
+
+    def evaluate(self, X: np.ndarray, metrics: bool = False) -> Evaluation:
+        """Evaluate a population ``X`` of shape (pop, n_genes) (or one genome); returns an :class:`Evaluation`.
+
+        Raises :class:`GenomeError` when a genome does not fit (:meth:`checked_genomes`)."""
+        X = self.checked_genomes(X)
         chunk = self.chunk_size or int(np.clip(65_536 // max(self.tables.n_ops, self.tables.n_edges, 1), 128, 1024))
         if len(X) <= chunk:
             return self._evaluate_chunk(X, metrics)
@@ -229,7 +263,8 @@ class MappingProblem(ABC):
     # ------------------------------------------------------------------ decoding
     @abstractmethod
     def decode(self, x: np.ndarray) -> DecodedMapping:
-        """The mapping of one genome, with ``explain()``, ``assignment()`` and ``schedule``."""
+        """The mapping of one genome, with ``explain()``, ``assignment()`` and ``schedule``; a family checks the
+        genome first (:meth:`checked_genomes`: :class:`GenomeError` when it does not fit)."""
 
     def assignment(self, genome: Sequence[int]) -> dict[str, str]:
         """Op name -> device name for one genome (default: from ``decode``; families give a cheaper one)."""

@@ -294,7 +294,7 @@ class DagProblem(MappingProblem):
         """Decode one genome into a :class:`DagSchedule` (insertion per the problem unless given)."""
         t = self.tables
         n = self.n_tasks
-        x = np.asarray(x, dtype=np.int64).reshape(-1)
+        x = self.checked_genomes(x)[0]
         order, start, finish, release, makespan = self._place(x, self.insertion if insertion is None else insertion)
         energy = self._energy_of(x[:n], makespan)
         G = self._violations(x[:n], makespan, energy)

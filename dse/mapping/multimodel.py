@@ -218,7 +218,7 @@ class MultiModelProblem(MappingProblem):
         return population
 
     def decode(self, x: np.ndarray) -> MultiModelMapping:
-        x = np.asarray(x, dtype=np.int64)
+        x = self.checked_genomes(x)[0]
         n = self.tables.n_ops
         result = self.run(x)
         return MultiModelMapping(

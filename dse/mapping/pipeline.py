@@ -325,7 +325,7 @@ class PipelineProblem(MappingProblem):
     # ------------------------------------------------------------------ decoding
     def decode(self, x: np.ndarray) -> PipelineMapping:
         t = self.tables
-        x = np.asarray(x, dtype=np.int64).reshape(-1)
+        x = self.checked_genomes(x)[0]
         ev = self.evaluate(x[None, :], metrics=True)
         m = ev.metrics
         names = t.device_names

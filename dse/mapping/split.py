@@ -278,7 +278,7 @@ class SplitProblem(MappingProblem):
 
     def decode(self, x: np.ndarray) -> SplitMapping:
         p = self.parts
-        x = np.asarray(x, dtype=np.int64).reshape(-1)
+        x = self.checked_genomes(x)[0]
         ev = self.evaluate(x[None, :], metrics=True)
         m = ev.metrics
         names = self.tables.device_names
