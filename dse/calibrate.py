@@ -40,6 +40,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
+from dse.files import replace_atomically
 from dse.mapping.split_model import DTYPE_BYTES as GEMM_DTYPE_BYTES
 from dse.progress import Progress, silent
 
@@ -986,9 +987,7 @@ def save_calibration(cal: Calibration, path: str | Path) -> None:
     path = Path(path)
     text = "# Kernel calibration written by `dse calibrate`; see docs/calibration.md.\n" + \
         yaml.safe_dump(calibration_to_dict(cal), sort_keys=False, width=120, default_flow_style=None)
-    temporary = path.with_name(f".{path.name}.tmp")
     try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
+        replace_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
     except OSError as exc:
         raise SpecError(str(path), "<file>", str(path), f"cannot write: {exc.strerror or exc}") from None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import os
 import signal
 import sys
 import tempfile
@@ -19,6 +18,7 @@ import numpy as np
 
 from dse.catalog import time_unit_note
 from dse.errors import DseError, GenomeError, InfeasibleError, SpecError
+from dse.files import replace_atomically
 from dse.pareto import ParetoSet
 
 
@@ -330,19 +330,6 @@ def compare_line(first: ParetoSet, second: ParetoSet) -> str:
             "on the combined front " + "; ".join(parts))
 
 
-def _replace_atomically(path: Path, write) -> None:
-    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it over ``path``: a kill
-    mid-write leaves the old file or the new one, never half of one."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False) -> None:
     """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
     front yet, the files still say so (a header-only CSV, an empty plot)."""
@@ -359,17 +346,17 @@ def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False) -> 
         frame.insert(2, "status", f.status)
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
-    _replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
+    replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, "fronts": [json.loads(f.to_json()) for f in fronts]}
-    _replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
-    _replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts), tmp))
+    replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
+    replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts), tmp))
     if gantt:
         best = next((f for f in fronts if len(f)), None)
         if best is not None:
             genome = np.asarray(best.knee().genome)
             if problem.decode(genome).schedule:
                 title = f"{problem.name}: knee point"
-                _replace_atomically(out / "gantt.png", lambda tmp: save(
+                replace_atomically(out / "gantt.png", lambda tmp: save(
                     plot_schedule(problem, genome, title=title), tmp))
 
 

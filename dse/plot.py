@@ -384,8 +384,7 @@ def transfers(problem: MappingProblem, mapping: Any, x: np.ndarray) -> list[tupl
     rows: list[tuple[str, str, float, float]] = []
     if hasattr(mapping, "finish") and hasattr(problem, "structure") and t.n_edges:
         dev = np.asarray(mapping.device)
-        delay, _ = problem.structure.send_delays(dev, t.transfer_time, t.send_time,
-                                                 bool(getattr(problem, "tensor_per_device", False)))
+        delay, _ = problem.structure.send_delays(dev, t, bool(getattr(problem, "tensor_per_device", False)))
         for e, (s, d) in enumerate(np.asarray(t.edges).tolist()):
             a, b = int(dev[s]), int(dev[d])
             if a != b and delay[e] > 0:
@@ -399,7 +398,7 @@ def transfers(problem: MappingProblem, mapping: Any, x: np.ndarray) -> list[tupl
                 continue
             link = f"{names[a]}->{names[b]}"
             start = cursor.get(link, 0.0)
-            end = start + float(t.transfer_time[e, a, b])
+            end = start + float(t.edge_transfer_time(e, a, b))
             cursor[link] = end
             rows.append((f"{t.op_names[s]}->{t.op_names[d]}", link, start, end))
     return rows

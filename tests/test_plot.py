@@ -158,3 +158,27 @@ def test_files_are_drawn_without_pyplot_outside_notebooks(tmp_path) -> None:
             "assert 'matplotlib.pyplot' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
     assert (tmp_path / "x.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_dag_gantt_transfers_follow_the_send_rule_without_building_the_transfer_table() -> None:
+    """a on d0 feeds b on d1 and c on d2; every task takes 10, d0 sends in 5, the tensor (4 bytes) takes
+    3 per byte to d1 and 2 per byte to d2. By hand (TF rule: sends go out in device order): a->b
+    leaves at 10 and arrives after 12 + 1 x 5 = 17, a->c after 8 + 2 x 5 = 18."""
+    from dse.cost import CostTables
+    from dse.mapping.dag import DagProblem
+    from dse.plot import transfers
+
+    rate = np.zeros((3, 3))
+    rate[0, 1], rate[0, 2] = 3.0, 2.0
+    tables = CostTables(
+        op_names=("a", "b", "c"), device_names=("d0", "d1", "d2"), time=np.full((3, 3), 10, dtype=np.int64),
+        energy=np.zeros((3, 3), dtype=np.int64), mem=np.zeros((3, 3), dtype=np.int64),
+        allowed=np.ones((3, 3), dtype=bool), edges=np.array([[0, 1], [0, 2]], dtype=np.int64),
+        edge_bytes=np.full(2, 4, dtype=np.int64), idle_power_mw=np.zeros(3, dtype=np.int64),
+        mem_capacity=np.ones(3, dtype=np.int64), send_time=np.array([5, 0, 0], dtype=np.int64),
+        time_unit="tu", link_time_per_byte=rate)
+    problem = DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True)
+    x = problem.genome([0, 1, 2])
+    rows = transfers(problem, problem.decode(x), x)
+    assert rows == [("a->b", "d0->d1", 10.0, 27.0), ("a->c", "d0->d2", 10.0, 28.0)]
+    assert tables.__dict__["_transfer_time_array"] is None  # read edge by edge, never as a full table

@@ -9,12 +9,11 @@
   the sentinel edge ``n_edges``;
 * ``depth_levels`` (tasks by longest edge count from a source) and
   ``height_levels`` (by longest edge count to a sink);
-* the TF paper's send rule: :meth:`DagStructure.remote_rank` (which remote
-  devices receive a producer's tensor and in which order) and
-  :meth:`DagStructure.send_delays` for one genome;
-
-* :meth:`DagStructure.transfer_delays`: per edge the delay from producer finish to arrival and
-  per task its send time, for a whole population, read from the tables' per-edge accessors;
+* the TF paper's send rule in numpy: :meth:`DagStructure.remote_sends` (which remote devices
+  receive each producer's tensor and in which order) and :meth:`DagStructure.transfer_delays`
+  (per edge the delay from producer finish to arrival and per task its send time, for a whole
+  population, read from the tables' per-edge accessors; :meth:`DagStructure.send_delays` for one
+  genome); the compiled kernel applies the same rule per genome (``_send_rule``);
 
 the insertion search shared by every insertion-based scheduler, :class:`Timeline` (per device
 its sorted free gaps, searched with bisect, so contiguous work costs O(log n) a query), and the
@@ -128,23 +127,6 @@ class DagStructure:
 
         return rows(self.pred_task, self.pred_edge), rows(self.succ_task, self.succ_edge)
 
-    def remote_rank(self, dev: np.ndarray, n_dev: int) -> tuple[np.ndarray, np.ndarray]:
-        """The TF send rule for a population of assignments ``dev`` (pop, n).
-
-        Returns ``remote`` (bool (pop, n + 1, n_dev)): the remote devices that
-        receive each producer's tensor (row ``n`` is the sentinel, all false);
-        and ``rank``: how many of those come before each device (sends go out
-        in device-index order).
-        """
-        pop = len(dev)
-        remote = np.zeros((pop, self.n + 1, n_dev), dtype=bool)
-        if self.n_edges:
-            dd = dev[:, self.dst]
-            r, e = np.nonzero(dev[:, self.src] != dd)
-            remote[r, self.src[e], dd[r, e]] = True
-        rank = np.cumsum(remote, axis=2) - remote
-        return remote, rank
-
     def remote_sends(self, dev: np.ndarray, n_dev: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The TF send rule for a population ``dev`` (pop, n) in O(pop x edges) memory.
 
@@ -188,27 +170,12 @@ class DagStructure:
             extra = count * send[dev]
         return delay, extra
 
-    def send_delays(self, dev: np.ndarray, transfer_time: np.ndarray | CostTables, send_time: np.ndarray,
-                    tensor_per_device: bool) -> tuple[np.ndarray, np.ndarray]:
-        """For one assignment ``dev`` (n,): per edge the delay from producer finish to arrival, and per
-        task the time its device stays busy sending after its compute (zero without the TF rule).
-        ``transfer_time`` is the (n_edges, n_dev, n_dev) table or the :class:`CostTables` themselves
-        (read through their per-edge accessor, without building the table)."""
-        if isinstance(transfer_time, CostTables):
-            delay2, extra2 = self.transfer_delays(transfer_time, np.asarray(dev)[None, :], tensor_per_device)
-            return delay2[0], extra2[0]
-        if not self.n_edges:
-            return np.zeros(0, dtype=np.int64), np.zeros(self.n, dtype=np.int64)
-        a, b = dev[self.src], dev[self.dst]
-        delay = transfer_time[np.arange(self.n_edges), a, b].astype(np.int64)
-        extra = np.zeros(self.n, dtype=np.int64)
-        if tensor_per_device:
-            remote, rank = self.remote_rank(dev[None, :], len(send_time))
-            remote, rank = remote[0, : self.n], rank[0]
-            cross = a != b
-            delay = delay + np.where(cross, (rank[self.src, b] + 1) * send_time[a], 0)
-            extra = remote.sum(axis=1) * send_time[dev]
-        return delay, extra
+    def send_delays(self, dev: np.ndarray, tables: CostTables, tensor_per_device: bool) -> tuple[np.ndarray, np.ndarray]:
+        """For one assignment ``dev`` (n,): per edge the delay from producer finish to arrival, and per task
+        the time its device stays busy sending after its compute (zero without the TF rule); the
+        population rule of :meth:`transfer_delays` for one row (no (edges x devices^2) table is built)."""
+        delay, extra = self.transfer_delays(tables, np.asarray(dev)[None, :], tensor_per_device)
+        return delay[0], extra[0]
 
 
 class Timeline:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.errors import SpecError
+from dse.files import replace_atomically
 from dse.inputs import InputFeatures
 from dse.progress import Progress, silent
 
@@ -177,10 +178,8 @@ def library_to_dict(library: ConfigLibrary) -> dict[str, Any]:
 
 def save_library(library: ConfigLibrary, path: str | Path) -> None:
     """Write ``library`` as JSON to ``path`` (replaced atomically)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(library_to_dict(library), indent=1), encoding="utf-8")
-    tmp.replace(path)
+    text = json.dumps(library_to_dict(library), indent=1)
+    replace_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
 def load_library(path: str | Path, context: Mapping[str, Any] | None = None) -> ConfigLibrary:

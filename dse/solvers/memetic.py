@@ -55,7 +55,7 @@ def critical_path(problem: DagProblem, x: np.ndarray) -> list[tuple[int, int, bo
     n = problem.n_tasks
     s = problem.schedule(x, insertion=False)
     dev = s.device
-    delay, _ = st.send_delays(dev, t, t.send_time, problem.tensor_per_device)
+    delay, _ = st.send_delays(dev, t, problem.tensor_per_device)
     previous = np.full(n, -1, dtype=np.int64)  # the task before each one on its device, in scheduling order
     last = np.full(t.n_dev, -1, dtype=np.int64)
     for v in s.order.tolist():
