@@ -19,6 +19,7 @@ import numpy as np
 from dse.catalog import time_unit_note
 from dse.errors import DseError, GenomeError, InfeasibleError, SpecError
 from dse.files import replace_atomically
+from dse.limits import check_seed, check_time_limit
 from dse.pareto import ParetoSet
 
 
@@ -119,29 +120,12 @@ def _validate(spec_path: str) -> int:
 
 def _check_arguments(args: argparse.Namespace) -> None:
     """Reject bad command-line values before any work starts (SpecError, exit 2)."""
-    from dse.spec import MAX_TIME_LIMIT_S
-
-    where = "command line"
-    if args.time_limit is not None and not (0 < args.time_limit <= MAX_TIME_LIMIT_S):
-        raise SpecError(where, "--time-limit", args.time_limit,
-                        f"must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}]")
+    if args.time_limit is not None:
+        check_time_limit(args.time_limit)
     if args.seed is not None:
         check_seed(args.seed)
     if args.out is not None:
         check_out_folder(args.out)
-
-
-def check_seed(seed: object, source: str = "command line", flag: str = "--seed") -> int:
-    """``seed`` as an int in [0, MAX_SEED]; :class:`SpecError` (exit 2) naming ``flag`` otherwise."""
-    from dse.spec import MAX_SEED
-
-    try:
-        value = int(seed)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        value = -1
-    if not 0 <= value <= MAX_SEED:
-        raise SpecError(source, flag, seed, f"must be an integer in [0, {MAX_SEED}]")
-    return value
 
 
 def check_out_folder(out: Path, flag: str = "--out") -> None:

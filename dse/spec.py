@@ -28,16 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dse import catalog
 from dse.cost import CostModel, CostTables, RooflineCostModel, TableCostModel
 from dse.errors import DseError, SpecError
+from dse.limits import MAX_SEED, MAX_TIME_LIMIT_S
 from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
 from dse.platform import Platform, platform_from_dict, spec_error_from_validation
 from dse.workload import Workload, validate_workload, workload_from_dict
 from dse.yamlio import read_yaml
-
-#: Largest seed accepted (CP-SAT's random_seed is a 32-bit integer).
-MAX_SEED = 2**31 - 1
-#: Longest time limit accepted, in seconds (30 days).
-MAX_TIME_LIMIT_S = 30 * 24 * 3600.0
 
 
 class _Strict(BaseModel):

@@ -240,3 +240,27 @@ def test_table_cost_model_rejects_a_non_finite_scale() -> None:
     with pytest.raises(SpecError) as err:
         TableCostModel(scale=float("inf"))
     assert (err.value.field, err.value.value) == ("scale", float("inf"))
+
+
+@pytest.mark.parametrize(("argument", "value"), [
+    ("seed", -1), ("seed", 1.5), ("seed", 2**70), ("seed", True), ("seed", "x"),
+    ("time_limit", 0), ("time_limit", -1.0), ("time_limit", float("nan")), ("time_limit", float("inf")),
+    ("time_limit", "5"),
+])
+def test_the_python_api_refuses_a_bad_seed_or_time_limit_by_name(argument: str, value: object) -> None:
+    """The ranges of a spec and of the command line (seed in [0, 2**31 - 1], time limit in (0, 30 days]),
+    checked before any solver starts: neither numpy's seeding nor OR-Tools' parameters see the value."""
+    import dse
+
+    problem = dse.load_problem("quickstart")
+    with pytest.raises(SpecError, match=rf"^dse\.solve: field '{argument}' = .*: must be"):
+        dse.solve(problem, solver="nsga2", **{argument: value})
+
+
+def test_numpy_scalars_are_a_seed_and_a_time_limit() -> None:
+    import numpy as np
+
+    import dse
+
+    front = dse.solve(dse.load_problem("quickstart"), solver="cpsat", seed=np.int64(3), time_limit=np.float64(5))
+    assert front.status == "optimal"

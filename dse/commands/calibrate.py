@@ -58,7 +58,7 @@ def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from dse import calibrate
-    from dse.cli import check_seed
+    from dse.limits import check_seed
     from dse.progress import Progress
 
     kernels = calibrate.check_kernels(_split(args.kernels))

@@ -55,7 +55,8 @@ def _split(text: str) -> str | list[int]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dse.cli import check_out_folder, check_seed
+    from dse.cli import check_out_folder
+    from dse.limits import check_seed
     from dse.mapping.split_model import DTYPE_BYTES, GemmWorkload, calibration_predictor
     from dse.progress import Progress
     from dse.runtime.coexec import coexecute, parse_devices

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dse.limits import check_seed, check_time_limit
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
 from dse.progress import Progress
@@ -35,13 +36,18 @@ def solve(
     the solver.
 
     Raises :class:`UnknownSolverError` (a ``ValueError``) for an unknown name,
-    listing the known ones, and ``NotImplementedError`` when the solver does
-    not support the problem (e.g. ``cpsat`` without an exact formulation).
+    listing the known ones; :class:`~dse.errors.SpecError` (a ``ValueError``)
+    for a ``seed`` outside [0, 2**31 - 1] or a ``time_limit`` that is not a
+    number of seconds in (0, 30 days] (as a spec or the command line); and
+    ``NotImplementedError`` when the solver does not support the problem
+    (e.g. ``cpsat`` without an exact formulation).
 
     Example::
 
         front = dse.solve(problem, solver="cpsat", time_limit=30, seed=0)
     """
+    time_limit = check_time_limit(time_limit, "dse.solve", "time_limit")
+    seed = check_seed(seed, "dse.solve", "seed")
     entries = lookup(solver, problem)
     if solver == "all" or len(entries) != 1:
         raise UnknownSolverError(f"dse.solve runs one solver; {solver!r} names {len(entries)}: "

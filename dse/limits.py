@@ -1,0 +1,34 @@
+"""The accepted range of a run's seed and time limit, checked the same way for specs, the command line
+and the Python API."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from dse.errors import SpecError
+
+#: Largest seed accepted (CP-SAT's random_seed is a 32-bit integer).
+MAX_SEED = 2**31 - 1
+#: Longest time limit accepted, in seconds (30 days).
+MAX_TIME_LIMIT_S = 30 * 24 * 3600.0
+
+
+def check_seed(seed: object, source: str = "command line", flag: str = "--seed") -> int:
+    """``seed`` (an integer, or the command line's text of one) as an int in [0, MAX_SEED]; :class:`SpecError`
+    (exit 2) naming ``source`` and ``flag`` otherwise (a float or a bool is refused, not rounded)."""
+    value = int(seed) if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) else -1
+    if isinstance(seed, str):  # a command's --seed may arrive as text
+        value = int(seed) if seed.strip().lstrip("+").isdigit() else -1
+    if not 0 <= value <= MAX_SEED:
+        raise SpecError(source, flag, seed, f"must be an integer in [0, {MAX_SEED}]")
+    return value
+
+
+def check_time_limit(seconds: object, source: str = "command line", flag: str = "--time-limit") -> float:
+    """``seconds`` as a float in (0, MAX_TIME_LIMIT_S]; :class:`SpecError` (exit 2) naming ``source`` and
+    ``flag`` otherwise (NaN, infinity, a bool or a string is refused)."""
+    ok = isinstance(seconds, numbers.Real) and not isinstance(seconds, bool) and math.isfinite(float(seconds))
+    if not ok or not 0 < float(seconds) <= MAX_TIME_LIMIT_S:  # type: ignore[arg-type]
+        raise SpecError(source, flag, seconds, f"must be a number of seconds in (0, {MAX_TIME_LIMIT_S:g}]")
+    return float(seconds)  # type: ignore[arg-type]
