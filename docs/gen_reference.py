@@ -65,8 +65,9 @@ def _model_rows(model: Any) -> list[str]:
         default = "required" if field.is_required() else "see below" if isinstance(value, BaseModel) else f"`{value!r}`"
         meaning = (field.description or prop.get("description") or FIELD_NOTES.get(name, ""))
         meaning = meaning.replace("|", "\\|").replace("\n", " ")
-        bounds = ", ".join(f"{k} {prop[k]}" for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
-                           if k in prop)
+        limits = {k: v for part in [prop, *prop.get("anyOf", [])] for k, v in part.items()}  # "X or null" too
+        bounds = ", ".join(f"{k} {limits[k]}" for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+                           if k in limits)
         rows.append(f"| `{name}` | {kind} | {default} | {meaning}{' (' + bounds + ')' if bounds else ''} |")
     return rows
 
@@ -99,7 +100,12 @@ def spec_reference() -> str:
     for name, entry in solvers().items():
         out.append(f"| `{name}` | {'yes' if entry.exact else 'no'} | {'yes' if entry.in_all else 'no'} | "
                    f"{entry.description} |")
-    out += ["", "## Families", ""]
+    out += ["", "Each solver's settings go under `solver.options.NAME` in a spec (or `dse.solve(..., **options)`); "
+            "an unknown setting or a value out of range is refused before any solver starts.", ""]
+    for name, entry in solvers().items():
+        if entry.options.model_fields:
+            out += [f"### `{name}` options", "", _own_doc(entry.options), "", *_model_rows(entry.options), ""]
+    out += ["## Families", ""]
     for name, fam in families().items():
         out += [f"### `{name}`", "", fam.description, "",
                 f"* objectives: {', '.join(f'`{o}`' for o in fam.objectives)} "

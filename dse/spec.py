@@ -261,6 +261,7 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
     platform_format = model.platform.get("format") if isinstance(model.platform, Mapping) else None
     options = _options(fam, {**fam.platform_options.get(str(platform_format), {}), **model.options}, source)
     _check_solver_name(model.solver.name, source)
+    _check_solver_options(model.solver.options, source)
     base = base or Path(".")
     platform = (fam.resolve_platform or _resolve_platform)(model.platform, source, base)
     workload = (fam.resolve_workload or _resolve_workload)(model.workload, source, base)
@@ -286,6 +287,21 @@ def _check_solver_name(name: str, source: str) -> None:
         lookup(name)
     except UnknownSolverError as exc:
         raise SpecError(source, "solver.name", name, str(exc).split("; ", 1)[-1]) from None
+
+
+def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
+    """``solver.options``: per registered solver a mapping of its settings, each known and in range
+    (:func:`dse.solvers.registry.check_options`); :class:`SpecError` naming ``solver.options.NAME.KEY``."""
+    from dse.solvers.registry import check_options, solvers
+
+    known = solvers()
+    for name, settings in options.items():
+        if name not in known:
+            raise SpecError(source, f"solver.options.{name}", name,
+                            f"no such solver; options are keyed by solver: {', '.join(known)}")
+        if not isinstance(settings, Mapping):
+            raise SpecError(source, f"solver.options.{name}", settings, "must be a mapping of option: value")
+        check_options(known[name], settings, source, f"solver.options.{name}.", settings_only=True)
 
 
 def load_spec(path: str | Path) -> ProblemSpec:

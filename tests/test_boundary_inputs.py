@@ -129,6 +129,20 @@ ROWS = [
         bug=True),
     Row("stg-1e7-tasks", DAG | {"workload": {"format": "stg", "path": "big.stg"}},
         ("big.stg", "line 1", "10000000", "200000"), bug=False, files={"big.stg": "10000000\n0 0 0\n"}),
+    # -- solver settings (solver.options.NAME.KEY): a negative chunk made exhaustive search report
+    #    "infeasible", a zero population raised numpy's argmin error, an unknown key a TypeError
+    Row("exhaustive-chunk-negative", {"solver": {"name": "exhaustive", "options": {"exhaustive": {"chunk": -1}}}},
+        ("solver.options.exhaustive.chunk", "-1", "greater than or equal to 1"), bug=True, cli=True),
+    Row("nsga2-pop-size-zero", {"solver": {"name": "nsga2", "options": {"nsga2": {"pop_size": 0}}}},
+        ("solver.options.nsga2.pop_size", "= 0"), bug=True),
+    Row("cpsat-workers-fraction", {"solver": {"options": {"cpsat": {"workers": 2.5}}}},
+        ("solver.options.cpsat.workers", "2.5", "integer"), bug=True),
+    Row("nsga2-unknown-setting", {"solver": {"options": {"nsga2": {"popsize": 50}}}},
+        ("solver.options.nsga2.popsize", "unknown option", "pop_size"), bug=True),
+    Row("nsga2-callback-in-a-spec", {"solver": {"options": {"nsga2": {"callback": "print"}}}},
+        ("solver.options.nsga2.callback", "unknown option"), bug=True),
+    Row("options-of-an-unknown-solver", {"solver": {"options": {"nsgaa2": {"pop_size": 50}}}},
+        ("solver.options.nsgaa2", "no such solver"), bug=True),
 ]
 
 
@@ -264,3 +278,27 @@ def test_numpy_scalars_are_a_seed_and_a_time_limit() -> None:
 
     front = dse.solve(dse.load_problem("quickstart"), solver="cpsat", seed=np.int64(3), time_limit=np.float64(5))
     assert front.status == "optimal"
+
+
+@pytest.mark.parametrize(("solver", "options", "field"), [
+    ("exhaustive", {"chunk": 0}, "chunk"), ("nsga2", {"generations": 0}, "generations"),
+    ("nsga2", {"mutation_rate": 5.0}, "mutation_rate"), ("cpsat", {"workers": -2}, "workers"),
+    ("nsga2", {"bogus": 1}, "bogus"),
+])
+def test_the_python_api_refuses_a_bad_solver_setting_by_name(solver: str, options: dict, field: str) -> None:
+    """Before the fix: range() raised on chunk 0, a ZeroDivisionError on 0 generations, a mutation rate of 5
+    ran as 1, CP-SAT with -2 workers returned an empty front as if time had run out."""
+    import dse
+
+    with pytest.raises(SpecError, match=rf"^dse\.solve: field '{field}' = "):
+        dse.solve(dse.load_problem("quickstart"), solver=solver, time_limit=5, **options)
+
+
+def test_python_objects_still_reach_the_solver() -> None:
+    """Arguments that are no setting (a callback, resume genomes) pass through ``dse.solve`` unchecked."""
+    import dse
+
+    problem = dse.load_problem("quickstart")
+    calls = []
+    front = dse.solve(problem, solver="nsga2", time_limit=5, generations=3, callback=lambda *a: calls.append(a))
+    assert calls and len(front)

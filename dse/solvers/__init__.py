@@ -15,7 +15,7 @@ from dse.limits import check_seed, check_time_limit
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
 from dse.progress import Progress
-from dse.solvers.registry import UnknownSolverError, lookup, solvers
+from dse.solvers.registry import UnknownSolverError, check_options, lookup, solvers
 
 __all__ = ["UnknownSolverError", "solve", "solvers"]
 
@@ -38,7 +38,9 @@ def solve(
     Raises :class:`UnknownSolverError` (a ``ValueError``) for an unknown name,
     listing the known ones; :class:`~dse.errors.SpecError` (a ``ValueError``)
     for a ``seed`` outside [0, 2**31 - 1] or a ``time_limit`` that is not a
-    number of seconds in (0, 30 days] (as a spec or the command line); and
+    number of seconds in (0, 30 days] (as a spec or the command line), or an
+    ``options`` setting the solver does not know or outside its range
+    (``dse.solvers.registry.solvers()[name].options`` lists them); and
     ``NotImplementedError`` when the solver does not support the problem
     (e.g. ``cpsat`` without an exact formulation).
 
@@ -56,5 +58,6 @@ def solve(
     reason = entry.supports(problem)
     if reason is not None:
         raise NotImplementedError(reason)
+    options = check_options(entry, options)
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
     return entry.run(problem, time_limit=time_limit, seed=seed, progress=reporter, **fixed, **options)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import Field
 
 from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import Formulation, MappingProblem
@@ -44,7 +45,7 @@ from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
-from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
+from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
@@ -341,7 +342,16 @@ def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: floa
     return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", "time_limit", stats)
 
 
+class CpsatOptions(SolverOptions):
+    """CP-SAT's settings (``solver.options.cpsat`` or ``dse.solve(..., **options)``)."""
+
+    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core)")
+    deterministic: bool = Field(default=False, description="a run that repeats exactly, at some speed")
+    hints: bool = Field(default=True, description="hint the search with the family's heuristic mappings")
+
+
 register_solver(Solver(
     "cpsat", solve_cpsat, supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
+    options=CpsatOptions,
 ))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from pydantic import Field
 
 from dse.errors import SpaceTooLargeError
 from dse.interrupt import interruptible
@@ -12,7 +13,7 @@ from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
-from dse.solvers.registry import Solver, register_solver
+from dse.solvers.registry import Solver, SolverOptions, register_solver
 
 DEFAULT_MAX_SPACE = 5_000_000
 
@@ -81,7 +82,14 @@ def solve_exhaustive(
     return result(problem, best_X[order], "exhaustive", status, stats, proven=status == "optimal")
 
 
+class ExhaustiveOptions(SolverOptions):
+    """Exhaustive search's settings."""
+
+    max_space: int = Field(default=DEFAULT_MAX_SPACE, ge=1, description="the most genomes it accepts to enumerate")
+    chunk: int = Field(default=65_536, ge=1, description="genomes evaluated at once")
+
+
 register_solver(Solver(
-    "exhaustive", solve_exhaustive, exact=True,
+    "exhaustive", solve_exhaustive, exact=True, options=ExhaustiveOptions,
     description=f"every genome, evaluated in vectorized chunks; refuses spaces over {DEFAULT_MAX_SPACE:,} genomes",
 ))

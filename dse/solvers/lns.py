@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import Field
 
 from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import MappingProblem
@@ -37,7 +38,7 @@ from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
 from dse.solvers.common import result
-from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
+from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -138,8 +139,18 @@ def _supports(problem: MappingProblem) -> str | None:
     return None
 
 
+class LnsOptions(SolverOptions):
+    """The large-neighbourhood search's settings."""
+
+    warm_share: float = Field(default=0.5, ge=0, lt=1, description="share of the time limit for the memetic "
+                              "local search first")
+    step_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False,
+                                description="the most seconds one window builds and solves")
+    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core)")
+
+
 register_solver(Solver(
-    "lns", solve_lns, supports=_supports, in_all=False,
+    "lns", solve_lns, supports=_supports, in_all=False, options=LnsOptions,
     description="dag, one objective: memetic local search, then CP-SAT re-solves windows of the schedule; "
                 "nothing proven",
 ))

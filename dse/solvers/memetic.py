@@ -33,12 +33,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+from pydantic import Field
 
 from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
+from dse.solvers.nsga2 import Nsga2Options
 from dse.solvers.registry import Solver, collect_seeds, register_solver
 
 if TYPE_CHECKING:
@@ -308,7 +310,16 @@ def _supports(problem: MappingProblem) -> str | None:
     return None
 
 
+class MemeticOptions(Nsga2Options):
+    """The memetic search's settings, NSGA-II's included (it runs after the local search)."""
+
+    local_share: float | None = Field(default=None, ge=0, le=1, description="share of the time limit for the local "
+                                      "search (null: all of it with one objective, else half)")
+    starts: int = Field(default=1, ge=1, description="best seeds improved one after another")
+    batch: int = Field(default=48, ge=1, description="neighbours evaluated a step")
+
+
 register_solver(Solver(
-    "memetic", solve_memetic, supports=_supports, in_all=False,
+    "memetic", solve_memetic, supports=_supports, in_all=False, options=MemeticOptions,
     description="dag: critical-path local search from the heuristics' schedules, then NSGA-II; nothing proven",
 ))

@@ -14,13 +14,14 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from pydantic import Field
 
 from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
-from dse.solvers.registry import Solver, collect_seeds, register_solver
+from dse.solvers.registry import Solver, SolverOptions, collect_seeds, register_solver
 
 
 def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:
@@ -143,7 +144,19 @@ def solve_nsga2(
     return result(problem, arch_X[order], "nsga2", status, stats, proven=False)
 
 
+class Nsga2Options(SolverOptions):
+    """NSGA-II's settings."""
+
+    pop_size: int = Field(default=100, ge=1, description="the population")
+    generations: int = Field(default=1_000_000, ge=1, description="the most generations (besides the time limit)")
+    use_heuristic_seeds: bool = Field(default=True, description="start from the family's heuristic mappings")
+    mutation_rate: float | None = Field(default=None, gt=0, le=1,
+                                        description="chance a gene is redrawn (null: 1 / genes)")
+    patience: int | None = Field(default=60, ge=1, description="stop after this many generations without a "
+                                                                "change of the front (null: never)")
+
+
 register_solver(Solver(
-    "nsga2", solve_nsga2, in_all=True,
+    "nsga2", solve_nsga2, in_all=True, options=Nsga2Options,
     description="pymoo's NSGA-II on the integer genome, seeded with the family's heuristics; any size, nothing proven",
 ))

@@ -3,7 +3,10 @@
 * A **solver** registers a :class:`Solver`: its name, ``run(problem, *,
   time_limit, seed, progress, **options) -> ParetoSet`` (one signature for
   all), ``supports(problem)`` (None when it can solve the problem, else the
-  reason) and whether ``--solver all`` includes it.
+  reason), whether ``--solver all`` includes it, and ``options``: a
+  :class:`SolverOptions` model of the settings a spec (``solver.options``) or
+  ``dse.solve(..., **options)`` may give, with their ranges;
+  :func:`check_options` validates them before the solver starts.
 * A family's **heuristics** register a :class:`HeuristicProvider`: the names
   it knows, how to run one (``heuristic:NAME`` as a solver), and the seed
   genomes it hands to the search solvers.
@@ -17,14 +20,16 @@ theirs through the ``dse.solvers`` entry-point group.
 
 from __future__ import annotations
 
+import inspect
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from dse.errors import DseError
+from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
 from dse.plugins import load_plugins_once
@@ -47,9 +52,17 @@ class UnknownSolverError(DseError, ValueError):
     exit_code = 2
 
 
+class SolverOptions(BaseModel):
+    """Base of a solver's options model: strict types (``2.5`` is no integer, ``"4"`` no number), no
+    unknown keys. A solver subclasses it with one field per setting, its default and its range."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
 @dataclass(frozen=True)
 class Solver:
-    """One solver: ``run(problem, *, time_limit, seed, progress, **options) -> ParetoSet``."""
+    """One solver: ``run(problem, *, time_limit, seed, progress, **options) -> ParetoSet``; ``options`` the
+    model of its settings (:class:`SolverOptions`)."""
 
     name: str
     run: Callable[..., ParetoSet]
@@ -57,6 +70,32 @@ class Solver:
     exact: bool = False
     in_all: bool = False
     description: str = ""
+    options: type[SolverOptions] = SolverOptions
+
+
+def check_options(entry: Solver, options: Mapping[str, Any], source: str = "dse.solve",
+                  prefix: str = "", settings_only: bool = False) -> dict[str, Any]:
+    """``options`` for ``entry.run``, its settings checked against ``entry.options``; arguments its ``run``
+    takes that are no setting (``resume``, a callback, seed genomes: Python objects) pass unchecked,
+    unless ``settings_only`` (a spec's ``solver.options``: settings alone).
+
+    Raises :class:`SpecError` naming ``source``, the option (after ``prefix``, e.g.
+    ``solver.options.nsga2.``) and its value: out of range, of the wrong type, or unknown to the solver
+    (the message lists its settings)."""
+    fields = entry.options.model_fields
+    settings = {k: v for k, v in options.items() if k in fields}
+    parameters = {} if settings_only else inspect.signature(entry.run).parameters
+    for key, value in options.items():
+        if key not in fields and (key not in parameters or key in ("problem", "time_limit", "seed", "progress")):
+            known = f"{entry.name} options are {', '.join(fields)}" if fields else f"{entry.name} takes no options"
+            raise SpecError(source, f"{prefix}{key}", value, f"unknown option; {known}")
+    try:
+        entry.options.model_validate(settings)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = str(err["loc"][0]) if err.get("loc") else "<options>"
+        raise SpecError(source, f"{prefix}{key}", settings.get(key), err.get("msg", "invalid value")) from None
+    return dict(options)
 
 
 @dataclass(frozen=True)
