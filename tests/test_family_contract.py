@@ -6,8 +6,9 @@ A new family gets these checks by registering (``dse.mapping.registry``):
 * exhaustive search and CP-SAT give the same front, point for point (exact families);
 * ``repair`` lands in bounds and is idempotent;
 * ``decode`` agrees with ``evaluate`` (objective quantities and constraint slack);
-* ``decode`` and ``evaluate`` refuse a genome of the wrong length or with a gene out of bounds with a
-  :class:`GenomeError` naming the gene (never an index error, a crash, or a silently wrapped index);
+* ``decode``, ``evaluate``, ``assignment`` and ``describe`` refuse a genome of the wrong length or with a
+  gene out of bounds with a :class:`GenomeError` naming the gene (never an index error, a crash, or a
+  silently wrapped index); ``repair`` one of the wrong length;
 * every declared metric and objective appears as a column of ``front.csv``.
 """
 
@@ -93,7 +94,7 @@ def test_a_genome_that_does_not_fit_is_refused_by_name(name: str) -> None:
     problem = example(name, 0)
     good = problem.repair(problem.lower[None, :])[0]
     for short_or_long in (good[:-1], np.concatenate([good, good[:1]]), good[:0]):
-        for call in (problem.decode, problem.evaluate):
+        for call in (problem.decode, problem.evaluate, problem.repair, problem.assignment, problem.describe):
             with pytest.raises(GenomeError, match=f"takes {problem.n_genes}"):
                 call(short_or_long)
     for gene in {0, problem.n_genes - 1}:
@@ -101,8 +102,9 @@ def test_a_genome_that_does_not_fit_is_refused_by_name(name: str) -> None:
             bad = good.copy()
             bad[gene] = value
             name_of_gene = problem.gene_names[gene]
-            with pytest.raises(GenomeError, match=f"gene {gene} '{re.escape(name_of_gene)}' = {value} "):
-                problem.decode(bad)
+            for call in (problem.decode, problem.assignment, problem.describe):
+                with pytest.raises(GenomeError, match=f"gene {gene} '{re.escape(name_of_gene)}' = {value} "):
+                    call(bad)
             with pytest.raises(GenomeError, match=r"\(genome 1\)"):
                 problem.evaluate(np.stack([good, bad]))
 

@@ -76,8 +76,17 @@ def _interrupt_soon(delay: float) -> threading.Timer:
     return timer
 
 
+@pytest.fixture
+def python_ctrl_c():
+    """Python's own Ctrl-C handler (KeyboardInterrupt) during the test, whatever the runner started with (a
+    job a shell without job control starts in the background inherits SIGINT ignored); the runner's after."""
+    runner = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, runner)
+
+
 @pytest.mark.parametrize("solver", ["cpsat", "nsga2"])
-def test_api_interrupt_returns_the_front_and_restores_the_handler(solver: str) -> None:
+def test_api_interrupt_returns_the_front_and_restores_the_handler(solver: str, python_ctrl_c) -> None:
     problem = dse.build_problem(dse.spec.spec_from_dict(HARD, "<test>"))
     before = signal.getsignal(signal.SIGINT)
     timer = _interrupt_soon(2.0)

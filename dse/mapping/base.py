@@ -162,8 +162,19 @@ class MappingProblem(ABC):
         return float(np.log10((self.upper - self.lower + 1).astype(float)).sum())
 
     def repair(self, X: np.ndarray) -> np.ndarray:
-        """Map any genome into a valid one (default: clip to bounds)."""
-        return np.clip(X, self.lower, self.upper)
+        """Map any genome into a valid one (default: clip to bounds); :class:`GenomeError` when a genome has
+        the wrong number of genes."""
+        return np.clip(self.integer_genomes(X), self.lower, self.upper)
+
+    def integer_genomes(self, X: np.ndarray | Sequence[int]) -> np.ndarray:
+        """``X`` (one genome or a population, any integer values) as ``int64``, the same shape;
+        :class:`GenomeError` naming the problem when its last axis is not ``n_genes`` long."""
+        X = np.asarray(X, dtype=np.int64)
+        if X.ndim == 0 or X.shape[-1] != self.n_genes:
+            genes = X.shape[-1] if X.ndim else 0
+            raise GenomeError(f"problem '{self.name}': a genome has {genes} gene{'s' * (genes != 1)}, this problem takes "
+                              f"{self.n_genes} ({self.gene_names[0] if self.n_genes else 'none'}, ...)")
+        return X
 
     # ------------------------------------------------------------------ evaluation template
     @cached_property
@@ -191,13 +202,12 @@ class MappingProblem(ABC):
         Raises :class:`GenomeError` naming the problem, the gene and its value when a genome has the wrong
         number of genes or a gene outside ``lower..upper`` (the evaluators index tables with the genes).
         """
-        X = np.asarray(X, dtype=np.int64)
+        X = self.integer_genomes(X)
         if X.ndim == 1:
             X = X[None, :]
-        if X.ndim != 2 or X.shape[1] != self.n_genes:
-            genes = X.shape[-1] if X.ndim else 0
-            raise GenomeError(f"problem '{self.name}': a genome has {genes} gene{'s' * (genes != 1)}, this problem takes "
-                              f"{self.n_genes} ({self.gene_names[0] if self.n_genes else 'none'}, ...)")
+        if X.ndim != 2:
+            raise GenomeError(f"problem '{self.name}': genomes of shape {X.shape}; give one genome or a "
+                              f"(pop, {self.n_genes}) population")
         if all(low <= X[:, a:b].min() and X[:, a:b].max() <= high for a, b, low, high in self._bound_runs if len(X)):
             return X  # the common case: two whole-block reductions per run of equal bounds, no (pop, genes) mask
         lower, upper = self.lower, self.upper

@@ -193,7 +193,7 @@ class DagProblem(MappingProblem):
 
     def repair(self, X: np.ndarray) -> np.ndarray:
         """Clip, move tasks off devices that may not run them, and put colocated tasks with their group's first task."""
-        X = np.clip(np.asarray(X, dtype=np.int64), self.lower, self.upper)
+        X = np.clip(self.integer_genomes(X), self.lower, self.upper)
         n = self.n_tasks
         dev = X[..., :n]
         bad = ~self.tables.allowed[np.arange(n), dev]
@@ -324,7 +324,7 @@ class DagProblem(MappingProblem):
 
     def assignment(self, genome: Sequence[int]) -> dict[str, str]:
         """Op name -> device name: the first ``n_ops`` genes are device indices."""
-        return leading_device_genes(self.tables, genome)
+        return leading_device_genes(self.tables, self.checked_genomes(genome)[0])
 
     def decode(self, x: np.ndarray) -> DagSchedule:
         return self.schedule(x)

@@ -183,7 +183,7 @@ class PipelineProblem(MappingProblem):
     def repair(self, X: np.ndarray) -> np.ndarray:
         """Clip to bounds and move ops off devices that cannot run them (to their fastest allowed device)."""
         n = self.tables.n_ops
-        X = np.clip(np.asarray(X, dtype=np.int64), self.lower, self.upper)
+        X = np.clip(self.integer_genomes(X), self.lower, self.upper)
         devices = X[..., :n]
         bad = ~self.tables.allowed[np.arange(n), devices]
         if bad.any():
@@ -310,7 +310,7 @@ class PipelineProblem(MappingProblem):
 
     def assignment(self, genome: Sequence[int]) -> dict[str, str]:
         """Op name -> device name: the first ``n_ops`` genes are device indices."""
-        return leading_device_genes(self.tables, genome)
+        return leading_device_genes(self.tables, self.checked_genomes(genome)[0])
 
     def describe(self, genome: Sequence[int]) -> str:
         """Where the ops go, then each DVFS device's frequency (``... @ gpu 765 MHz``)."""

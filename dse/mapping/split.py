@@ -236,7 +236,7 @@ class SplitProblem(MappingProblem):
     def repair(self, X: np.ndarray) -> np.ndarray:
         """Clip to ``[0, total]`` and rescale each row to sum to the total (largest remainders get the rounding;
         an all-zero row becomes an even split). Rows already on the total are returned unchanged."""
-        X = np.clip(np.asarray(X, dtype=np.int64), 0, self.parts.total)
+        X = np.clip(self.integer_genomes(X), 0, self.parts.total)
         T = self.parts.total
         s = X.sum(axis=1)
         bad = s != T
@@ -271,7 +271,7 @@ class SplitProblem(MappingProblem):
 
     def describe(self, genome: Sequence[int]) -> str:
         """``dev: c chunks (rows a:b) | ...``."""
-        x = np.asarray(genome, dtype=np.int64)
+        x = self.checked_genomes(genome)[0]
         bounds = self.parts.boundaries(x)
         return " | ".join(f"{name}: {int(c)} chunks (rows {a}:{b})"
                           for name, c, (a, b) in zip(self.tables.device_names, x, bounds, strict=True))
