@@ -11,7 +11,9 @@ at ``--decoder-size`` tasks x 10 devices, population 100, and the insertion deco
 second (best of ``--repeat``); the same decoder under the TF paper's send rules on its dynamic-RNN
 graph and 10-device file; the wall time and peak RSS of ``dse.load_problem`` of the TF paper's
 dynamic-RNN graph on its 100-device file and on generated device files of ``--tf-devices`` devices
-(each in a fresh process; needs ``../shared/data/tf-paper``, says so when absent); then NSGA-II
+(each in a fresh process; needs ``../shared/data/tf-paper``, says so when absent), and the time and
+added peak RSS of the transfer bars of a Gantt chart (``dse.plot.transfers``) of HEFT's schedule on
+the 100-device file; then NSGA-II
 seeded with the heuristics against HEFT within ``--nsga-time`` seconds (``--seeds 0`` skips it).
 
 ``--before DIR`` first runs the same figures (NSGA-II aside) with ``DIR`` first on ``sys.path`` (a
@@ -45,6 +47,23 @@ LOAD = textwrap.dedent("""
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"{seconds:.2f} {peak / 1024:.0f} {(peak - base) / 1024:.0f} {problem.n_tasks} {problem.tables.n_edges}")
+""")
+
+
+GANTT = textwrap.dedent("""
+    import resource, sys, time
+    import dse
+    from dse.heuristics import run
+    from dse.plot import transfers
+    problem = dse.load_problem(sys.argv[1])
+    result = run(problem, "heft")
+    x = problem.genome(result.devices, result.order)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    rows = transfers(problem, problem.decode(x), x)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"{seconds:.2f} {(peak - base) / 1024:.0f} {len(rows)}")
 """)
 
 
@@ -146,6 +165,16 @@ def figures(args: argparse.Namespace, tag: str) -> None:
         seconds, peak, added, tasks, edges = done.stdout.split()
         print(f"[{tag}] load dynamic_rnn ({tasks} tasks, {edges} edges) on {label}: {seconds} s, "
               f"peak RSS {peak} MiB ({added} MiB above the imported package)")
+    for label, spec in tf_specs([])[:1]:  # the paper's 100-device file: a Gantt chart's transfer bars
+        done = subprocess.run([sys.executable, "-P", "-c", GANTT, str(spec)], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=1800)
+        if done.returncode:
+            print(f"[{tag}] Gantt transfers of HEFT's dynamic_rnn schedule on {label}: failed "
+                  f"({done.stderr.strip().splitlines()[-1:]})")
+            continue
+        seconds, added, rows = done.stdout.split()
+        print(f"[{tag}] Gantt transfers of HEFT's dynamic_rnn schedule on {label} ({rows} transfers): "
+              f"{seconds} s, peak RSS +{added} MiB")
 
 
 def nsga(args: argparse.Namespace) -> None:
