@@ -118,3 +118,24 @@ def test_only_the_order_of_the_priority_keys_matters() -> None:
     makespan = problem.schedule_population(X[:, :n], X[:, n:])[0]
     assert np.array_equal(makespan, problem.schedule_population(X[:, :n], X[:, n:] * 1000)[0])
     assert np.array_equal(makespan, problem.evaluate(X).F[:, 0])
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_numpy_send_rule_follows_the_written_rules(seed: int) -> None:
+    """``DagStructure.send_delays`` (the numpy rule behind critical paths, heuristics and Gantt transfer bars)
+    gives per edge the delay and per task the send time written out in :func:`_reference_decode`."""
+    rng = np.random.default_rng(100 + seed)
+    tables = random_tables(seed, n_ops=int(rng.integers(3, 14)), n_dev=int(rng.integers(2, 5)), max_preds=3)
+    tables = dataclasses.replace(tables, send_time=rng.integers(0, 6, size=tables.n_dev).astype(np.int64))
+    problem = DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True)
+    edges = tables.edges.tolist()
+    for _ in range(8):
+        dev = rng.integers(0, tables.n_dev, size=problem.n_tasks)
+        remote = [sorted({int(dev[d]) for s, d in edges if s == u and dev[d] != dev[u]}) for u in range(problem.n_tasks)]
+        delay, extra = problem.structure.send_delays(dev, tables, True)
+        for e, (u, v) in enumerate(edges):
+            a, b = int(dev[u]), int(dev[v])
+            expected = int(tables.edge_transfer_time(e, a, b)) + ((remote[u].index(b) + 1) * int(tables.send_time[a])
+                                                                  if a != b else 0)
+            assert delay[e] == expected
+        assert extra.tolist() == [len(remote[u]) * int(tables.send_time[dev[u]]) for u in range(problem.n_tasks)]
