@@ -19,6 +19,7 @@ def compiled_dag_kernels() -> None:
 
     from dse.mapping.dag import DagProblem
     from dse.mapping.dag_bounds import communication_bound
+    from dse.mapping.dag_chain_bound import Block, BlockModel, block_costs
     from dse.solvers.registry import collect_seeds
 
     tables = random_tables(0, n_ops=4, n_dev=2)
@@ -26,6 +27,9 @@ def compiled_dag_kernels() -> None:
         problem = DagProblem(tables, ("makespan",), memory=False, insertion=insertion)
         problem.evaluate(np.array(collect_seeds(problem)))
     communication_bound(problem)
+    entry, exit_ = (int(v) for v in tables.edges[0])
+    model = BlockModel.of(problem, Block(entry, exit_, ()), problem.tables.time)
+    block_costs(problem, model, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
 
 
 #: A two-device platform and a three-op workload, written out inline in specs by the CLI tests.

@@ -42,6 +42,7 @@ from dse.mapping.cpsat_common import (
     used_literals,
 )
 from dse.mapping.dag_bounds import destructive_bound, task_device_bounds
+from dse.mapping.dag_chain_bound import chain_bound
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -51,7 +52,8 @@ if TYPE_CHECKING:
 #: it the model would not fit in memory or be built within any sensible time limit.
 MAX_PAIR_CONSTRAINTS = 3_000_000
 #: Share of the solve's time (and most seconds) spent refuting makespans before the search
-#: (:func:`dse.mapping.dag_bounds.destructive_bound`): its bound is the makespan's lower domain.
+#: (:func:`dse.mapping.dag_bounds.destructive_bound`, then :func:`dse.mapping.dag_chain_bound.chain_bound`
+#: in what is left of it): their bound is the makespan's lower domain.
 DESTRUCTIVE_SHARE = 0.1
 DESTRUCTIVE_SECONDS = 30.0
 
@@ -142,8 +144,10 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
     lower = max(lower, -(-int(fastest.sum()) // m))
     if deadline is not None and lower < horizon:  # a tenth of the time (30 s at most) to refute makespans
-        budget = min(DESTRUCTIVE_SECONDS, DESTRUCTIVE_SHARE * (deadline - time.monotonic()))
-        lower = destructive_bound(problem, upper=horizon, time_limit=max(budget, 0.0), known=lower)
+        budget_end = time.monotonic() + max(0.0, min(DESTRUCTIVE_SECONDS,
+                                                     DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
+        lower = destructive_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
+        lower = chain_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
     horizon = max(horizon, lower)
 
     per_task = t.allowed.sum(axis=1).astype(np.int64)
