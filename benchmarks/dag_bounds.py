@@ -2,16 +2,16 @@
 
 Usage: python benchmarks/dag_bounds.py [--graphs conv rnn dynrnn] [--devices FILE ...] [--time 60]
                                        [--cpsat-max-cells 5000] [--workers 2] [--lns SECONDS]
-                                       [--chain-inner 8]
+                                       [--chain-inner 8] [--seed 0]
 
 For every graph x device file (default: the conv graph on the three generated device files of
-``../shared/data/tf-paper/devices``, 10, 100 and 50 devices) it prints
+``../shared/data/tf-paper/devices``, 10, 50 and 100 devices) it prints
 
 * the best schedule found within ``--time`` seconds: the best heuristic, then the memetic search
   (critical-path local search, ``dse.solvers.memetic``) and CP-SAT (the exact TF-rule model,
   ``dse.mapping.dag_cpsat``) each given ``--time`` seconds, the better of the two; with ``--lns``
   also the large-neighbourhood search (``dse.solvers.lns``) given that many seconds (a longer run,
-  printed apart and counted in the best);
+  printed apart and counted in the best); every search runs with ``--seed``;
 * the proven lower bound: the largest of the critical-path bound (every task at its fastest, free
   transfers), the communication bound (``dse.mapping.dag_bounds``: per task and device the earliest
   start and the shortest tail, transfers, the first send and producers or consumers sharing a
@@ -59,6 +59,12 @@ def tf_problem(graph: str, device_file: str) -> DagProblem:
     return DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True, name=f"{graph}/{platform.name}")
 
 
+def warm_up(problem: DagProblem) -> None:
+    """Compile (or load from numba's cache) the decoder's, the heuristics' and the memetic search's kernels
+    before anything is timed: a second of memetic search on ``problem``, its result dropped."""
+    solve_memetic(problem, time_limit=1.0, seed=0)
+
+
 def best_heuristic(problem: DagProblem) -> tuple[str, int]:
     results = {}
     for name in heuristic_names():
@@ -71,7 +77,7 @@ def best_heuristic(problem: DagProblem) -> tuple[str, int]:
 
 
 def measure(graph: str, device_file: str, limit: float, max_cells: int, workers: int,
-            lns: float, chain_inner: int) -> dict[str, object]:
+            lns: float, chain_inner: int, seed: int = 0) -> dict[str, object]:
     # imported here: the other scripts import tf_problem alone, also with an earlier copy of the package
     from dse.mapping.dag_bounds import destructive_bound
     from dse.mapping.dag_chain_bound import chain_bound
@@ -82,17 +88,17 @@ def measure(graph: str, device_file: str, limit: float, max_cells: int, workers:
     start = time.perf_counter()
     row["heuristic"], row["heuristic_makespan"] = best_heuristic(problem)
     row["heuristics_s"] = time.perf_counter() - start
-    memetic = solve_memetic(problem, time_limit=limit, seed=0)
+    memetic = solve_memetic(problem, time_limit=limit, seed=seed)
     row["memetic"] = memetic.points[0].internal[0] if len(memetic) else None
     row["critical_path_bound"] = problem.critical_path_bound()
     bound = row["communication_bound"] = problem.lower_bound()
     row["cpsat"] = row["cpsat_bound"] = None
     if problem.n_tasks * problem.tables.n_dev <= max_cells:
-        exact = solve_cpsat_single(problem, time_limit=limit, seed=0, workers=workers)
+        exact = solve_cpsat_single(problem, time_limit=limit, seed=seed, workers=workers)
         row["cpsat"] = exact.points[0].internal[0] if len(exact) else None
         row["cpsat_bound"] = exact.stats.best_bound[0] if exact.stats.best_bound else None
         row["cpsat_status"] = exact.status
-    row["lns"] = solve_lns(problem, time_limit=lns, seed=0).points[0].internal[0] if lns > 0 else None
+    row["lns"] = solve_lns(problem, time_limit=lns, seed=seed).points[0].internal[0] if lns > 0 else None
     found = [v for v in (row["heuristic_makespan"], row["memetic"], row["cpsat"], row["lns"])
              if isinstance(v, (int, np.integer))]
     start = time.perf_counter()
@@ -104,9 +110,14 @@ def measure(graph: str, device_file: str, limit: float, max_cells: int, workers:
     row["chain_s"] = time.perf_counter() - start
     bounds = [v for v in (bound, row["destructive_bound"], row["chain_bound"], row["cpsat_bound"])
               if isinstance(v, (int, float, np.integer))]
-    row["best"], row["bound"] = int(min(found)), float(max(bounds))
-    row["gap"] = (row["best"] - row["bound"]) / row["best"]
+    best, proven = int(min(found)), float(max(bounds))
+    row["best"], row["bound"], row["gap"] = best, proven, (best - proven) / best
     return row
+
+
+def _found(makespan: object) -> str:
+    """A search's makespan with thousands separators, ``-`` where the search did not run or found nothing."""
+    return "-" if not isinstance(makespan, (int, np.integer)) else f"{int(makespan):,}"
 
 
 def main() -> int:
@@ -118,20 +129,22 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="CP-SAT search workers")
     parser.add_argument("--lns", type=float, default=0.0, help="seconds for the large-neighbourhood search (0: off)")
     parser.add_argument("--chain-inner", type=int, default=8, help="most tasks inside one block of the chain bound")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every search")
     args = parser.parse_args()
     if not DATA.is_dir():
         print(f"TF-paper sample data not found at {DATA}; nothing to measure (expected outside the workspace).")
         return 0
+    warm_up(tf_problem(args.graphs[0], args.devices[0]))
     print(f"{'graph':<7} {'dev':>4} {'best heuristic':>22} {'memetic':>10} {'cpsat':>10} {'lns':>10} {'cp bound':>10} "
           f"{'comm bound':>11} {'destructive':>12} {'chain':>12} {'cpsat bound':>12} {'best':>10} {'bound':>10} "
           f"{'gap':>7}")
     for device_file in args.devices:
         for graph in args.graphs:
             r = measure(graph, device_file, args.time, args.cpsat_max_cells, args.workers, args.lns,
-                        args.chain_inner)
+                        args.chain_inner, args.seed)
             cp_bound = "-" if r["cpsat_bound"] is None else f"{r['cpsat_bound']:,.0f}"
             print(f"{r['graph']:<7} {r['devices']:>4} {r['heuristic']:>10} {r['heuristic_makespan']:>11,} "
-                  f"{r['memetic'] or '-':>10} {r['cpsat'] or '-':>10} {r['lns'] or '-':>10} {r['critical_path_bound']:>10,} "
+                  f"{_found(r['memetic']):>10} {_found(r['cpsat']):>10} {_found(r['lns']):>10} {r['critical_path_bound']:>10,} "
                   f"{r['communication_bound']:>11,} {r['destructive_bound']:>7,} {r['destructive_s']:>3.0f}s "
                   f"{r['chain_bound']:>7,} {r['chain_s']:>3.0f}s {cp_bound:>12} "
                   f"{r['best']:>10,} {r['bound']:>10,.0f} {r['gap']:>7.1%}", flush=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from dag_bounds import DATA, DEVICE_FILES, GRAPHS, tf_problem  # the sibling script
+from dag_bounds import DATA, DEVICE_FILES, GRAPHS, tf_problem, warm_up  # the sibling script
 
 from dse.heuristics import run as run_heuristic
 from dse.solvers import solve
@@ -30,6 +30,7 @@ def main() -> int:
     if not DATA.is_dir():
         print(f"TF-paper sample data not found at {DATA}; nothing to measure (expected outside the workspace).")
         return 0
+    warm_up(tf_problem(args.graphs[0], args.devices[0]))
     print(f"{'graph':<7} {'dev':>4} {'solver':<8} {'makespan':>12} {'vs HEFT':>8} {'wall s':>7}  notes")
     for device_file in args.devices:
         for graph in args.graphs:

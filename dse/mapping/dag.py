@@ -206,6 +206,12 @@ class DagProblem(MappingProblem):
             X[..., self.colocation.members] = X[..., self.colocation.leaders]
         return X
 
+    @property
+    def repair_device(self) -> np.ndarray:
+        """Per task the device :meth:`repair` puts it on when its gene names one it may not use: its fastest
+        allowed device."""
+        return self._fastest
+
     def genome(self, devices: Sequence[int] | np.ndarray,
                order: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """A genome from a device per task and an optional task order (first runs first)."""

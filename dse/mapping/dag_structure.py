@@ -26,6 +26,7 @@ implements exactly the rules of :class:`Timeline`.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -105,6 +106,20 @@ class DagStructure:
             array.setflags(write=False)
         return cls(n, n_edges, src, dst, topo, topo_pos, pred_task, pred_edge, succ_task, succ_edge, depth,
                    tuple(depth_levels), tuple(height_levels), first_out)
+
+    @functools.cached_property
+    def neighbour_lists(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(ptr, tasks)``: each task's successors then predecessors (edge order, one entry per edge) as
+        ``tasks[ptr[v]: ptr[v + 1]]`` (computed once, read-only)."""
+        rows = []
+        for v in range(self.n):
+            succ, pred = self.succ_task[v], self.pred_task[v]
+            rows.append(np.concatenate([succ[succ < self.n], pred[pred < self.n]]))
+        ptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+        tasks = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
+        ptr.setflags(write=False)
+        tasks.setflags(write=False)
+        return ptr, tasks
 
     def predecessors(self, v: int) -> list[tuple[int, int]]:
         """``(task, edge)`` pairs entering ``v``."""

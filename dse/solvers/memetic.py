@@ -13,15 +13,19 @@ of neighbours from the tasks on that path:
 * *evict*: the task that held the device moves to one of its fastest other devices, alone or with
   up to 3 or 15 neighbours on the same device off the critical path (its branch);
 * *segment*: a run of 4 to 64 consecutive critical-path tasks goes to one device (the one most of
-  them use, the fastest for one of them, or that of the task feeding the run): a chain split over
-  devices pays a transfer and a send at each change, which single-task moves cannot remove.
+  them use, one of the three fastest for one of them, or that of the task feeding the run): a
+  chain split over devices pays a transfer and a send at each change, which single-task moves
+  cannot remove.
 
 A move of a task in a colocation group moves the group (its leader's gene), since the repair would
 put a member alone back with its group.
 
 The batch is evaluated at once by the family's vectorized evaluator; the best neighbour that
-shortens the makespan (or, after a run of failures, the best one that does not lengthen it)
-becomes the incumbent, and the improving moves of a batch are also tried together. The
+shortens the makespan (or keeps it and lowers the summed finish times, :func:`scores`) becomes the
+incumbent, and the improving moves of a batch are also tried together. After 5 steps without a
+better neighbour a *kick* sends ``kick_tasks`` random critical-path tasks to random allowed
+devices; after ``restart_steps`` steps without a new best the kick starts from the best schedule
+instead (an iterated local search). The walk and the moves run in compiled kernels. The
 schedules found seed NSGA-II, which spends the rest of the time on the whole front (with one
 objective only the local search runs). Same seed, same result, unless the time limit cuts it.
 """
@@ -29,14 +33,17 @@ objective only the local search runs). Same seed, same result, unless the time l
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import Field
 
 from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
+from dse.mapping.constraints import AllowedDevices, Colocation
+from dse.mapping.dag_structure import _edge_delay, _send_rule, transfer_arguments
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
@@ -47,38 +54,85 @@ if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
 
 
-def critical_path(problem: DagProblem, x: np.ndarray) -> list[tuple[int, int, bool, int]]:
-    """The critical path of genome ``x``'s schedule, last task first: ``(task, cause, by_data, gap)`` where
-    ``cause`` is the producer whose input arrived last (``by_data``) or the task that held the device
-    (-1 at the path's start), and ``gap`` the time from the cause's compute finish to the task's start
-    (transfer and sends, or the device's other work)."""
+@dataclass(frozen=True)
+class CriticalPath:
+    """A schedule's critical path, last task first, as columns: ``task``, its ``cause`` (the producer whose
+    input arrived last when ``by_data``, else the task that held the device; -1 at the path's start) and
+    ``gap``, the time from the cause's compute finish to the task's start (transfer and sends, or the
+    device's other work). ``path[i]`` is the tuple ``(task, cause, by_data, gap)`` of step ``i``."""
+
+    task: np.ndarray
+    cause: np.ndarray
+    by_data: np.ndarray
+    gap: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.task)
+
+    def __getitem__(self, i: int) -> tuple[int, int, bool, int]:
+        return int(self.task[i]), int(self.cause[i]), bool(self.by_data[i]), int(self.gap[i])
+
+
+def critical_path(problem: DagProblem, x: np.ndarray,
+                  schedule: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> CriticalPath:
+    """The critical path of genome ``x``'s non-insertion schedule (walked back from the task that finishes
+    last, at each task the first producer, in predecessor order, whose input arrived exactly at its start,
+    else the task before it on its device when that held the device until then). ``schedule``: ``x``'s
+    ``(start, finish, release, order)`` when already decoded (else decoded here)."""
     t = problem.tables
     st = problem.structure
     n = problem.n_tasks
-    s = problem.schedule(x, insertion=False)
-    dev = s.device
-    delay, _ = st.send_delays(dev, t, problem.tensor_per_device)
-    previous = np.full(n, -1, dtype=np.int64)  # the task before each one on its device, in scheduling order
-    last = np.full(t.n_dev, -1, dtype=np.int64)
-    for v in s.order.tolist():
+    dev = np.ascontiguousarray(x[:n], dtype=np.int64)
+    if schedule is None:
+        _, start, finish, release, order = problem.schedule_population(dev[None, :], x[None, n:], False)
+        start, finish, release, order = start[0], finish[0], release[0], order[0]
+    else:
+        start, finish, release, order = schedule
+    sends = bool(problem.tensor_per_device and st.n_edges and t.send_time.any())
+    task, cause, by_data, gap = _kernels()["walk"](
+        dev, start, finish, release, order, st.pred_task, st.pred_edge, st.succ_task, st.succ_edge, st.n_edges,
+        t.n_dev, *transfer_arguments(t), sends, t.send_time)
+    return CriticalPath(task, cause, by_data, gap)
+
+
+def _walk(dev, start, finish, release, order, pred_task, pred_edge, succ_task, succ_edge, n_edges, n_dev, table,
+          latency, per_byte, size, sends, send):  # pragma: no cover - compiled
+    """:func:`critical_path`'s walk: ``(task, cause, by_data, gap)`` arrays, last task first."""
+    n = len(dev)
+    delay = np.zeros(n_edges, dtype=np.int64)  # the sends' share of each edge's delay (TF rules)
+    if sends:
+        extra = np.zeros(n, dtype=np.int64)
+        _send_rule(0, dev.reshape(1, n), succ_task, succ_edge, send, np.zeros(n_dev, dtype=np.int64), delay, extra)
+    previous = np.full(n, -1, dtype=np.int64)  # the task before each on its device, in scheduling order
+    last = np.full(n_dev, -1, dtype=np.int64)
+    for v in order:
         previous[v] = last[dev[v]]
         last[dev[v]] = v
-    v = int(np.argmax(s.finish))
-    path: list[tuple[int, int, bool, int]] = []
-    seen = set()
-    while v >= 0 and v not in seen:
-        seen.add(v)
-        cause, by_data = -1, False
-        preds, edges = st.pred_task[v], st.pred_edge[v]
-        real = preds < n
-        hit = np.flatnonzero(s.finish[preds[real]] + delay[edges[real]] == s.start[v])
-        if len(hit):
-            cause, by_data = int(preds[real][hit[0]]), True
-        if cause < 0 and previous[v] >= 0 and s.release[previous[v]] == s.start[v]:
-            cause = int(previous[v])
-        path.append((v, cause, by_data, int(s.start[v] - s.finish[cause]) if cause >= 0 else 0))
-        v = cause
-    return path
+    task = np.empty(n, dtype=np.int64)
+    cause = np.empty(n, dtype=np.int64)
+    by_data = np.empty(n, dtype=np.bool_)
+    gap = np.empty(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    v = np.argmax(finish) if n else -1
+    m = 0
+    while v >= 0 and not seen[v]:
+        seen[v] = True
+        c, data = -1, False
+        for j in range(pred_task.shape[1]):
+            u = pred_task[v, j]
+            if u >= n:
+                continue
+            e = pred_edge[v, j]
+            if finish[u] + _edge_delay(e, dev[u], dev[v], n_dev, table, latency, per_byte, size) + delay[e] == start[v]:
+                c, data = u, True
+                break
+        if c < 0 and previous[v] >= 0 and release[previous[v]] == start[v]:
+            c = previous[v]
+        task[m], cause[m], by_data[m] = v, c, data
+        gap[m] = start[v] - finish[c] if c >= 0 else 0
+        m += 1
+        v = c
+    return task[:m], cause[:m], by_data[:m], gap[:m]
 
 
 def group_leaders(problem: DagProblem) -> np.ndarray:
@@ -90,90 +144,216 @@ def group_leaders(problem: DagProblem) -> np.ndarray:
     return leader
 
 
-def neighbours(problem: DagProblem, x: np.ndarray, path: list[tuple[int, int, bool, int]], rng: np.random.Generator,
+def neighbours(problem: DagProblem, x: np.ndarray, path: CriticalPath, rng: np.random.Generator,
                limit: int, fastest: np.ndarray, leader: np.ndarray | None = None, segments: int = 16) -> np.ndarray:
     """Up to ``limit`` distinct repaired genomes one move away from ``x`` (see the module docstring); the
     moves are listed first and ``limit`` of them drawn, the moves at long gaps (costly transfers, long
     waits for a device) more often; then ``segments`` segment moves (:func:`_segment_moves`)."""
     n = problem.n_tasks
-    critical = {v for v, _, _, _ in path}
-    moves: list[tuple[str, int, int, int]] = []  # (kind, task, other task or device, branch size)
-    weight: list[int] = []
-    for v, cause, by_data, gap in path:
-        before = len(moves)
-        if cause >= 0 and by_data:
-            moves += [("device", v, int(x[cause]), 1), ("device", cause, int(x[v]), 1)]
-        elif cause >= 0:
-            moves.append(("promote", v, cause, 0))
-            moves += [("device", cause, int(d), size) for size in (1, 4, 16) for d in fastest[cause]]
-        moves += [("device", v, int(d), 1) for d in fastest[v]]
-        weight += [gap + 1] * (len(moves) - before)
-    useful = [k for k, mv in enumerate(moves) if mv[0] == "promote" or x[mv[1]] != mv[2]]
-    if not useful:
+    x = np.ascontiguousarray(x, dtype=np.int64)
+    kernels = _kernels()
+    columns = [path.task, path.cause, path.by_data, path.gap]
+    kind, task, other, size, weight = kernels["list"](*columns, x, np.ascontiguousarray(fastest, dtype=np.int64))
+    if not len(kind):
         return np.zeros((0, len(x)), dtype=np.int64)
-    moves = [moves[k] for k in useful]
-    w = np.array([weight[k] for k in useful], dtype=np.float64)
-    picked = rng.choice(len(moves), size=min(limit, len(moves)), replace=False, p=w / w.sum())
-    out = np.repeat(x[None, :], len(picked), axis=0)
-    for row, k in enumerate(np.sort(picked)):
-        kind, v, other, size = moves[k]
-        if kind == "promote":
-            out[row, n + v], out[row, n + other] = x[n + other], x[n + v]
-        else:
-            tasks = np.asarray(_branch(problem, x, v, critical, size) if size > 1 else [v], dtype=np.int64)
-            out[row, tasks] = other
-            if leader is not None:
-                out[row, leader[tasks]] = other  # the whole colocation group moves
-    out = np.vstack([out, _segment_moves(x, path, rng, fastest, leader, segments)])
-    Y = problem.repair(out)
-    first = list({row.tobytes(): k for k, row in reversed(list(enumerate(Y)))}.values())[::-1]  # distinct rows
-    Y = Y[np.sort(np.asarray(first, dtype=np.int64))]
-    return Y[(Y != x).any(axis=1)]
+    w = weight.astype(np.float64)
+    picked = np.sort(rng.choice(len(kind), size=min(limit, len(kind)), replace=False, p=w / w.sum()))
+    critical = np.zeros(n, dtype=np.bool_)
+    critical[columns[0]] = True
+    ptr, adjacent = problem.structure.neighbour_lists
+    out = kernels["apply"](x, n, kind, task, other, size, picked,
+                           np.arange(n, dtype=np.int64) if leader is None else leader, ptr, adjacent, critical)
+    Y = np.vstack([out, _segment_moves(x, path, rng, fastest, leader, segments)])
+    colocation = problem.colocation
+    members, leaders = ((colocation.members, colocation.leaders) if colocation is not None
+                        else (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)))
+    keep = kernels["settle"](Y, x, problem.tables.allowed, problem.repair_device, members, leaders)
+    return Y[keep]
 
 
-def _segment_moves(x: np.ndarray, path: list[tuple[int, int, bool, int]], rng: np.random.Generator,
-                   fastest: np.ndarray, leader: np.ndarray | None, count: int) -> np.ndarray:
-    """``count`` genomes that each put a run of 4 to 64 consecutive critical-path tasks on one device: the
-    device most of them already use, the fastest for one of them, or the device of the path's task that
-    feeds the run. A chain split over devices
-    pays a transfer and a send at every change, which no single-task move can remove without first
-    adding two."""
-    out = np.repeat(x[None, :], count, axis=0)
-    if len(path) < 2 or count <= 0:
-        return out[:0]
-    tasks_on_path = np.array([v for v, _, _, _ in path], dtype=np.int64)
-    for row in range(count):
-        length = int(min(len(tasks_on_path), 4 ** int(rng.integers(1, 4))))
-        first = int(rng.integers(0, len(tasks_on_path) - length + 1))
-        run = tasks_on_path[first: first + length]
-        kind = row % 3
-        if kind == 0:
-            target = int(np.bincount(x[run]).argmax())
-        elif kind == 1 or first + length >= len(tasks_on_path):
-            target = int(fastest[run[int(rng.integers(len(run)))], 0])
-        else:
-            target = int(x[tasks_on_path[first + length]])  # the path runs last task first: this one feeds the run
-        out[row, run] = target
-        if leader is not None:
-            out[row, leader[run]] = target
+_DEVICE, _PROMOTE = 0, 1
+_KERNELS: dict[str, Callable[..., Any]] = {}
+
+
+def _kernels() -> dict[str, Callable[..., Any]]:
+    """The compiled :func:`_walk`, :func:`_list_moves`, :func:`_apply_moves`, :func:`_segment_rows` and
+    :func:`_settle` (compiled, or loaded from numba's cache, on first use)."""
+    if not _KERNELS:
+        import numba
+
+        from dse.mapping.dag_structure import compiled_kernels
+
+        scope = globals()
+        scope["_edge_delay"] = compiled_kernels()["_edge_delay"]
+        scope["_send_rule"] = compiled_kernels()["_send_rule"]
+        _KERNELS["walk"] = numba.njit(cache=True, nogil=True)(_walk)
+        _KERNELS["list"] = numba.njit(cache=True, nogil=True)(_list_moves)
+        _KERNELS["apply"] = numba.njit(cache=True, nogil=True)(_apply_moves)
+        _KERNELS["segment"] = numba.njit(cache=True, nogil=True)(_segment_rows)
+        _KERNELS["settle"] = numba.njit(cache=True, nogil=True)(_settle)
+    return _KERNELS
+
+
+def _list_moves(v, cause, by_data, gap, x, fastest):  # pragma: no cover - compiled
+    """Every useful move of the module docstring at each task of the path (``v``, ``cause``, ``by_data``,
+    ``gap``: its columns), in path order: ``(kind, task, other, size, weight)``, ``other`` a device
+    (``_DEVICE``: ``size`` tasks of the task's branch go there) or the task to run before (``_PROMOTE``),
+    the weight the gap plus one. Per path task: by data, the task to its producer's device and the
+    producer to the task's; by device, the promotion and the holder to each of its fastest devices with
+    1, 4 and 16 tasks of its branch; then the task to each of its fastest devices. A device move that
+    leaves the task where it is is dropped."""
+    k = fastest.shape[1]
+    count = 0
+    for i in range(len(v)):
+        if cause[i] >= 0:
+            count += 2 if by_data[i] else 1 + 3 * k
+        count += k
+    kind = np.empty(count, dtype=np.int64)
+    task = np.empty(count, dtype=np.int64)
+    other = np.empty(count, dtype=np.int64)
+    size = np.empty(count, dtype=np.int64)
+    weight = np.empty(count, dtype=np.int64)
+    q = 0
+    for i in range(len(v)):
+        c = cause[i]
+        moves = np.empty((2 + 3 * k + k + 1, 3), dtype=np.int64)  # (task, other, size); size 0: a promotion
+        m = 0
+        if c >= 0 and by_data[i]:
+            moves[0, 0], moves[0, 1], moves[0, 2] = v[i], x[c], 1
+            moves[1, 0], moves[1, 1], moves[1, 2] = c, x[v[i]], 1
+            m = 2
+        elif c >= 0:
+            moves[0, 0], moves[0, 1], moves[0, 2] = v[i], c, 0
+            m = 1
+            for branch in (1, 4, 16):
+                for d in range(k):
+                    moves[m, 0], moves[m, 1], moves[m, 2] = c, fastest[c, d], branch
+                    m += 1
+        for d in range(k):
+            moves[m, 0], moves[m, 1], moves[m, 2] = v[i], fastest[v[i], d], 1
+            m += 1
+        for j in range(m):
+            promote = moves[j, 2] == 0
+            if promote or x[moves[j, 0]] != moves[j, 1]:
+                kind[q] = _PROMOTE if promote else _DEVICE
+                task[q], other[q], size[q], weight[q] = moves[j, 0], moves[j, 1], moves[j, 2], gap[i] + 1
+                q += 1
+    return kind[:q], task[:q], other[:q], size[:q], weight[:q]
+
+
+def _apply_moves(x, n, kind, task, other, size, picked, leader, ptr, adjacent, critical):  # pragma: no cover
+    """One copy of ``x`` per picked move with the move made: a promotion swaps two priority genes; a device
+    move puts the task and up to ``size - 1`` more of its branch (breadth first over its successors then
+    predecessors, tasks on its device off the critical path) on the device, each with its colocation
+    group's leader."""
+    out = np.empty((len(picked), len(x)), dtype=np.int64)
+    seen = np.zeros(n, dtype=np.int64)  # the row (plus one) that last reached each task
+    queue = np.empty(n, dtype=np.int64)
+    for row in range(len(picked)):
+        out[row] = x
+        k = picked[row]
+        v = task[k]
+        if kind[k] == _PROMOTE:
+            out[row, n + v], out[row, n + other[k]] = x[n + other[k]], x[n + v]
+            continue
+        device = x[v]
+        seen[v] = row + 1
+        queue[0] = v
+        head, tail = 0, 1
+        while head < tail and tail < size[k]:
+            u = queue[head]
+            head += 1
+            for j in range(ptr[u], ptr[u + 1]):
+                w = adjacent[j]
+                if seen[w] != row + 1 and x[w] == device and not critical[w] and tail < size[k]:
+                    seen[w] = row + 1
+                    queue[tail] = w
+                    tail += 1
+        for j in range(tail):
+            out[row, queue[j]] = other[k]
+            out[row, leader[queue[j]]] = other[k]  # the whole colocation group moves
     return out
 
 
-def _branch(problem: DagProblem, x: np.ndarray, root: int, critical: set[int], size: int) -> list[int]:
-    """Up to ``size`` tasks reached from ``root`` over edges between tasks on ``root``'s device, off the
-    critical path (breadth first): a piece of work that can move without new transfers inside it."""
-    st = problem.structure
-    d = x[root]
-    branch, queue = [root], [root]
-    seen = {root}
-    while queue and len(branch) < size:
-        v = queue.pop(0)
-        for w, _ in st.successors(v) + st.predecessors(v):
-            if w not in seen and x[w] == d and w not in critical and len(branch) < size:
-                seen.add(w)
-                branch.append(w)
-                queue.append(w)
-    return branch
+def _segment_moves(x: np.ndarray, path: CriticalPath, rng: np.random.Generator,
+                   fastest: np.ndarray, leader: np.ndarray | None, count: int) -> np.ndarray:
+    """``count`` genomes that each put a run of 4 to 64 consecutive critical-path tasks on one device: the
+    device most of them already use, one of the ``fastest`` devices of one of them (drawn: equally fast
+    devices are common, and the fastest one may be full), or the device of the path's task that feeds
+    the run (rows in turn). A chain split over devices pays a transfer and a send at every change,
+    which no single-task move can remove without first adding two."""
+    if len(path) < 2 or count <= 0:
+        return np.zeros((0, len(x)), dtype=np.int64)
+    n = len(fastest)
+    draws = rng.random((count, 4))  # per row: the run's length (4, 16 or 64), its first task, a task, a fast device
+    return _kernels()["segment"](np.ascontiguousarray(x, dtype=np.int64), path.task, draws,
+                                 np.ascontiguousarray(fastest, dtype=np.int64),
+                                 np.arange(n, dtype=np.int64) if leader is None else leader)
+
+
+def _segment_rows(x, tasks, draws, fastest, leader):  # pragma: no cover - compiled
+    """:func:`_segment_moves`' rows from its uniform ``draws``."""
+    count, length_of_path = len(draws), len(tasks)
+    out = np.empty((count, len(x)), dtype=np.int64)
+    votes = np.zeros(int(x[: len(fastest)].max()) + 1, dtype=np.int64)
+    for row in range(count):
+        out[row] = x
+        length = min(length_of_path, 4 ** (1 + int(draws[row, 0] * 3)))
+        first = int(draws[row, 1] * (length_of_path - length + 1))
+        kind = row % 3
+        if kind == 0:  # the device most of the run uses (the lowest index among ties)
+            votes[:] = 0
+            for i in range(first, first + length):
+                votes[x[tasks[i]]] += 1
+            target = np.argmax(votes)
+        elif kind == 1 or first + length >= length_of_path:
+            target = fastest[tasks[first + int(draws[row, 2] * length)], int(draws[row, 3] * fastest.shape[1])]
+        else:
+            target = x[tasks[first + length]]  # the path runs last task first: this one feeds the run
+        for i in range(first, first + length):
+            out[row, tasks[i]] = target
+            out[row, leader[tasks[i]]] = target
+    return out
+
+
+def _settle(Y, x, allowed, fallback, members, leaders):  # pragma: no cover - compiled
+    """Repair the device genes of the rows ``Y`` in place as :meth:`DagProblem.repair` does (a task on a
+    device it may not use goes to ``fallback``, then every colocation member to its leader's device) and
+    return which rows to keep: each distinct row once (its first occurrence), none equal to ``x``."""
+    rows, n = Y.shape[0], allowed.shape[0]
+    for r in range(rows):
+        for v in range(n):
+            if not allowed[v, Y[r, v]]:
+                Y[r, v] = fallback[v]
+        for k in range(len(members)):
+            Y[r, members[k]] = Y[r, leaders[k]]
+    keep = np.ones(rows, dtype=np.bool_)
+    digest = np.zeros(rows, dtype=np.uint64)
+    for r in range(rows):
+        h = np.uint64(1469598103934665603)
+        for j in range(Y.shape[1]):
+            h = (h ^ np.uint64(Y[r, j])) * np.uint64(1099511628211)
+        digest[r] = h
+    for r in range(rows):
+        same = True
+        for j in range(Y.shape[1]):
+            if Y[r, j] != x[j]:
+                same = False
+                break
+        if same:
+            keep[r] = False
+            continue
+        for q in range(r):
+            if keep[q] and digest[q] == digest[r]:
+                equal = True
+                for j in range(Y.shape[1]):
+                    if Y[r, j] != Y[q, j]:
+                        equal = False
+                        break
+                if equal:
+                    keep[r] = False
+                    break
+    return keep
 
 
 def scores(problem: DagProblem, Y: np.ndarray) -> np.ndarray:
@@ -183,15 +363,35 @@ def scores(problem: DagProblem, Y: np.ndarray) -> np.ndarray:
     makespan, _, finish, _, _ = problem.schedule_population(Y[:, :n], Y[:, n:], problem.insertion)
     spread = finish.astype(np.float64).sum(axis=1) / (n * np.maximum(makespan, 1).astype(np.float64) + 1.0)
     score = makespan.astype(np.float64) + spread
-    if problem.constraints:  # the makespans just decoded: no second decode
-        score = np.where(problem.evaluate_scheduled(Y, makespan).feasible, score, np.inf)
+    if problem.constraints:
+        score = np.where(_feasible(problem, Y, makespan), score, np.inf)
     return score
 
 
+def _feasible(problem: DagProblem, Y: np.ndarray, makespan: np.ndarray) -> np.ndarray:
+    """Whether each genome of ``Y`` (with its decoded ``makespan``) meets the constraints. The allowed
+    devices and colocation groups are read off the device genes; any other constraint goes through
+    :meth:`DagProblem.evaluate_scheduled` (energy and the constraints' inputs, no second decode)."""
+    n = problem.n_tasks
+    dev = Y[:, :n]
+    ok = problem.tables.allowed[np.arange(n), dev].all(axis=1)
+    if problem.colocation is not None:
+        ok &= (dev[:, problem.colocation.members] == dev[:, problem.colocation.leaders]).all(axis=1)
+    if any(not isinstance(c, (AllowedDevices, Colocation)) for c in problem.constraints):
+        ok &= problem.evaluate_scheduled(Y, makespan).feasible
+    return ok
+
+
 def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: np.random.Generator,
-                 batch: int = 48, stop=lambda: False, progress: Progress | None = None) -> tuple[np.ndarray, int, int]:
+                 batch: int = 48, stop=lambda: False, progress: Progress | None = None,
+                 kick_tasks: int = 8, restart_steps: int = 100) -> tuple[np.ndarray, int, int]:
     """Improve ``start``'s makespan until ``deadline`` (``time.monotonic()``); returns the best genome,
-    the evaluations spent and the steps taken."""
+    the evaluations spent and the steps taken.
+
+    After 5 steps without a better neighbour the incumbent is kicked: ``kick_tasks`` random tasks of
+    its critical path (with their colocation groups) go to random allowed devices; when the best
+    genome has not improved for ``restart_steps`` steps, the kick starts from the best genome
+    instead of the incumbent (an iterated local search)."""
     t = problem.tables
     masked = np.where(t.allowed, t.time, np.iinfo(np.int64).max)
     fastest = np.argsort(masked, axis=1, kind="stable")[:, :3]
@@ -199,9 +399,10 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
     current = problem.repair(np.asarray(start, dtype=np.int64)[None, :])[0]
     current_s = float(scores(problem, current[None, :])[0])
     best, best_s = current.copy(), current_s
-    evaluations, steps, stale = 1, 0, 0
+    evaluations, steps, stale, since_best = 1, 0, 0, 0
     while time.monotonic() < deadline and not stop():
         steps += 1
+        since_best += 1
         path = critical_path(problem, current)
         Y = neighbours(problem, current, path, rng, batch, fastest, leader)
         if not len(Y):
@@ -222,20 +423,32 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
             current, current_s, stale = Y[k], float(S[k]), 0
         else:
             stale += 1
-            if stale >= 5:  # a kick: a random critical task to a random allowed device
-                v = path[int(rng.integers(len(path)))][0]
-                current = current.copy()
-                current[[v, leader[v]]] = int(rng.choice(np.flatnonzero(t.allowed[v])))
-                current = problem.repair(current[None, :])[0]
+            if stale >= 5:
+                if since_best > restart_steps:  # back to the best before kicking
+                    current, since_best = best, 0
+                    path = critical_path(problem, current)
+                current = _kick(problem, current, path, rng, kick_tasks, leader)
                 current_s = float(scores(problem, current[None, :])[0])
                 evaluations += 1
                 stale = 0
         if current_s < best_s:
-            best, best_s = current.copy(), current_s
+            best, best_s, since_best = current.copy(), current_s, 0
         if progress is not None:
             found = f"makespan {int(best_s):,}" if np.isfinite(best_s) else "no feasible schedule yet"
             progress.update(f"local search step {steps}, {found}, {evaluations:,} evaluations")
     return best, evaluations, steps
+
+
+def _kick(problem: DagProblem, x: np.ndarray, path: CriticalPath, rng: np.random.Generator,
+          count: int, leader: np.ndarray) -> np.ndarray:
+    """A repaired copy of ``x`` with ``count`` random critical-path tasks (drawn with replacement), each with
+    its colocation group's leader, on random allowed devices."""
+    allowed = problem.tables.allowed
+    x = x.copy()
+    for _ in range(count if path else 0):
+        v = path.task[int(rng.integers(len(path)))]
+        x[[v, leader[v]]] = int(rng.choice(np.flatnonzero(allowed[v])))
+    return problem.repair(x[None, :])[0]
 
 
 def solve_memetic(
@@ -245,6 +458,8 @@ def solve_memetic(
     local_share: float | None = None,
     starts: int = 1,
     batch: int = 48,
+    kick_tasks: int = 8,
+    restart_steps: int = 100,
     resume: Sequence[np.ndarray] = (),
     progress: Progress | None = None,
     **nsga2_options: object,
@@ -253,7 +468,8 @@ def solve_memetic(
     NSGA-II seeded with everything found; returns the nondominated union (nothing proven).
 
     ``local_share``: fraction of ``time_limit`` for the local search (default: all of it with one
-    objective, half with more). Extra options go to :func:`dse.solvers.nsga2.solve_nsga2`.
+    objective, half with more); ``batch``, ``kick_tasks`` and ``restart_steps``: see :func:`local_search`.
+    Extra options go to :func:`dse.solvers.nsga2.solve_nsga2`.
     """
     from dse.solvers.nsga2 import solve_nsga2
 
@@ -275,7 +491,8 @@ def solve_memetic(
             budget = time_limit * share
             for j, k in enumerate(ranked):
                 end = start + budget * (j + 1) / len(ranked)
-                best, spent, taken = local_search(dag, X[k], end, rng, batch, lambda: token.stopped, progress)
+                best, spent, taken = local_search(dag, X[k], end, rng, batch, lambda: token.stopped, progress,
+                                                  kick_tasks, restart_steps)
                 found.append(best)
                 evaluations += spent
                 steps += taken
@@ -317,6 +534,10 @@ class MemeticOptions(Nsga2Options):
                                       "search (null: all of it with one objective, else half)")
     starts: int = Field(default=1, ge=1, description="best seeds improved one after another")
     batch: int = Field(default=48, ge=1, description="neighbours evaluated a step")
+    kick_tasks: int = Field(default=8, ge=0, description="critical-path tasks sent to random devices by a kick "
+                            "(after 5 steps without improvement)")
+    restart_steps: int = Field(default=100, ge=1, description="steps without a new best after which a kick "
+                               "starts from the best schedule")
 
 
 register_solver(Solver(
