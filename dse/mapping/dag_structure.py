@@ -26,7 +26,6 @@ implements exactly the rules of :class:`Timeline`.
 from __future__ import annotations
 
 import bisect
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -106,20 +105,6 @@ class DagStructure:
             array.setflags(write=False)
         return cls(n, n_edges, src, dst, topo, topo_pos, pred_task, pred_edge, succ_task, succ_edge, depth,
                    tuple(depth_levels), tuple(height_levels), first_out)
-
-    @functools.cached_property
-    def neighbour_lists(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(ptr, tasks)``: each task's successors then predecessors (edge order, one entry per edge) as
-        ``tasks[ptr[v]: ptr[v + 1]]`` (computed once, read-only)."""
-        rows = []
-        for v in range(self.n):
-            succ, pred = self.succ_task[v], self.pred_task[v]
-            rows.append(np.concatenate([succ[succ < self.n], pred[pred < self.n]]))
-        ptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-        tasks = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, dtype=np.int64)
-        ptr.setflags(write=False)
-        tasks.setflags(write=False)
-        return ptr, tasks
 
     def predecessors(self, v: int) -> list[tuple[int, int]]:
         """``(task, edge)`` pairs entering ``v``."""
@@ -378,11 +363,16 @@ def list_schedule_population(structure: DagStructure, tables: CostTables, keys: 
     """
     dev = np.ascontiguousarray(dev, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.int64)
-    sends = bool(tensor_per_device and structure.n_edges and tables.send_time.any())
     return compiled_kernels()["_schedule"](
         keys, dev, np.ascontiguousarray(tables.time), structure.topo, structure.topo_pos, structure.depth,
         structure.pred_task, structure.pred_edge, structure.succ_task, structure.succ_edge, tables.n_dev, insertion,
-        *transfer_arguments(tables), sends, tables.send_time)
+        *transfer_arguments(tables), sends_occupy(structure, tables, tensor_per_device), tables.send_time)
+
+
+def sends_occupy(structure: DagStructure, tables: CostTables, tensor_per_device: bool) -> bool:
+    """Whether the kernels apply the TF send rule: under ``tensor_per_device``, with edges and a nonzero
+    send time on some device (otherwise the rule adds nothing and is skipped)."""
+    return bool(tensor_per_device and structure.n_edges and tables.send_time.any())
 
 
 def transfer_arguments(tables: CostTables) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -43,7 +43,7 @@ from pydantic import Field
 from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.mapping.constraints import AllowedDevices, Colocation
-from dse.mapping.dag_structure import _edge_delay, _send_rule, transfer_arguments
+from dse.mapping.dag_structure import _edge_delay, _send_rule, sends_occupy, transfer_arguments
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
@@ -73,25 +73,18 @@ class CriticalPath:
         return int(self.task[i]), int(self.cause[i]), bool(self.by_data[i]), int(self.gap[i])
 
 
-def critical_path(problem: DagProblem, x: np.ndarray,
-                  schedule: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> CriticalPath:
+def critical_path(problem: DagProblem, x: np.ndarray) -> CriticalPath:
     """The critical path of genome ``x``'s non-insertion schedule (walked back from the task that finishes
     last, at each task the first producer, in predecessor order, whose input arrived exactly at its start,
-    else the task before it on its device when that held the device until then). ``schedule``: ``x``'s
-    ``(start, finish, release, order)`` when already decoded (else decoded here)."""
+    else the task before it on its device when that held the device until then)."""
     t = problem.tables
     st = problem.structure
     n = problem.n_tasks
     dev = np.ascontiguousarray(x[:n], dtype=np.int64)
-    if schedule is None:
-        _, start, finish, release, order = problem.schedule_population(dev[None, :], x[None, n:], False)
-        start, finish, release, order = start[0], finish[0], release[0], order[0]
-    else:
-        start, finish, release, order = schedule
-    sends = bool(problem.tensor_per_device and st.n_edges and t.send_time.any())
+    _, start, finish, release, order = problem.schedule_population(dev[None, :], x[None, n:], False)
     task, cause, by_data, gap = _kernels()["walk"](
-        dev, start, finish, release, order, st.pred_task, st.pred_edge, st.succ_task, st.succ_edge, st.n_edges,
-        t.n_dev, *transfer_arguments(t), sends, t.send_time)
+        dev, start[0], finish[0], release[0], order[0], st.pred_task, st.pred_edge, st.succ_task, st.succ_edge,
+        st.n_edges, t.n_dev, *transfer_arguments(t), sends_occupy(st, t, problem.tensor_per_device), t.send_time)
     return CriticalPath(task, cause, by_data, gap)
 
 
@@ -160,9 +153,10 @@ def neighbours(problem: DagProblem, x: np.ndarray, path: CriticalPath, rng: np.r
     picked = np.sort(rng.choice(len(kind), size=min(limit, len(kind)), replace=False, p=w / w.sum()))
     critical = np.zeros(n, dtype=np.bool_)
     critical[columns[0]] = True
-    ptr, adjacent = problem.structure.neighbour_lists
+    st = problem.structure
     out = kernels["apply"](x, n, kind, task, other, size, picked,
-                           np.arange(n, dtype=np.int64) if leader is None else leader, ptr, adjacent, critical)
+                           np.arange(n, dtype=np.int64) if leader is None else leader, st.succ_task, st.pred_task,
+                           critical)
     Y = np.vstack([out, _segment_moves(x, path, rng, fastest, leader, segments)])
     colocation = problem.colocation
     members, leaders = ((colocation.members, colocation.leaders) if colocation is not None
@@ -241,7 +235,7 @@ def _list_moves(v, cause, by_data, gap, x, fastest):  # pragma: no cover - compi
     return kind[:q], task[:q], other[:q], size[:q], weight[:q]
 
 
-def _apply_moves(x, n, kind, task, other, size, picked, leader, ptr, adjacent, critical):  # pragma: no cover
+def _apply_moves(x, n, kind, task, other, size, picked, leader, succ_task, pred_task, critical):  # pragma: no cover
     """One copy of ``x`` per picked move with the move made: a promotion swaps two priority genes; a device
     move puts the task and up to ``size - 1`` more of its branch (breadth first over its successors then
     predecessors, tasks on its device off the critical path) on the device, each with its colocation
@@ -249,6 +243,7 @@ def _apply_moves(x, n, kind, task, other, size, picked, leader, ptr, adjacent, c
     out = np.empty((len(picked), len(x)), dtype=np.int64)
     seen = np.zeros(n, dtype=np.int64)  # the row (plus one) that last reached each task
     queue = np.empty(n, dtype=np.int64)
+    width = succ_task.shape[1] + pred_task.shape[1]
     for row in range(len(picked)):
         out[row] = x
         k = picked[row]
@@ -263,9 +258,9 @@ def _apply_moves(x, n, kind, task, other, size, picked, leader, ptr, adjacent, c
         while head < tail and tail < size[k]:
             u = queue[head]
             head += 1
-            for j in range(ptr[u], ptr[u + 1]):
-                w = adjacent[j]
-                if seen[w] != row + 1 and x[w] == device and not critical[w] and tail < size[k]:
+            for j in range(width):  # successors then predecessors, padded with the sentinel n
+                w = succ_task[u, j] if j < succ_task.shape[1] else pred_task[u, j - succ_task.shape[1]]
+                if w < n and seen[w] != row + 1 and x[w] == device and not critical[w] and tail < size[k]:
                     seen[w] = row + 1
                     queue[tail] = w
                     tail += 1
@@ -319,7 +314,10 @@ def _segment_rows(x, tasks, draws, fastest, leader):  # pragma: no cover - compi
 def _settle(Y, x, allowed, fallback, members, leaders):  # pragma: no cover - compiled
     """Repair the device genes of the rows ``Y`` in place as :meth:`DagProblem.repair` does (a task on a
     device it may not use goes to ``fallback``, then every colocation member to its leader's device) and
-    return which rows to keep: each distinct row once (its first occurrence), none equal to ``x``."""
+    return which rows to keep: each distinct row once (its first occurrence), none equal to ``x``.
+    The rule is repeated here rather than calling :meth:`DagProblem.repair` because that costs about
+    0.27 ms on a batch of 64 rows of the conv graph (fancy indexing and a clip), a sixth of a search step;
+    ``tests/test_memetic_moves.py`` checks the rows against :meth:`DagProblem.repair`."""
     rows, n = Y.shape[0], allowed.shape[0]
     for r in range(rows):
         for v in range(n):
