@@ -78,6 +78,50 @@ class SolveStats:
 
 
 @dataclass(frozen=True)
+class Certificate:
+    """How far a front can be from the true Pareto front.
+
+    With two or more objectives: ``hypervolume`` is what the front reaches and ``hypervolume_bound`` an
+    upper bound on the true front's, both in user units in minimization form (maximized objectives
+    negated, as :meth:`ParetoSet.F`) up to ``reference``; ``gap = (bound - hypervolume) / bound``.
+    ``region`` holds the boxes ``(lower, upper)`` (user units, as the front's columns) where Pareto points
+    not found yet can still lie; ``proven`` is true when none is left. The bound holds because every
+    undiscovered Pareto point lies in some box of ``region`` and so is dominated by, or equal to, the
+    box's lower corner (proven by the solver's bounds). Points worse than ``reference`` in some
+    objective count for neither side. With one objective: ``value``, its proven lower ``bound`` (for a
+    minimized objective; upper for a maximized one) and ``gap = |value - bound| / |value|``.
+    """
+
+    gap: float
+    proven: bool
+    hypervolume: float | None = None
+    hypervolume_bound: float | None = None
+    reference: tuple[float, ...] = ()
+    region: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()
+    value: float | None = None
+    bound: float | None = None
+
+    def describe(self) -> str:
+        """One line: "certified within 3.1% of the optimal front's hypervolume" and the like."""
+        if self.value is not None:
+            if self.proven:
+                return "certified optimal (gap 0%)"
+            return f"certified within {self.gap:.1%} of the optimum (bound {self.bound:.6g})"
+        if self.proven:
+            return "certified complete: every Pareto-optimal value is on the front (gap 0%)"
+        return (f"certified within {self.gap:.1%} of the optimal front's hypervolume "
+                f"({len(self.region)} unexplored regions left)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``certificate`` entry of ``front.json``."""
+        if self.value is not None:
+            return {"value": self.value, "bound": self.bound, "gap": self.gap, "proven": self.proven}
+        return {"hypervolume": self.hypervolume, "hypervolume_bound": self.hypervolume_bound, "gap": self.gap,
+                "reference": list(self.reference), "proven": self.proven,
+                "region": [[list(lo), list(hi)] for lo, hi in self.region]}
+
+
+@dataclass(frozen=True)
 class ParetoSet:
     """A front of mappings with provenance.
 
@@ -96,6 +140,12 @@ class ParetoSet:
     stats: SolveStats
     baselines: dict[str, ParetoPoint] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    certified: Certificate | None = None
+
+    def certificate(self) -> Certificate | None:
+        """How far this front can be from the true front (:class:`Certificate`); None when the solver
+        proves nothing (NSGA-II, heuristics: ``dse.certify`` adds one)."""
+        return self.certified
 
     def __len__(self) -> int:
         return len(self.points)
@@ -210,6 +260,7 @@ class ParetoSet:
                 "message": self.stats.message,
             },
             "notes": list(self.notes),
+            **({"certificate": self.certified.to_dict()} if self.certified is not None else {}),
             "points": [_point_dict(p) for p in self.points],
             "baselines": {k: _point_dict(p) for k, p in self.baselines.items()},
         }

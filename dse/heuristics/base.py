@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dse.jit import compile_functions, may_compile, plain
 from dse.mapping.dag_structure import (
     OPEN_END,
     _earliest,
@@ -308,15 +309,14 @@ _KERNELS: dict[str, Callable[..., Any]] = {}
 def _list_kernel() -> Callable[..., Any]:
     """The compiled :func:`_list_schedule_kernel` (compiled, or loaded from numba's cache, on first use)."""
     if not _KERNELS:
-        import numba
-
         compiled = compiled_kernels()
+        if not may_compile():
+            return plain(_list_schedule_kernel)  # plain Python while compiling would break a time limit (dse.jit)
         scope = globals()
         for name in ("_earliest", "_insert", "_edge_delay"):
             scope[name] = compiled[name]
-        scope["_heap_less"] = numba.njit(cache=True, nogil=True)(_heap_less)
-        scope["_heap_push"] = numba.njit(cache=True, nogil=True)(_heap_push)
-        _KERNELS["list"] = numba.njit(cache=True, nogil=True)(_list_schedule_kernel)
+        _KERNELS["list"] = compile_functions(scope, ("_heap_less", "_heap_push", "_list_schedule_kernel"))[
+            "_list_schedule_kernel"]
     return _KERNELS["list"]
 
 

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dse.mapping.dag_structure import _edge_delay, _slot, transfer_arguments
+from dse.jit import compile_functions, may_compile, plain
+from dse.mapping.dag_structure import _edge_delay, _slot, compiled_kernels, transfer_arguments
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -67,13 +68,11 @@ _COMPILED: dict[str, Callable[..., np.ndarray]] = {}
 def _kernel() -> Callable[..., np.ndarray]:
     """The compiled :func:`_finish_kernel` (compiled, or loaded from numba's cache, on first use)."""
     if not _COMPILED:
-        import numba
-
-        from dse.mapping.dag_structure import compiled_kernels
-
         compiled = compiled_kernels()
+        if not may_compile():
+            return plain(_finish_kernel)  # plain Python while compiling would break a time limit (dse.jit)
         globals()["_edge_delay"], globals()["_slot"] = compiled["_edge_delay"], compiled["_slot"]
-        _COMPILED["finish"] = numba.njit(cache=True, nogil=True)(_finish_kernel)
+        _COMPILED["finish"] = compile_functions(globals(), ("_finish_kernel",))["_finish_kernel"]
     return _COMPILED["finish"]
 
 

@@ -49,8 +49,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dse.jit import compile_functions, may_compile, plain
 from dse.mapping.dag_bounds import task_device_bounds
-from dse.mapping.dag_structure import _edge_delay, transfer_arguments
+from dse.mapping.dag_structure import _edge_delay, compiled_kernels, transfer_arguments
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -306,15 +307,12 @@ _COMPILED: dict[str, Callable[..., np.ndarray]] = {}
 def _kernel() -> Callable[..., np.ndarray]:
     """The compiled :func:`_block_kernel` (compiled, or loaded from numba's cache, on first use)."""
     if not _COMPILED:
-        import numba
-
-        from dse.mapping.dag_structure import compiled_kernels
-
+        compiled = compiled_kernels()
+        if not may_compile():
+            return plain(_block_kernel)  # plain Python while compiling would break a time limit (dse.jit)
         scope = globals()
-        scope["_edge_delay"] = compiled_kernels()["_edge_delay"]
-        scope["_best_order"] = numba.njit(cache=True, nogil=True)(_best_order)
-        scope["_pool"] = numba.njit(cache=True, nogil=True)(_pool)
-        _COMPILED["block"] = numba.njit(cache=True, nogil=True)(_block_kernel)
+        scope["_edge_delay"] = compiled["_edge_delay"]
+        _COMPILED["block"] = compile_functions(scope, ("_best_order", "_pool", "_block_kernel"))["_block_kernel"]
     return _COMPILED["block"]
 
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from ortools.sat.python import cp_model
 
+from dse.jit import may_compile
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import (
@@ -56,6 +57,14 @@ MAX_PAIR_CONSTRAINTS = 3_000_000
 #: in what is left of it): their bound is the makespan's lower domain.
 DESTRUCTIVE_SHARE = 0.1
 DESTRUCTIVE_SECONDS = 30.0
+
+
+def chain_bound_may_help(problem: DagProblem, longest_transfer: np.ndarray, send: np.ndarray) -> bool:
+    """Whether :func:`~dse.mapping.dag_chain_bound.chain_bound` can raise the makespan floor above the
+    communication and destructive bounds: only where moving between devices costs something (a transfer
+    or a send) or the devices differ. On identical devices without transfer costs its blocks' least times
+    are their critical paths, which the communication bound already counts, so it is not computed."""
+    return bool(longest_transfer.any() or send.any() or len(identical_groups(problem)) > 1)
 
 
 def identical_groups(problem: DagProblem) -> list[list[int]]:
@@ -131,8 +140,8 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         if len(ok):
             best = X[ok[np.argmin(ev.F[ok, 0])]]
     # every task in sequence at its slowest time after every transfer and every send: no schedule needs longer
-    serial = int(np.where(t.allowed, t.time, 0).max(axis=1).sum()
-                 + t.transfer_over_pairs("transfer_time")[1].sum()
+    longest_transfer = t.transfer_over_pairs("transfer_time")[1]
+    serial = int(np.where(t.allowed, t.time, 0).max(axis=1).sum() + longest_transfer.sum()
                  + (n + t.n_edges) * max(m - 1, 0) * int(send.max(initial=0)))
     horizon = serial
     if best is not None and len(problem.objectives) == 1:  # makespan alone: no need to look past a known schedule
@@ -143,11 +152,16 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     lower = int(reach.min(axis=1).max(initial=0))  # the communication bound (dse.mapping.dag_bounds)
     fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
     lower = max(lower, -(-int(fastest.sum()) // m))
+    notes: list[str] = []
     if deadline is not None and lower < horizon:  # a tenth of the time (30 s at most) to refute makespans
-        budget_end = time.monotonic() + max(0.0, min(DESTRUCTIVE_SECONDS,
-                                                     DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
-        lower = destructive_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
-        lower = chain_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
+        if not may_compile():  # the bounds are worth their time only compiled (dse.jit)
+            notes.append("lower bounds skipped: the kernels are being compiled for this environment")
+        else:
+            budget_end = time.monotonic() + max(0.0, min(DESTRUCTIVE_SECONDS,
+                                                         DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
+            lower = destructive_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
+            if chain_bound_may_help(problem, longest_transfer, send):
+                lower = chain_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
     horizon = max(horizon, lower)
 
     per_task = t.allowed.sum(axis=1).astype(np.int64)
@@ -287,7 +301,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     rule = ", TF send rule" if tf else ""
     form = Formulation(model, objective_vars, to_genome, hint,
                        [f"{len(x)} optional intervals, horizon {horizon}, lower bound {lower}, "
-                        f"{len(groups)} device classes{rule}"], values)
+                        f"{len(groups)} device classes{rule}", *notes], values)
     if best is not None:
         hint(best)
     return form

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dse.cost import CostTables
+from dse.jit import compile_functions, may_compile, plain
 
 #: End of the open-ended free gap after a device's last task.
 OPEN_END = np.iinfo(np.int64).max // 4
@@ -333,17 +334,19 @@ def _sift(key, out, i, size):  # pragma: no cover - compiled
 _COMPILED: dict[str, Callable[..., Any]] = {}
 
 
-def compiled_kernels() -> dict[str, Callable[..., Any]]:
-    """The compiled ``_earliest``, ``_insert``, ``_edge_delay`` and ``_schedule`` kernels (compiled, or loaded from numba's
-    on-disk cache, on first call; numba is imported only then)."""
-    if not _COMPILED:
-        import numba
+#: The kernels of this module, callees first.
+KERNEL_NAMES = ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_edge_delay", "_slot", "_send_rule",
+                "_schedule")
 
-        scope = globals()
-        for name in ("_bisect_right", "_earliest", "_insert", "_sift", "_sort_by", "_edge_delay", "_slot", "_send_rule",
-                     "_schedule"):  # callees first
-            scope[name] = numba.njit(cache=True, nogil=True)(scope[name])
-            _COMPILED[name] = scope[name]
+
+def compiled_kernels() -> dict[str, Callable[..., Any]]:
+    """The ``_earliest``, ``_insert``, ``_edge_delay``, ``_schedule``... kernels by name: compiled (or loaded from
+    numba's on-disk cache) on first call, numba imported only then; the plain Python functions instead while
+    :func:`dse.jit.may_compile` says compiling now would break a running time limit."""
+    if not _COMPILED:
+        if not may_compile():
+            return {name: plain(globals()[name]) for name in KERNEL_NAMES}
+        _COMPILED.update(compile_functions(globals(), KERNEL_NAMES))
     return _COMPILED
 
 

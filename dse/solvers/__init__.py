@@ -9,8 +9,10 @@ and return the best set found so far when time runs out. Solvers register in
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from dse.jit import time_limit_ends
 from dse.limits import check_seed, check_time_limit
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
@@ -60,4 +62,5 @@ def solve(
         raise NotImplementedError(reason)
     options = check_options(entry, options)
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
-    return entry.run(problem, time_limit=time_limit, seed=seed, progress=reporter, **fixed, **options)
+    with time_limit_ends(time.monotonic() + time_limit):  # no kernel compiles inline past the limit
+        return entry.run(problem, time_limit=time_limit, seed=seed, progress=reporter, **fixed, **options)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Sequence
 
 import numpy as np
 
 from dse.mapping.base import MappingProblem
+from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoPoint, ParetoSet, SolveStats, make_points, nondominated
 
 
@@ -67,3 +70,31 @@ def result(
         baselines=baseline_points(problem)[0] if baselines is None else baselines,
         notes=notes,
     )
+
+
+def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: float,
+                    seeds: Sequence[np.ndarray] = ()) -> ParetoSet:
+    """The front of a solve whose model build used up the time limit (status ``time_limit``): the feasible,
+    nondominated ``seeds`` it was handed or computed (none proven), so a found mapping is never lost."""
+    X = front_of(problem, np.array(seeds, dtype=np.int64)) if len(seeds) else np.zeros((0, problem.n_genes),
+                                                                                      dtype=np.int64)
+    kept = f"; kept the {len(X)} best of {len(seeds)} heuristic or resumed mappings" if len(seeds) else ""
+    stats = SolveStats(wall_s=time.monotonic() - start, message=str(exc) + kept)
+    return result(problem, X, "cpsat", "time_limit", stats)
+
+
+def with_seeds(problem: MappingProblem, X: np.ndarray, proven: Sequence[bool],
+               seeds: Sequence[np.ndarray]) -> tuple[np.ndarray, list[bool]]:
+    """The nondominated feasible rows of ``X`` (a solver's front, ``proven`` per row) and ``seeds``
+    together, ``X``'s rows first on equal values: what a cut-short solver returns, never less than the
+    seeds it was handed. Seeds are not proven."""
+    if not len(seeds):
+        return X, list(proven)
+    S = problem.repair(np.array(seeds, dtype=np.int64).reshape(-1, problem.n_genes))
+    both = np.vstack([X.reshape(-1, problem.n_genes), S])
+    flags = [*proven, *([False] * len(S))]
+    ev = problem.evaluate(both)
+    rows = np.flatnonzero(ev.feasible)
+    keep = rows[nondominated(ev.F[rows])]
+    return both[keep], [flags[k] for k in keep]
+

@@ -31,12 +31,13 @@ splitting the region by a previous front's points before the first solve.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
+from ortools.sat.python import cp_model
 from pydantic import Field
 
 from dse.interrupt import StopToken, interruptible, run_cpsat
@@ -44,11 +45,9 @@ from dse.mapping.base import Formulation, MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
-from dse.solvers.common import result
+from dse.solvers.certificate import Box, front_certificate
+from dse.solvers.common import build_timed_out, result, with_seeds
 from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
-
-if TYPE_CHECKING:
-    from ortools.sat.python import cp_model
 
 
 @dataclass
@@ -93,9 +92,15 @@ class CpSatRunner:
         dom.clear()
         dom.extend([lo, hi if upper is None else min(hi, upper)])
 
-    def minimize(self, var: cp_model.IntVar, time_limit: float, hint: np.ndarray | None) -> _Solve:
-        from ortools.sat.python import cp_model
+    def proven_bound(self, var: cp_model.IntVar, solve: _Solve) -> int:
+        """The least value of ``var`` that ``solve`` (a minimization of ``var``) leaves possible: its optimum
+        when proven, else its objective bound, never below the variable's own lower bound."""
+        if solve.status == cp_model.OPTIMAL and solve.values is not None:
+            return int(solve.values[self.form.objective_vars.index(var)])
+        bound = solve.bound if np.isfinite(solve.bound) else self.lower(var)
+        return max(self.lower(var), int(np.ceil(bound - 1e-9)))
 
+    def minimize(self, var: cp_model.IntVar, time_limit: float, hint: np.ndarray | None) -> _Solve:
         model = self.form.model
         model.minimize(var)
         if hint is not None:
@@ -113,6 +118,8 @@ class CpSatRunner:
             genome = self.form.to_genome(solver)
             values = tuple(int(solver.value(v)) for v in self.form.objective_vars)
             return _Solve(status, genome, values, solver.best_objective_bound)
+        if status == cp_model.UNKNOWN:  # cut short before any solution: the bound proven so far still holds
+            return _Solve(status, None, None, solver.best_objective_bound)
         return _Solve(status, None, None, float("nan"))
 
 
@@ -138,8 +145,6 @@ def solve_cpsat(
 
     Raises ``NotImplementedError`` if the family has no exact formulation.
     """
-    from ortools.sat.python import cp_model
-
     if len(problem.objectives) == 1:
         from dse.solvers.cpsat_single import solve_cpsat_single
 
@@ -155,13 +160,15 @@ def solve_cpsat(
         try:
             form = problem.cpsat(seeds=seeds, deadline=start + time_limit)
         except ModelBuildTimeout as exc:
-            return build_timed_out(problem, exc, start)
+            return build_timed_out(problem, exc, start, seeds)
         runner = CpSatRunner(form, seed, workers, deterministic, token)
         f1, f2 = form.objective_vars
         hint = best_seed(problem, seeds)
         genomes: list[np.ndarray] = []
         values: list[tuple[int, ...]] = []
         proven: list[bool] = []
+        steps: list[_Step] = []
+        cut_bound: float | None = None  # the f1 bound of a first solve cut short before any solution
         status, eps, exhausted = "optimal", None, False
         try:
             while True:
@@ -183,6 +190,7 @@ def solve_cpsat(
                     break
                 if first.genome is None or first.values is None:
                     status = "interrupted" if token.stopped else "time_limit"
+                    cut_bound = first.bound
                     break
                 second = first
                 if not token.stopped:
@@ -194,6 +202,9 @@ def solve_cpsat(
                 genomes.append(best.genome)
                 values.append(best.values)
                 proven.append(first.status == cp_model.OPTIMAL and second.status == cp_model.OPTIMAL)
+                steps.append(_Step(
+                    None if eps is None else eps + 1, runner.proven_bound(f1, first), first.values[0],
+                    runner.proven_bound(f2, second) if second is not first else runner.lower(f2), proven[-1]))
                 progress.update(f"{len(genomes)} front points, last {tuple(best.values)} "
                                 f"(bound {first.bound:.6g} on the first objective), {runner.calls} solves")
                 hint = best.genome
@@ -211,9 +222,43 @@ def solve_cpsat(
         keep = nondominated(np.array(values))
         X = X[keep]
         proven = [proven[k] for k in keep]
+    if status in ("time_limit", "interrupted"):  # cut short: never less than the seeds it was handed
+        X, proven = with_seeds(problem, X, proven, seeds)
     stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
-    return result(problem, X, "cpsat", status, stats, proven=proven)
+    front = result(problem, X, "cpsat", status, stats, proven=proven)
+    boxes = _open_boxes(steps, exhausted, eps, cut_bound, runner, f1, f2)
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), boxes))
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What one epsilon step proved: in the region ``f2 < upper`` (None: everywhere) no point has
+    ``f1 < f1_bound``; none with ``f1 <= f1_value`` has ``f2 < f2_bound``; ``closed`` when both solves
+    were optimal (the bounds are then the found point's values)."""
+
+    upper: int | None
+    f1_bound: int
+    f1_value: int
+    f2_bound: int
+    closed: bool
+
+
+def _open_boxes(steps: Sequence[_Step], exhausted: bool, eps: int | None, cut_bound: float | None,
+                runner: CpSatRunner, f1: cp_model.IntVar, f2: cp_model.IntVar) -> list[Box]:
+    """The regions an epsilon walk left open, each with its proven lower corner (:mod:`.certificate`):
+    per step not closed, the part of its region at or left of its point; unless the walk was exhausted,
+    the region below the last point, right of everything the last step ruled out."""
+    boxes: list[Box] = [((s.f1_bound, s.f2_bound), (s.f1_value + 1, s.upper)) for s in steps if not s.closed]
+    if not exhausted:
+        low = runner.lower(f1)
+        if steps:
+            last = steps[-1]
+            low = max(low, last.f1_value + 1 if last.closed else last.f1_bound)
+        if cut_bound is not None and np.isfinite(cut_bound):
+            low = max(low, int(np.ceil(cut_bound - 1e-9)))
+        boxes.append(((low, runner.lower(f2)), (None, None if eps is None else eps + 1)))
+    return boxes
 
 
 def _split_boxes(boxes: list[tuple[int, ...]], z: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -249,8 +294,6 @@ def solve_cpsat_boxes(
     A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
     is closed, when no point can dominate it any more.
     """
-    from ortools.sat.python import cp_model
-
     progress = progress or silent()
     start = time.monotonic()
     k = len(problem.objectives)
@@ -259,12 +302,13 @@ def solve_cpsat_boxes(
         try:
             form = problem.cpsat(seeds=[*resume, *seeds], deadline=start + time_limit)
         except ModelBuildTimeout as exc:
-            return build_timed_out(problem, exc, start)
+            return build_timed_out(problem, exc, start, [*resume, *seeds])
         runner = CpSatRunner(form, seed, workers, deterministic, token)
         objs = form.objective_vars
         top = tuple(runner.upper(v) + 1 for v in objs)  # "unbounded": past every value
         hint = best_seed(problem, [*resume, *seeds])
         boxes: list[tuple[int, ...]] = [top]
+        lowers = {top: tuple(runner.lower(v) for v in objs)}  # per box: its proven lower corner
         genomes: list[np.ndarray] = []
         values: list[tuple[int, ...]] = []
         if len(resume):  # a previous front: its feasible points are found already and split the region
@@ -276,7 +320,7 @@ def solve_cpsat_boxes(
                     continue
                 genomes.append(R[row])
                 values.append(z)
-                boxes = _split_boxes(boxes, z)
+                boxes, lowers = _split_with_lowers(boxes, lowers, z)
         status = "optimal"
         try:
             while boxes:
@@ -310,6 +354,8 @@ def solve_cpsat_boxes(
                 if first.status == cp_model.INFEASIBLE:
                     boxes.remove(box)  # proven empty
                     continue
+                low = lowers[box]  # no point of the box is better in f1 than the first solve's bound
+                lowers[box] = (max(low[0], runner.proven_bound(objs[0], first)), *low[1:])
                 if first.genome is None:
                     status = "interrupted" if token.stopped else "time_limit"
                     break
@@ -318,7 +364,7 @@ def solve_cpsat_boxes(
                 z = tuple(int(val) for val in best.values)
                 genomes.append(best.genome)
                 values.append(z)
-                boxes = _split_boxes(boxes, z)
+                boxes, lowers = _split_with_lowers(boxes, lowers, z)
                 hint = best.genome
                 progress.update(f"{len(genomes)} front points, last {z}, {len(boxes)} open boxes, "
                                 f"{runner.calls} solves")
@@ -329,17 +375,28 @@ def solve_cpsat_boxes(
     X = np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)
     if len(X):
         X = X[nondominated(np.array(values))]
+    if status in ("time_limit", "interrupted"):  # cut short: never less than the seeds it was handed
+        X = with_seeds(problem, X, [False] * len(X), [*resume, *seeds])[0]
     # every box closed by a proof of emptiness: no point can dominate a kept one, so all are proven
     stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
                        message=f"{runner.workers} workers; search-region boxes, {len(boxes)} left open; "
                        + "; ".join(form.notes))
-    return result(problem, X, "cpsat", status, stats, proven=status == "optimal")
+    front = result(problem, X, "cpsat", status, stats, proven=status == "optimal")
+    open_boxes: list[Box] = [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
+                             for u in boxes]
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes))
 
 
-def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: float) -> ParetoSet:
-    """The empty front of a solve whose model build used up the time limit (status ``time_limit``)."""
-    stats = SolveStats(wall_s=time.monotonic() - start, message=str(exc))
-    return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", "time_limit", stats)
+def _split_with_lowers(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...], tuple[int, ...]],
+                       z: tuple[int, ...]) -> tuple[list[tuple[int, ...]], dict[tuple[int, ...], tuple[int, ...]]]:
+    """:func:`_split_boxes` with each box's proven lower corner: a new box lies inside every old box above
+    it, so it inherits the largest of their lower corners."""
+    new = _split_boxes(boxes, z)
+    out = {}
+    for c in new:
+        holders = [lowers[u] for u in boxes if all(cj <= uj for cj, uj in zip(c, u, strict=True))]
+        out[c] = tuple(int(v) for v in np.max(np.array(holders), axis=0))
+    return new, out
 
 
 class CpsatOptions(SolverOptions):

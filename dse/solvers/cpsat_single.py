@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -12,7 +13,8 @@ from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
-from dse.solvers.common import result
+from dse.solvers.certificate import single_certificate
+from dse.solvers.common import build_timed_out, result
 from dse.solvers.registry import collect_seeds
 
 
@@ -41,9 +43,8 @@ def solve_cpsat_single(
             seeds = [*resume, *(collect_seeds(problem) if hints else [])]
             form = problem.cpsat(seeds=seeds, deadline=start + time_limit)
         except ModelBuildTimeout as exc:
-            from dse.solvers.cpsat import build_timed_out
-
-            return build_timed_out(problem, exc, start)
+            best = _better(problem, None, seeds)
+            return build_timed_out(problem, exc, start, [] if best is None else [best])
         objective = form.objective_vars[0]
         form.model.minimize(objective)
         solver = cp_model.CpSolver()
@@ -71,7 +72,9 @@ def solve_cpsat_single(
     stats = SolveStats(wall_s=wall, solver_calls=1, best_bound=(bound,),
                        message=f"objective {value:.6g}, lower bound {bound:.6g}, gap {gap:.2%}; " + "; ".join(form.notes))
     label = "optimal" if status == cp_model.OPTIMAL else stopped
-    return result(problem, found[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL)
+    front = result(problem, found[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL)
+    certificate = single_certificate(problem, int(value), bound, status == cp_model.OPTIMAL)
+    return dataclasses.replace(front, certified=certificate)
 
 
 def _better(problem: MappingProblem, genome: np.ndarray | None, seeds: Sequence[np.ndarray]) -> np.ndarray | None:

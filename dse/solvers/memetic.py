@@ -41,9 +41,16 @@ import numpy as np
 from pydantic import Field
 
 from dse.interrupt import interruptible
+from dse.jit import compile_functions, may_compile, plain
 from dse.mapping.base import MappingProblem
 from dse.mapping.constraints import AllowedDevices, Colocation
-from dse.mapping.dag_structure import _edge_delay, _send_rule, sends_occupy, transfer_arguments
+from dse.mapping.dag_structure import (
+    _edge_delay,
+    _send_rule,
+    compiled_kernels,
+    sends_occupy,
+    transfer_arguments,
+)
 from dse.pareto import ParetoSet, SolveStats, nondominated
 from dse.progress import Progress, silent
 from dse.solvers.common import result
@@ -172,19 +179,17 @@ _KERNELS: dict[str, Callable[..., Any]] = {}
 def _kernels() -> dict[str, Callable[..., Any]]:
     """The compiled :func:`_walk`, :func:`_list_moves`, :func:`_apply_moves`, :func:`_segment_rows` and
     :func:`_settle` (compiled, or loaded from numba's cache, on first use)."""
+    names = {"walk": "_walk", "list": "_list_moves", "apply": "_apply_moves", "segment": "_segment_rows",
+             "settle": "_settle"}
     if not _KERNELS:
-        import numba
-
-        from dse.mapping.dag_structure import compiled_kernels
-
+        compiled = compiled_kernels()
         scope = globals()
-        scope["_edge_delay"] = compiled_kernels()["_edge_delay"]
-        scope["_send_rule"] = compiled_kernels()["_send_rule"]
-        _KERNELS["walk"] = numba.njit(cache=True, nogil=True)(_walk)
-        _KERNELS["list"] = numba.njit(cache=True, nogil=True)(_list_moves)
-        _KERNELS["apply"] = numba.njit(cache=True, nogil=True)(_apply_moves)
-        _KERNELS["segment"] = numba.njit(cache=True, nogil=True)(_segment_rows)
-        _KERNELS["settle"] = numba.njit(cache=True, nogil=True)(_settle)
+        if not may_compile():  # plain Python while compiling would break a time limit (dse.jit)
+            return {key: plain(scope[name]) for key, name in names.items()}
+        scope["_edge_delay"] = compiled["_edge_delay"]
+        scope["_send_rule"] = compiled["_send_rule"]
+        done = compile_functions(scope, tuple(names.values()))
+        _KERNELS.update({key: done[name] for key, name in names.items()})
     return _KERNELS
 
 
