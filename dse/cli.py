@@ -21,6 +21,7 @@ from dse.errors import DseError, GenomeError, InfeasibleError, SpecError
 from dse.files import replace_atomically
 from dse.limits import check_seed, check_time_limit
 from dse.pareto import ParetoSet
+from dse.trace import chrome_trace, mapping_timeline, write_trace
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--out", type=Path, help="folder for front.csv, front.json, pareto.png")
     solve.add_argument("--quiet", action="store_true", help="no progress lines")
     solve.add_argument("--gantt", action="store_true", help="also draw the schedule of the knee point (gantt.png)")
+    solve.add_argument("--point", type=int, metavar="N",
+                       help="trace.json shows row N (0 = first) of front.csv (default: the first front's knee)")
     solve.add_argument("--resume", type=Path, metavar="DIR",
                        help="continue from DIR/front.json of a previous run: its genomes seed nsga2 and hint cpsat")
     validate = sub.add_parser("validate", help="check a problem spec and print its size")
@@ -126,6 +129,31 @@ def _check_arguments(args: argparse.Namespace) -> None:
         check_seed(args.seed)
     if args.out is not None:
         check_out_folder(args.out)
+    if args.point is not None and (args.point < 0 or args.out is None):
+        raise SpecError("command line", "--point", args.point,
+                        "must be a row of front.csv (0 = first) and goes with --out DIR")
+
+
+def _write_trace(out: Path, problem, fronts: list[ParetoSet], row: int | None) -> str | None:
+    """``out/trace.json``: the timeline of row ``row`` of front.csv (fronts in order), or of the first
+    non-empty front's knee; returns which point it shows, or None when the family's mappings have no
+    timeline. SpecError (exit 2) for a row past the end of front.csv."""
+    points = [p for f in fronts for p in f.points]
+    if row is not None:
+        if row >= len(points):
+            raise SpecError("command line", "--point", row, f"front.csv has {len(points)} rows: give 0 to "
+                            f"{len(points) - 1}" if points else "front.csv has no rows")
+        point, which = points[row], f"row {row}"
+    else:
+        first = next((f for f in fronts if len(f)), None)
+        if first is None:
+            return None
+        point, which = first.knee(), f"the knee of {first.solver}'s front"
+    timeline = mapping_timeline(problem, np.asarray(point.genome))
+    if timeline is None:
+        return None
+    write_trace(chrome_trace(timeline), out / "trace.json")
+    return which
 
 
 def check_out_folder(out: Path, flag: str = "--out") -> None:
@@ -165,8 +193,10 @@ def _solve(args: argparse.Namespace) -> int:
     if interrupted and args.out and not fronts:
         _write(args.out, problem, fronts, gantt=args.gantt)
     _print_report(problem, fronts)
+    traced = _write_trace(args.out, problem, fronts, args.point) if args.out else None
     if args.out:
-        print(f"wrote {args.out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else ""))
+        print(f"wrote {args.out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else "")
+              + (f", trace.json ({traced})" if traced else ""))
     if interrupted:
         print("interrupted: the fronts above are what was found so far", file=sys.stderr)
         return token.exit_code

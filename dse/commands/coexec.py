@@ -5,7 +5,7 @@ GEMM on each device), picks the split (``auto``: least predicted time by
 CP-SAT; ``grid``: every 5% split measured; or rows per device), runs the parts
 concurrently, checks the assembled result and prints per-device predicted and
 measured times and the speed-up over the best single device. With ``--out DIR``
-it writes ``DIR/report.json``.
+it writes ``DIR/report.json`` and ``DIR/trace.json`` (a Chrome/Perfetto trace).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.trace import chrome_trace, coexec_timeline, write_trace
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +32,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                                               "(default: profile this GEMM on each device first)")
     parser.add_argument("--repeat", default="3", help="timed runs per measurement, median kept (default 3)")
     parser.add_argument("--seed", default="0", help="seed of the random operands")
-    parser.add_argument("--out", type=Path, help="folder for report.json")
+    parser.add_argument("--out", type=Path, help="folder for report.json and trace.json")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -84,7 +85,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.out is not None:
         path = Path(args.out) / "report.json"
         path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
-        print(f"wrote {path}")
+        trace = write_trace(chrome_trace(coexec_timeline(report.to_dict())), Path(args.out) / "trace.json")
+        print(f"wrote {path}, {trace}")
     return 0 if report.check == "pass" else 1
 
 

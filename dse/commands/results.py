@@ -17,6 +17,7 @@ from typing import Any
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.trace import chrome_trace, jobs_timeline, write_trace
 
 #: Characters of a job id shown in the listing (the store and exports keep all 64).
 SHORT_ID = 12
@@ -32,6 +33,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", action="store_true", help="plot the jobs' fronts on one axis into --out")
     parser.add_argument("--color", metavar="FIELD", help="swept field that colors the plot (default: the first)")
     parser.add_argument("--out", type=Path, help="file for --export or --plot")
+    parser.add_argument("--trace", action="store_true",
+                        help="write the jobs' timings, one track per worker, as a Chrome/Perfetto trace to --out")
 
 
 def _filter(frame: Any, expr: str) -> Any:
@@ -55,10 +58,12 @@ def _filter(frame: Any, expr: str) -> Any:
 def _check_out(args: argparse.Namespace) -> Path | None:
     if args.export and args.plot:
         raise SpecError("command line", "--export", args.export, "give --export or --plot, not both (one --out each)")
-    if (args.export or args.plot) and args.out is None:
-        raise SpecError("command line", "--out", None, "--export and --plot need --out FILE")
-    if args.out is not None and not (args.export or args.plot):
-        raise SpecError("command line", "--out", str(args.out), "give --export csv|parquet or --plot with it")
+    if args.trace and (args.export or args.plot):
+        raise SpecError("command line", "--trace", True, "give --trace, --export or --plot, one at a time")
+    if (args.export or args.plot or args.trace) and args.out is None:
+        raise SpecError("command line", "--out", None, "--export, --plot and --trace need --out FILE")
+    if args.out is not None and not (args.export or args.plot or args.trace):
+        raise SpecError("command line", "--out", str(args.out), "give --export csv|parquet, --plot or --trace with it")
     if args.out is not None:
         if args.out.is_dir():
             raise SpecError("command line", "--out", str(args.out), "is a folder; give a file")
@@ -86,6 +91,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.where:
         jobs = _filter(jobs, args.where)
     ids = list(jobs["job"])
+    if args.trace and out is not None:
+        write_trace(chrome_trace(jobs_timeline(args.store, ids)), out)
+        print(f"wrote {out}: timings of {len(ids)} jobs (open it in https://ui.perfetto.dev or chrome://tracing)")
+        return 0
     if args.export and out is not None:
         points = points_frame(args.store, ids)
         _export(points, args.export, out)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.trace import write_simulation_trace
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +42,8 @@ def _run(args: argparse.Namespace) -> int:
         raise SpecError(args.spec, "scenario", None, "dse simulate needs a scenario section in the spec")
     seed = args.seed if args.seed is not None else spec.solver.seed
     summary = entry.simulate(spec, args.out, seed=seed, quiet=args.quiet)
+    if args.out is not None:  # the trace table as a Chrome/Perfetto trace beside it
+        write_simulation_trace(args.out)
     with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):
         print(summary.to_string(index=False))
     if args.out is not None:
