@@ -5,13 +5,20 @@
   inset when baselines squash the front, a capped legend; three or more
   objectives as pairwise panels (or parallel coordinates on a given axis);
   ``interactive=True`` returns a plotly figure whose points show their mapping
-  and metrics on hover (the ``interactive`` extra).
+  and metrics on hover.
 * :func:`plot_schedule`: the decoded schedule of one genome with its
   transfers, in the tables' display time unit; a pipeline's chart is one
   steady-state period.
-* :func:`plot_gantt`: bars from ``(op, device, start, end)`` rows.
+* :func:`plot_gantt`: bars from ``(op, device, start, end)`` rows; labels
+  that do not fit their bar are numbered, with a key beside the chart.
+* :func:`plot_store_fronts`: the fronts of a batch store's jobs, coloured by a
+  swept field (discrete colours for discrete values).
 
-Every function draws without matplotlib warnings (the tests check stderr).
+Overlapping fronts stay visible (exact fronts below with large markers,
+approximate ones above with small markers), baselines sit below the fronts,
+units are written once per axis, and a figure made here saves whole with a
+plain ``savefig`` (its legend inside the figure). Every function draws without
+matplotlib warnings (the tests check stderr).
 """
 
 from __future__ import annotations
@@ -31,6 +38,11 @@ _STYLES = {
     "exhaustive": dict(marker="s", color="tab:green", label="exhaustive"),
     "nsga2": dict(marker="x", color="tab:orange", label="NSGA-II"),
 }
+#: Marker areas (points^2): exact fronts large and below, approximate fronts small and above them, so
+#: both stay visible where they coincide; baselines below both.
+EXACT_SIZE, APPROX_SIZE, BASELINE_SIZE = 90.0, 28.0, 70.0
+#: Drawing order: baselines, then exact fronts, then approximate fronts on top.
+BASELINE_Z, EXACT_Z, APPROX_Z = 2, 4, 6
 #: Colors and markers of baselines, distinct from the solvers' (blue, green, orange).
 _BASELINE_COLORS = ("tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "black", "tab:gray")
 _BASELINE_MARKERS = "^v<>PX*Dph"
@@ -68,9 +80,11 @@ def close(figure: Any) -> None:
         sys.modules["matplotlib.pyplot"].close(figure)
 
 
-def _axis(ax: Any) -> Any:
+def _axis(ax: Any, constrained: bool = False) -> Any:
+    """``ax``, or the axis of a new figure (with constrained layout: a legend outside the axis stays
+    inside the figure when it is saved)."""
     if ax is None:
-        _, ax = new_figure(figsize=(8.5, 4.5))
+        _, ax = new_figure(figsize=(8.5, 4.5), layout="constrained" if constrained else None)
     return ax
 
 
@@ -94,11 +108,28 @@ def _style(front: ParetoSet, k: int) -> dict[str, Any]:
 
 
 def _label(obj: Any, arrow: bool = True) -> str:
+    """``name [unit], lower is better``: the unit written once, in one pair of brackets."""
+    unit = f" [{obj.unit}]" if obj.unit else ""
+    better = (", higher is better" if obj.sense == "max" else ", lower is better") if arrow else ""
+    return f"{obj.name}{unit}{better}"
+
+
+def column_label(column: str, sense: str | None = None) -> str:
+    """An axis label from a table column named ``NAME_UNIT`` (``energy_mj_per_item`` -> ``energy
+    [mJ/item]``), with ``, lower is better`` or ``, higher is better`` for a ``min``/``max`` sense."""
+    name, _, unit = str(column).partition("_")
+    words = {"mj": "mJ", "j": "J", "uj": "uJ", "pj": "pJ", "w": "W", "mw": "mW", "gib": "GiB"}
+    unit = "/".join(" ".join(words.get(w, w) for w in part.split("_")) for part in unit.split("_per_"))
+    better = {"max": ", higher is better", "min": ", lower is better"}.get(str(sense), "")
+    return f"{name}{f' [{unit}]' if unit else ''}{better}"
+
+
+def _unit_notes(objectives: Sequence[Any]) -> str:
+    """The explanation of every workload-defined unit among ``objectives``, once each."""
     from dse.catalog import time_unit_note
 
-    unit = f" [{obj.unit}]" + (" (tu: the workload's own time unit)" if time_unit_note(obj.unit) else "")
-    better = (" (higher is better)" if obj.sense == "max" else " (lower is better)") if arrow else ""
-    return f"{obj.name}{unit}{better}"
+    units = dict.fromkeys(o.unit for o in objectives if time_unit_note(o.unit))
+    return "; ".join(f"{u}: the workload's own time unit" for u in units)
 
 
 def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = True, title: str | None = None,
@@ -113,8 +144,7 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
     them. One objective: a dot per solver and baseline. Three or more: pairwise
     panels in a new figure (the first panel's axis is returned), or parallel
     coordinates when ``ax`` is given. ``problem`` adds each point's mapping to
-    the interactive hover text. Raises ``ModuleNotFoundError`` naming the
-    ``interactive`` extra when plotly is missing.
+    the interactive hover text.
     """
     if interactive:
         return plot_fronts_interactive(fronts, baselines=baselines, title=title, problem=problem)
@@ -123,27 +153,31 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
         ax.set_title(title or "Pareto front (no front yet)")
         return ax
     objs = fronts[0].objectives
+    note = _unit_notes(objs)
     if len(objs) == 1:
-        return _plot_single(fronts, _axis(ax), title)
+        return _plot_single(fronts, _axis(ax, constrained=True), _with_note(title or f"{objs[0].name}: "
+                                                                          f"{fronts[0].problem}", note))
     if len(objs) >= 3:
         if ax is not None:
             return _plot_parallel(fronts, ax, baselines, title)
         return _plot_pairwise(fronts, baselines, title)
-    ax = _axis(ax)
+    ax = _axis(ax, constrained=True)
     _draw_pair(ax, fronts, 0, 1, baselines, legend=True)
-    ax.set_title(title or f"Pareto front: {fronts[0].problem}")
+    ax.set_title(_with_note(title or f"Pareto front: {fronts[0].problem}", note))
     _inset_if_squashed(ax, fronts, 0, 1)
     return ax
+
+
+def _with_note(title: str, note: str) -> str:
+    return f"{title}\n({note})" if note else title
 
 
 def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: bool, legend: bool) -> None:
     """Objectives ``i`` (x) and ``j`` (y) of every front and baseline on ``ax``."""
     objs = fronts[0].objectives
     xcol, ycol = objs[i].column, objs[j].column
-    ordered = sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1]))  # exact last: drawn on top
-    for k, front in ordered:
-        _draw_front(ax, front, k, xcol, ycol, steps=objs[i].sense == "min" and objs[j].sense == "min" and (i, j) == (0, 1),
-                    zorder=6 if _is_exact(front) else 3)
+    for k, front in _drawing_order(fronts):
+        _draw_front(ax, front, k, xcol, ycol, steps=objs[i].sense == "min" and objs[j].sense == "min" and (i, j) == (0, 1))
     if baselines:
         _draw_baselines(ax, _baselines(fronts), xcol, ycol)
     _log_if_wide(ax, fronts, xcol, ycol, baselines)
@@ -154,9 +188,18 @@ def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: 
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
 
-def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: bool, zorder: int) -> None:
+def _drawing_order(fronts: Sequence[ParetoSet]) -> list[tuple[int, ParetoSet]]:
+    """``(index, front)`` pairs, exact fronts first (drawn below, large markers), approximate ones last."""
+    return sorted(enumerate(fronts), key=lambda kf: not _is_exact(kf[1]))
+
+
+def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: bool) -> None:
+    """One front: a thin line and its markers, filled when proven and hollow when not; exact fronts with
+    large markers at :data:`EXACT_Z`, approximate ones with small markers above them."""
     style = _style(front, k)
     label = style.pop("label")
+    exact = _is_exact(front)
+    zorder, size = (EXACT_Z, EXACT_SIZE) if exact else (APPROX_Z, APPROX_SIZE)
     pts = sorted(front.points, key=lambda p: p.objectives[xcol])
     if not pts:
         return
@@ -167,14 +210,14 @@ def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: 
     proven = [p.proven for p in pts]
     if any(proven):
         ax.scatter([x for x, ok in zip(xs, proven, strict=True) if ok], [y for y, ok in zip(ys, proven, strict=True) if ok],
-                   label=f"{label} ({sum(proven)} proven)", zorder=zorder, s=36, **style)
+                   label=f"{label} ({sum(proven)} proven)", zorder=zorder, s=size, **style)
     if not all(proven):
         unproven = [(x, y) for x, y, ok in zip(xs, ys, proven, strict=True) if not ok]
         kw = dict(style)
         if kw["marker"] not in ("x", "+"):
             kw.update(facecolors="none", edgecolors=kw.pop("color"))
-        ax.scatter(*zip(*unproven, strict=True), label=label + (" (not proven)" if _is_exact(front) else ""),
-                   zorder=zorder, s=36, **kw)
+        ax.scatter(*zip(*unproven, strict=True), label=label + (" (not proven)" if exact else ""),
+                   zorder=zorder, s=size, linewidths=1.5, **kw)
 
 
 def _draw_baselines(ax: Any, baselines: dict[str, ParetoPoint], xcol: str, ycol: str) -> None:
@@ -186,12 +229,12 @@ def _draw_baselines(ax: Any, baselines: dict[str, ParetoPoint], xcol: str, ycol:
     styles = zip(itertools.cycle(_BASELINE_COLORS), itertools.cycle(_BASELINE_MARKERS))
     for (name, point), (color, marker) in zip(named, styles, strict=False):
         face = color if point.feasible else "none"
-        ax.scatter([point.objectives[xcol]], [point.objectives[ycol]], marker=marker, s=70, facecolors=face,
-                   edgecolors=color, linewidths=1.2, zorder=4,
+        ax.scatter([point.objectives[xcol]], [point.objectives[ycol]], marker=marker, s=BASELINE_SIZE,
+                   facecolors=face, edgecolors=color, linewidths=1.2, zorder=BASELINE_Z,
                    label=f"baseline: {name}" + ("" if point.feasible else " (infeasible)"))
     if rest:
         ax.scatter([p.objectives[xcol] for _, p in rest], [p.objectives[ycol] for _, p in rest], marker=".", s=20,
-                   color="grey", zorder=2, label=f"{len(rest)} more baselines")
+                   color="grey", zorder=BASELINE_Z - 1, label=f"{len(rest)} more baselines")
 
 
 def _values(fronts: Sequence[ParetoSet], col: str, baselines: bool) -> tuple[list[float], list[float]]:
@@ -236,7 +279,8 @@ def _inset_if_squashed(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> 
         spans.append(_share(min(on_front), max(on_front), min(both), max(both), scale == "log"))
     if sum(len(f) for f in fronts) < 2 or spans[0] * spans[1] >= INSET_AREA:
         return None
-    corners = {(0.57, 0.57): (1, 1), (0.03, 0.57): (0, 1), (0.57, 0.08): (1, 0), (0.03, 0.08): (0, 0)}
+    # corners with room inside the axes for the inset's own tick labels and axis labels
+    corners = {(0.56, 0.56): (1, 1), (0.13, 0.56): (0, 1), (0.56, 0.17): (1, 0), (0.13, 0.17): (0, 0)}
     trans = ax.transAxes.inverted()
     pts = [ax.transData.transform((p.objectives[cols[0]], p.objectives[cols[1]]))
            for f in fronts for p in f.points] + [
@@ -247,12 +291,19 @@ def _inset_if_squashed(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> 
         return sum(1 for x, y in where if (x > 0.5) == bool(corner[0]) and (y > 0.5) == bool(corner[1]))
 
     x0, y0 = min(corners, key=lambda c: crowd(corners[c]))
-    inset = ax.inset_axes((x0, y0, 0.4, 0.35))
-    for k, front in sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1])):
-        _draw_front(inset, front, k, cols[0], cols[1], steps=False, zorder=6 if _is_exact(front) else 3)
-    inset.tick_params(labelsize=6)
-    inset.set_title("fronts only", fontsize=7)
+    from matplotlib.ticker import MaxNLocator
+
+    inset = ax.inset_axes((x0, y0, 0.36, 0.32))
+    for k, front in _drawing_order(fronts):
+        _draw_front(inset, front, k, cols[0], cols[1], steps=False)
+    inset.tick_params(labelsize=6, pad=1.5)
+    inset.set_xlabel(_label(objs[i], arrow=False), fontsize=6, labelpad=1)
+    inset.set_ylabel(_label(objs[j], arrow=False), fontsize=6, labelpad=1)
+    inset.set_title("zoom on the fronts", fontsize=7, pad=3)
     inset.grid(True, alpha=0.3)
+    for axis in (inset.xaxis, inset.yaxis):  # few ticks: the end labels stay inside the main axes
+        axis.set_major_locator(MaxNLocator(4))
+        axis.get_offset_text().set_fontsize(6)
     return inset
 
 
@@ -298,7 +349,7 @@ def _plot_parallel(fronts: Sequence[ParetoSet], ax: Any, baselines: bool, title:
     """Parallel coordinates on ``ax``: one vertical axis per objective, each scaled to [0, 1] (0 = best)."""
     objs = fronts[0].objectives
     groups: list[tuple[str, str, np.ndarray]] = []
-    for k, front in sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1])):
+    for k, front in _drawing_order(fronts):
         if len(front):
             style = _style(front, k)
             groups.append((style["label"], style["color"], front.F()))
@@ -328,14 +379,10 @@ def _plot_parallel(fronts: Sequence[ParetoSet], ax: Any, baselines: bool, title:
 def plot_fronts_interactive(fronts: Sequence[ParetoSet], baselines: bool = True, title: str | None = None,
                             problem: MappingProblem | None = None) -> Any:
     """A plotly figure of the first two objectives (all of them in the hover text); hovering a point shows
-    its objectives, metrics, proof status, genome and, with ``problem``, its mapping.
-
-    Raises ``ModuleNotFoundError`` naming the ``interactive`` extra when plotly is not installed.
+    its objectives, metrics, proof status, genome and, with ``problem``, its mapping. (``dse report``
+    writes a whole page of such plots.)
     """
-    try:
-        import plotly.graph_objects as go  # type: ignore[import-untyped,import-not-found,unused-ignore]
-    except ModuleNotFoundError:
-        raise ModuleNotFoundError("interactive plots need plotly: pip install 'dse[interactive]'") from None
+    import plotly.graph_objects as go  # type: ignore[import-untyped,import-not-found,unused-ignore]
     fig = go.Figure()
     if not fronts:
         return fig
@@ -350,12 +397,13 @@ def plot_fronts_interactive(fronts: Sequence[ParetoSet], baselines: bool = True,
         lines.append("genome: " + " ".join(map(str, p.genome[:40])) + (" ..." if len(p.genome) > 40 else ""))
         return "<br>".join(lines)
 
-    for k, front in sorted(enumerate(fronts), key=lambda kf: _is_exact(kf[1])):
+    for k, front in _drawing_order(fronts):
         style = _style(front, k)
         pts = sorted(front.points, key=lambda p: p.objectives[xcol])
         fig.add_trace(go.Scatter(
             x=[p.objectives[xcol] for p in pts], y=[p.objectives[ycol] for p in pts], mode="lines+markers",
-            name=style["label"], marker=dict(color=style["color"].removeprefix("tab:")),
+            name=style["label"], marker=dict(color=style["color"].removeprefix("tab:"),
+                                             size=12 if _is_exact(front) else 7),
             text=[hover(p) for p in pts], hoverinfo="text"))
     if baselines:
         items = list(_baselines(fronts).items())
@@ -439,11 +487,24 @@ def plot_schedule(problem: MappingProblem, genome: Sequence[int] | np.ndarray, a
     return ax
 
 
+#: Gantt label font size (points); a label wider than its bar at this size is replaced by a number.
+GANTT_FONT = 7.0
+#: Numbered labels listed in the key beside a Gantt chart; past that, bars too narrow stay unlabelled.
+MAX_GANTT_KEY = 40
+
+
+def _fits(text: str, width_in: float, fontsize: float) -> bool:
+    """Whether ``text`` at ``fontsize`` fits in ``width_in`` inches (a character is about 0.62 em wide)."""
+    return len(text) * 0.62 * fontsize / 72.0 <= 0.9 * width_in
+
+
 def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None, time_unit: str = "",
                title: str = "Schedule", label_ops: bool | None = None,
                transfers: Sequence[tuple[str, str, float, float]] = ()) -> Any:
     """Horizontal bars, one row per device, from ``(op, device, start, end)`` rows, then one row per link
-    from ``transfers`` (hatched). Returns the axis."""
+    from ``transfers`` (hatched). A label that fits its bar is written in it; one that does not is
+    replaced by a number, listed with its name in a key beside the chart (at most
+    :data:`MAX_GANTT_KEY`). Returns the axis."""
     ax = _axis(ax)
     devices = list(dict.fromkeys([dev for _, dev, _, _ in schedule] + [link for _, link, _, _ in transfers]))
     row = {d: i for i, d in enumerate(devices)}
@@ -451,15 +512,34 @@ def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None
     from matplotlib import colormaps
 
     cmap = colormaps["tab20"]
-    for k, (op, dev, start, end) in enumerate(schedule):
-        ax.barh(row[dev], end - start, left=start, height=0.6, color=cmap(k % 20), edgecolor="black", linewidth=0.3)
-        if label_ops and end > start:
-            ax.text((start + end) / 2, row[dev], op, ha="center", va="center", fontsize=6, clip_on=True)
-    for label, link, start, end in transfers:
-        ax.barh(row[link], end - start, left=start, height=0.4, color="white", edgecolor="dimgray", hatch="///",
-                linewidth=0.5)
-        if label_ops and end > start:
-            ax.text((start + end) / 2, row[link], label, ha="center", va="center", fontsize=5, clip_on=True)
+    bars = [(op, dev, start, end, False) for op, dev, start, end in schedule]
+    bars += [(label, link, start, end, True) for label, link, start, end in transfers]
+    times = [t for _, _, start, end, _ in bars for t in (start, end)]
+    span = (max(times) - min(times)) * 1.1 if times else 1.0
+    width_in = ax.figure.get_size_inches()[0] * ax.get_position().width * 0.85  # after room for device names
+    key: list[str] = []
+    for k, (name, where, start, end, moved) in enumerate(bars):
+        if moved:
+            ax.barh(row[where], end - start, left=start, height=0.4, color="white", edgecolor="dimgray", hatch="///",
+                    linewidth=0.5)
+        else:
+            ax.barh(row[where], end - start, left=start, height=0.6, color=cmap(k % 20), edgecolor="black",
+                    linewidth=0.3)
+        if not label_ops or end <= start:
+            continue
+        bar_in = (end - start) / span * width_in if span > 0 else 0.0
+        text = name
+        if not _fits(text, bar_in, GANTT_FONT):
+            if len(key) >= MAX_GANTT_KEY or not _fits(str(len(key) + 1), bar_in, GANTT_FONT):
+                continue
+            key.append(name)
+            text = str(len(key))
+        ax.text((start + end) / 2, row[where], text, ha="center", va="center", fontsize=GANTT_FONT, clip_on=True,
+                bbox=dict(boxstyle="square,pad=0.1", facecolor="white", edgecolor="none", alpha=0.6) if moved else None)
+    if key:
+        lines = [f"{n}: {name}" for n, name in enumerate(key, start=1)]
+        ax.text(1.02, 1.0, "labels\n" + "\n".join(lines), transform=ax.transAxes, ha="left", va="top",
+                fontsize=GANTT_FONT, family="monospace")
     if devices:
         ax.set_yticks(range(len(devices)), devices)
     ax.invert_yaxis()
@@ -469,10 +549,60 @@ def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None
     return ax
 
 
+def plot_store_fronts(points: Any, objectives: Sequence[tuple[str, str]], color: str | None,
+                      ax: Any = None) -> Any:
+    """The feasible front of every job in ``points`` (a :func:`dse.store.points_frame`) on one axis, the
+    first two ``(column, sense)`` objectives on x and y, coloured by column ``color``: one colour per
+    value (a legend entry each) for up to 10 distinct values, a colour bar for more numbers. Jobs of
+    one colour differ by marker, and every marker is hollow, so fronts drawn over each other still
+    show. Returns the axis."""
+    import pandas as pd
+    from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    (x, xsense), (y, ysense) = objectives[:2]
+    if ax is None:
+        _, ax = new_figure(figsize=(7.5, 5), layout="constrained")
+    feasible = points[points["feasible"].astype(bool)] if len(points) else points
+    values = feasible[color] if color is not None and color in feasible else pd.Series(["all"] * len(feasible),
+                                                                                        index=feasible.index)
+    distinct = list(dict.fromkeys(values.tolist()))
+    continuous = pd.api.types.is_numeric_dtype(values) and len(distinct) > 10
+    if continuous:
+        norm = Normalize(float(values.min()), float(values.max()))
+        cmap = colormaps["viridis"]
+    else:
+        ordered = sorted(distinct, key=lambda v: (str(type(v)), v))
+        palette = {v: colormaps["tab10"](i % 10) for i, v in enumerate(ordered)}
+    markers = "osD^v<>ph*"
+    count: dict[Any, int] = {}
+    for _job, group in feasible.groupby("job", sort=False):
+        group = group.sort_values(x)
+        value = values.loc[group.index[0]]
+        shade = cmap(norm(float(value))) if continuous else palette[value]
+        n = count.get(value, 0)
+        count[value] = n + 1
+        label = None if continuous or n else f"{color} = {value}"
+        ax.plot(group[x], group[y], marker=markers[n % len(markers)], markersize=6, markerfacecolor="none",
+                markeredgewidth=1.2, linewidth=1, color=shade, alpha=0.85, label=label, drawstyle="steps-post")
+    if continuous:
+        bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax)
+        bar.set_label(str(color))
+    elif color is not None and count:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    ax.set_xlabel(column_label(x, xsense))
+    ax.set_ylabel(column_label(y, ysense))
+    ax.set_title(f"Pareto fronts of {feasible['job'].nunique() if len(feasible) else 0} jobs")
+    ax.grid(True, alpha=0.3)
+    return ax
+
+
 def save(ax: Any, path: str) -> None:
-    """Save the figure holding ``ax`` and close it (tight layout unless the figure placed its own legend)."""
+    """Save the figure holding ``ax`` and close it (tight layout unless the figure has a layout engine or
+    placed its own legend)."""
     fig = ax.figure
-    if not fig.legends:
+    if not fig.legends and fig.get_layout_engine() is None:
         fig.tight_layout()
     fig.savefig(path, dpi=120)
     close(fig)

@@ -55,12 +55,15 @@ def _no_warnings(capsys):
     assert capsys.readouterr().err == ""
 
 
-def test_exact_front_drawn_above_approximate_and_baselines_named(tmp_path) -> None:
+def test_exact_front_drawn_below_approximate_with_larger_markers_and_baselines_named(tmp_path) -> None:
     exact = _front("cpsat", [(10, 5), (20, 8), (30, 12)], baselines={"only cpu": (5, 20), "only gpu": (15, 9)})
     approx = _front("nsga2", [(10, 5.5), (19, 8), (30, 12.5)], proven=False)
-    ax = plot_fronts([approx, exact])  # approximate given first: still drawn below
+    ax = plot_fronts([exact, approx])
     z = {c.get_label(): c.get_zorder() for c in ax.collections}
-    assert z["CP-SAT (exact) (3 proven)"] > z["NSGA-II"]
+    size = {c.get_label(): c.get_sizes()[0] for c in ax.collections}
+    # where the fronts coincide the small approximate markers sit on the large exact ones: both seen
+    assert z["CP-SAT (exact) (3 proven)"] < z["NSGA-II"] and size["CP-SAT (exact) (3 proven)"] > size["NSGA-II"]
+    assert z["baseline: only cpu"] < z["CP-SAT (exact) (3 proven)"]
     labels = ax.get_legend_handles_labels()[1]
     assert "baseline: only cpu" in labels and "baseline: only gpu" in labels
     colors = {lbl: tuple(c.get_edgecolor()[0]) for lbl, c in ((c.get_label(), c) for c in ax.collections)}
@@ -120,7 +123,9 @@ def test_three_objectives_parallel_coordinates_on_given_axis() -> None:
 def test_tu_axis_is_explained() -> None:
     makespan = _objective("makespan", "tu", "min")
     front = _front("cpsat", [(5, 3), (4, 6)], objectives=(makespan, _objective("energy", "mJ", "min")))
-    assert "workload's own time unit" in plot_fronts([front]).get_xlabel()
+    ax = plot_fronts([front])
+    assert ax.get_xlabel() == "makespan [tu], lower is better"  # the unit once, explained in the title
+    assert "workload's own time unit" in ax.get_title()
 
 
 def test_pipeline_gantt_is_one_period_with_transfers() -> None:
@@ -136,8 +141,6 @@ def test_pipeline_gantt_is_one_period_with_transfers() -> None:
 
 
 def test_interactive_plot_hover_shows_mapping() -> None:
-    pytest.importorskip("plotly", reason="the optional interactive extra (plotly) is not installed: "
-                        "pip install '.[interactive]'")
     problem = PipelineProblem(hand_tables(), memory=False)
     front = _front("cpsat", [(10, 5), (20, 8)])
     front = ParetoSet(**{**front.__dict__, "points": tuple(

@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dse.batch import run_job
 from dse.cli import main
 from dse.cost import CostTables
 from dse.mapping.dag import DagProblem
 from dse.store import JobResult, Store
 from dse.sweep import expand_jobs
-from dse.batch import run_job
 from dse.trace import Span, Timeline, chrome_trace, jobs_timeline, mapping_timeline
 
 PHASES = {"X", "i", "I", "M", "B", "E", "C"}

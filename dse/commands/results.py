@@ -17,6 +17,7 @@ from typing import Any
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.plot import plot_store_fronts
 from dse.trace import chrome_trace, jobs_timeline, write_trace
 
 #: Characters of a job id shown in the listing (the store and exports keep all 64).
@@ -132,53 +133,16 @@ def plot_job_fronts(points: Any, objectives: list[tuple[str, str]], color: str |
     """The feasible front of every job in ``points`` on one axis (first two ``objectives``: x, y),
     colored by the swept field ``color`` (default: the first swept field that varies); returns the axis.
     Raises :class:`SpecError` for an unknown ``color`` field or fewer than two objectives."""
-    import pandas as pd
-    from matplotlib import colormaps
-    from matplotlib.cm import ScalarMappable
-    from matplotlib.colors import Normalize
-
-    from dse.plot import new_figure
-
     present = [(c, s) for c, s in objectives if c in points]
     if len(present) < 2:
         raise SpecError("command line", "--plot", [c for c, _ in present], "plotting fronts needs two objectives")
-    (x, _), (y, _) = present[:2]
     swept = swept or []
     if color is None:
         varying = [c for c in swept if c in points and points[c].astype(str).nunique() > 1]
         color = varying[0] if varying else (swept[0] if swept else None)
     elif color not in points and color not in swept:
         raise SpecError("command line", "--color", color, f"not a swept field; swept fields are {', '.join(swept)}")
-    if ax is None:
-        _, ax = new_figure(figsize=(7, 5))
-    feasible = points[points["feasible"].astype(bool)] if len(points) else points
-    values = feasible[color] if color is not None and color in feasible else pd.Series(["all"] * len(feasible))
-    numeric = pd.api.types.is_numeric_dtype(values) and values.nunique() > 1
-    if numeric:
-        norm = Normalize(float(values.min()), float(values.max()))
-        cmap = colormaps["viridis"]
-    else:
-        labels = list(dict.fromkeys(values.astype(str)))
-        palette = {label: colormaps["tab10"](i % 10) for i, label in enumerate(labels)}
-    seen: set[str] = set()
-    for _job, group in feasible.groupby("job", sort=False):
-        group = group.sort_values(x)
-        value = values.loc[group.index[0]]
-        shade = cmap(norm(float(value))) if numeric else palette[str(value)]
-        label = None if numeric or str(value) in seen else str(value)
-        seen.add(str(value))
-        ax.plot(group[x], group[y], marker="o", markersize=3, linewidth=1, color=shade, alpha=0.8, label=label,
-                drawstyle="steps-post")
-    if numeric:
-        bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax)
-        bar.set_label(str(color))
-    elif color is not None and len(seen):
-        ax.legend(title=str(color), fontsize=8)
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(f"Pareto fronts of {feasible['job'].nunique() if len(feasible) else 0} jobs")
-    ax.grid(True, alpha=0.3)
-    return ax
+    return plot_store_fronts(points, present, color, ax=ax)
 
 
 register_command(Command("results", "list, export or plot the jobs of a dse batch store", _arguments, _run))
