@@ -6,12 +6,15 @@ Typical use::
     problem = dse.load_problem("quickstart")   # a catalog name or a spec path
     front = dse.solve(problem, solver="cpsat", time_limit=30, seed=0)
     front.to_frame(); front.plot(); front.hypervolume()
+    front.certificate().describe()             # how far from the true front it can be
+    dse.certify(problem, nsga2_front, time_limit=30)   # the same for any solver's front
     print(problem.decode(front.points[0].genome).explain())
 """
 
 from dse.errors import DseError, GenomeError, InfeasibleError, SpaceTooLargeError, SpecError
 from dse.pareto import ParetoPoint, ParetoSet
 from dse.solvers import solve
+from dse.solvers.certify import certify
 from dse.spec import build_problem, load_problem, load_spec
 
 
@@ -37,6 +40,7 @@ __all__ = [
     "SpecError",
     "__version__",
     "build_problem",
+    "certify",
     "load_problem",
     "load_spec",
     "solve",

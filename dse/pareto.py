@@ -8,6 +8,7 @@ Internally every objective is an integer to minimize (``ParetoPoint.internal``);
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,10 +104,14 @@ class Certificate:
 
     def describe(self) -> str:
         """One line: "certified within 3.1% of the optimal front's hypervolume" and the like."""
+        if self.value is not None and self.bound is None:
+            return "not certified: no bound was proven"
         if self.value is not None:
             if self.proven:
                 return "certified optimal (gap 0%)"
             return f"certified within {self.gap:.1%} of the optimum (bound {self.bound:.6g})"
+        if self.hypervolume_bound is None or not math.isfinite(self.hypervolume_bound):
+            return "not certified: no bound on the optimal front was proven"
         if self.proven:
             return "certified complete: every Pareto-optimal value is on the front (gap 0%)"
         return (f"certified within {self.gap:.1%} of the optimal front's hypervolume "
@@ -115,8 +120,9 @@ class Certificate:
     def to_dict(self) -> dict[str, Any]:
         """The ``certificate`` entry of ``front.json``."""
         if self.value is not None:
-            return {"value": self.value, "bound": self.bound, "gap": self.gap, "proven": self.proven}
-        return {"hypervolume": self.hypervolume, "hypervolume_bound": self.hypervolume_bound, "gap": self.gap,
+            return {"value": self.value, "bound": _finite(self.bound), "gap": self.gap, "proven": self.proven}
+        return {"hypervolume": self.hypervolume, "hypervolume_bound": _finite(self.hypervolume_bound),
+                "gap": self.gap,
                 "reference": list(self.reference), "proven": self.proven,
                 "region": [[list(lo), list(hi)] for lo, hi in self.region]}
 
@@ -291,6 +297,11 @@ def read_front_genomes(path: str | Path) -> list[np.ndarray]:
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{type(exc).__name__}: {exc}") from None
     return [np.array(row, dtype=np.int64) for row in dict.fromkeys(rows)]
+
+
+def _finite(value: float | None) -> float | None:
+    """``value``, or None (JSON null) when it is missing or not finite."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _point_dict(p: ParetoPoint) -> dict[str, Any]:

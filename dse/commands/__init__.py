@@ -36,6 +36,7 @@ BUILTIN_COMMAND_MODULES: tuple[str, ...] = (
     "dse.commands.explain",
     "dse.commands.calibrate",
     "dse.commands.coexec",
+    "dse.commands.certify",
 )
 
 

@@ -91,6 +91,20 @@ def front_certificate(problem: MappingProblem, found: np.ndarray, boxes: Sequenc
                        reference=tuple(float(v) for v in reference * signs), region=tuple(region))
 
 
+def unbounded_certificate(problem: MappingProblem, found: np.ndarray) -> Certificate:
+    """The certificate of a front whose solver proved nothing (e.g. its model was never built): the
+    hypervolume reached, no bound (gap 100%)."""
+    found = np.asarray(found, dtype=np.int64).reshape(-1, len(problem.objectives))
+    if len(problem.objectives) == 1:
+        return single_certificate(problem, int(found[:, 0].min()) if len(found) else None, None, False)
+    reference = reference_point(problem, found)
+    if reference is None:
+        return Certificate(gap=1.0, proven=False, hypervolume=0.0)
+    signs = np.array([-1.0 if o.sense == "max" else 1.0 for o in problem.objectives])
+    return Certificate(gap=1.0, proven=False, hypervolume=hypervolume(_user_min(problem, found), reference),
+                       reference=tuple(float(v) for v in reference * signs))
+
+
 def single_certificate(problem: MappingProblem, value: int | None, bound: float | None, proven: bool) -> Certificate:
     """The certificate of a one-objective solve: the value found, its proven bound, their relative gap
     (in user units)."""
@@ -98,7 +112,9 @@ def single_certificate(problem: MappingProblem, value: int | None, bound: float 
         return Certificate(gap=1.0, proven=False)
     objective = problem.objectives[0]
     user_value = float(objective.to_user(np.array([float(value)]))[0])
-    low = float(value) if bound is None or not np.isfinite(bound) else min(float(bound), float(value))
+    if bound is None or not np.isfinite(bound):
+        return Certificate(gap=1.0, proven=False, value=user_value)
+    low = min(float(bound), float(value))
     with np.errstate(divide="ignore", invalid="ignore"):
         user_bound = float(objective.to_user(np.array([low]))[0])
     gap = 0.0 if proven else abs(user_value - user_bound) / max(abs(user_value), 1e-12)

@@ -11,6 +11,7 @@ import numpy as np
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoPoint, ParetoSet, SolveStats, make_points, nondominated
+from dse.solvers.certificate import unbounded_certificate
 
 
 def front_of(problem: MappingProblem, X: np.ndarray, F: np.ndarray | None = None,
@@ -80,7 +81,8 @@ def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: floa
                                                                                       dtype=np.int64)
     kept = f"; kept the {len(X)} best of {len(seeds)} heuristic or resumed mappings" if len(seeds) else ""
     stats = SolveStats(wall_s=time.monotonic() - start, message=str(exc) + kept)
-    return result(problem, X, "cpsat", "time_limit", stats)
+    front = result(problem, X, "cpsat", "time_limit", stats)
+    return dataclasses.replace(front, certified=unbounded_certificate(problem, front.internal()))
 
 
 def with_seeds(problem: MappingProblem, X: np.ndarray, proven: Sequence[bool],
