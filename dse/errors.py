@@ -6,6 +6,25 @@ traceback: the file, the field and the offending value.
 
 from __future__ import annotations
 
+#: Characters of a value that a message quotes (a longer value is cut, with its length said).
+EXCERPT_CHARS = 80
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters; a long list or mapping says how many items it had.
+
+    Never expands the whole of a huge value: a list of a million numbers costs its first few items.
+    """
+    if isinstance(value, list | tuple | set | frozenset | dict) and len(value) > 8:
+        items = list(value.items() if isinstance(value, dict) else value)[:8]
+        head = excerpt(dict(items) if isinstance(value, dict) else items, limit)
+        return f"{head} ({len(value)} items)"
+    if isinstance(value, str) and len(value) > 4 * limit:
+        value = value[: 4 * limit]
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
 
 class DseError(Exception):
     """Base class of the engine's deliberate errors."""
@@ -26,7 +45,7 @@ class SpecError(DseError, ValueError):
         self.field = field
         self.value = value
         self.reason = reason
-        super().__init__(f"{self.source}: field '{field}' = {value!r}: {reason}")
+        super().__init__(f"{self.source}: field '{field}' = {excerpt(value)}: {reason}")
 
 
 class InfeasibleError(DseError):
@@ -48,3 +67,10 @@ class GenomeError(DseError, ValueError):
     """
 
     exit_code = 2
+
+
+class OutputError(DseError, OSError):
+    """A result file could not be written (a full disk, a folder made read-only mid-run); nothing half-written
+    is left. The message names the file and the system's reason."""
+
+    exit_code = 1

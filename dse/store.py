@@ -1,17 +1,28 @@
 """The batch result store: one SQLite file in WAL mode, written only by the process running the sweep.
 
-Tables: ``meta`` (format and schema version), ``jobs`` (one row per finished
-job: id, status, message, resolved spec, swept fields, wall time, engine
-version, worker, attempts) and ``fronts`` (one row per solver of a job: its
-:meth:`~dse.pareto.ParetoSet.to_dict` as JSON, with the points, solver
-statistics and status). Every finished job is committed in one transaction,
-so a killed sweep leaves whole jobs or none.
+Tables: ``meta`` (the store's marker: ``format`` = :data:`STORE_FORMAT` and
+``schema_version``), ``jobs`` (one row per finished job: id, status, message,
+resolved spec, swept fields, wall time, engine version, worker, attempts) and
+``fronts`` (one row per solver of a job: its :meth:`~dse.pareto.ParetoSet.to_dict`
+as JSON, with the points, solver statistics and status). Every finished job is
+committed in one transaction, so a killed sweep leaves whole jobs or none.
 
-A writer holds an exclusive OS lock on ``STORE.lock`` (``fcntl.flock``) for as
-long as it is open; the OS releases it when the process ends, however it ends,
-so a killed sweep never leaves a stale lock. A second writer is refused with a
-:class:`~dse.errors.SpecError` naming the process that holds it. Readers
-(:func:`jobs_frame`, :func:`points_frame`) take no lock.
+A store is a store: before anything is written, an existing file is read
+(read-only) and must carry the marker, a schema version this engine knows and
+pass SQLite's ``quick_check``; another program's database, a damaged file or
+anything that is not SQLite is refused with a :class:`~dse.errors.SpecError`
+(exit 2) naming the file and what is wrong, and is left byte for byte as it was.
+Only a missing or empty file becomes a new store. A damaged store's intact jobs
+are copied into a new store by :func:`salvage` (``dse results STORE --salvage OUT``).
+
+A writer holds an exclusive OS lock (``fcntl.flock``) on the store file itself
+for as long as it is open, so every path to the same file (symlinks, relative
+paths, hard links) meets the same lock; the OS releases it when the process
+ends, however it ends, so a killed sweep never leaves a stale lock. The lock
+holder's pid is written to ``STORE.lock`` beside the store's real path, and a
+second writer is refused with a :class:`SpecError` naming it. Readers
+(:func:`jobs_frame`, :func:`points_frame`) take no lock; a store in a
+read-only folder is read from a private copy.
 
 Durability: ``synchronous=NORMAL`` in WAL mode: a committed job survives any
 crash of the process; only a power loss can drop the last commits, and those
@@ -20,10 +31,13 @@ jobs are then run again by the next resume (never duplicated, never half-written
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import socket
 import sqlite3
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import closing
@@ -32,6 +46,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dse.errors import SpecError
+from dse.files import check_writable_file
+from dse.pareto import _json_default
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,10 +61,15 @@ SCHEMA_VERSION = 1
 STATUSES = ("done", "infeasible", "invalid", "failed", "timeout")
 #: Statuses that ``retry_failed`` runs again (the others are deterministic outcomes).
 RETRYABLE = ("failed", "timeout")
+#: The first 16 bytes of every SQLite 3 database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: What a damaged store's message suggests.
+SALVAGE_HINT = "copy its intact jobs into a new store with: dse results STORE --salvage NEW.sqlite"
 
+_TABLES = ("meta", "jobs", "fronts")
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS jobs (
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE jobs (
     job_id TEXT PRIMARY KEY,
     status TEXT NOT NULL,
     message TEXT NOT NULL DEFAULT '',
@@ -63,7 +84,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     finished_at REAL NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 1
 );
-CREATE TABLE IF NOT EXISTS fronts (
+CREATE TABLE fronts (
     job_id TEXT NOT NULL REFERENCES jobs(job_id) ON DELETE CASCADE,
     position INTEGER NOT NULL,
     solver TEXT NOT NULL,
@@ -75,6 +96,9 @@ CREATE TABLE IF NOT EXISTS fronts (
     PRIMARY KEY (job_id, position)
 );
 """
+_JOB_COLUMNS = ("job_id", "status", "message", "name", "family", "source", "spec", "swept", "wall_s",
+                "engine_version", "worker", "finished_at", "attempts")
+_FRONT_COLUMNS = ("job_id", "position", "solver", "status", "complete", "wall_s", "n_points", "front")
 
 
 @dataclass(frozen=True)
@@ -101,14 +125,127 @@ class JobResult:
 
 
 def _lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
+    """Where the lock holder's description is written: beside the store's real path."""
+    real = Path(os.path.realpath(path))
+    return real.with_name(real.name + ".lock")
+
+
+def _ro_uri(path: Path) -> str:
+    return f"{path.resolve().as_uri()}?mode=ro"
+
+
+def check_store_file(path: Path, flag: str = "--store") -> bool:
+    """Check, without writing anything, that ``path`` is a dse result store; returns False when the file is
+    empty (a new store), True when it is a store. Raises :class:`SpecError` (exit 2) naming the file and
+    what is wrong: not SQLite, another program's database (no marker), a newer schema, damaged pages."""
+    where = str(path)
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise SpecError("command line", flag, where, f"cannot read it: {exc.strerror or exc}") from None
+    if not head:
+        return False
+    if head != SQLITE_MAGIC:
+        raise SpecError("command line", flag, where, "not a dse result store: not an SQLite database; "
+                        "give a new file name for a new store")
+    conn = _open_for_reading(path, flag)
+    try:
+        _check_marker(conn, where, flag)
+        _check_pages(conn, where, flag)
+    finally:
+        conn.close()
+    return True
+
+
+def _check_marker(conn: sqlite3.Connection, where: str, flag: str) -> None:
+    """The store marker: the three tables, ``meta.format`` and a known ``meta.schema_version``."""
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [t for t in _TABLES if t not in tables]
+        if missing:
+            raise SpecError("command line", flag, where,
+                            f"not a dse result store: another program's database (no {missing[0]} table); "
+                            "give a new file name for a new store")
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('format', 'schema_version')"))
+    except sqlite3.DatabaseError as exc:
+        raise SpecError("command line", flag, where, f"damaged store ({exc}); {SALVAGE_HINT}") from None
+    if meta.get("format") != STORE_FORMAT:
+        raise SpecError("command line", flag, where,
+                        f"not a dse result store (format {_short(meta.get('format'))}, "
+                        f"expected {STORE_FORMAT!r}); give a new file name for a new store")
+    version = str(meta.get("schema_version", ""))
+    if not version.isdigit() or int(version) != SCHEMA_VERSION:
+        raise SpecError("command line", flag, where,
+                        f"store schema version {_short(meta.get('schema_version'))} is not the version "
+                        f"{SCHEMA_VERSION} this engine reads (written by another dse version?)")
+
+
+def _check_pages(conn: sqlite3.Connection, where: str, flag: str) -> None:
+    """SQLite's ``quick_check`` over every page; SpecError naming the first problem found."""
+    try:
+        rows = conn.execute("PRAGMA quick_check(3)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        rows = [(str(exc),)]
+    if rows != [("ok",)]:
+        problem = "; ".join(str(r[0]) for r in rows)
+        raise SpecError("command line", flag, where, f"damaged store ({_short(problem, 160)}); {SALVAGE_HINT}")
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _CopyConnection(sqlite3.Connection):
+    """A connection to a private copy of a store; closing it removes the copy."""
+
+    copy_dir: str | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self.copy_dir is not None:
+            shutil.rmtree(self.copy_dir, ignore_errors=True)
+            self.copy_dir = None
+
+
+def _open_for_reading(path: Path, flag: str) -> sqlite3.Connection:
+    """A read-only connection to ``path``. Where SQLite cannot open it read-only in place (a WAL store in a
+    read-only folder: its shared-memory file cannot be made), the store and its WAL are copied into a
+    private folder and read there. Raises :class:`SpecError` when it cannot be read at all."""
+    where = str(path)
+    try:
+        conn = sqlite3.connect(_ro_uri(path), uri=True, timeout=30)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.DatabaseError as exc:
+        first = exc
+        conn.close()
+    if "readonly" not in str(first) and "unable to open" not in str(first):
+        raise SpecError("command line", flag, where, f"damaged store ({first}); {SALVAGE_HINT}") from None
+    copy_dir = tempfile.mkdtemp(prefix="dse-store-")
+    try:
+        copy = Path(copy_dir) / "store.sqlite"
+        shutil.copyfile(path, copy)
+        wal = path.with_name(path.name + "-wal")
+        if wal.is_file():
+            shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        conn = sqlite3.connect(_ro_uri(copy), uri=True, timeout=30, factory=_CopyConnection)
+        conn.copy_dir = copy_dir
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except (OSError, sqlite3.DatabaseError) as exc:
+        shutil.rmtree(copy_dir, ignore_errors=True)
+        reason = getattr(exc, "strerror", None) or exc
+        raise SpecError("command line", flag, where, f"cannot read it: {reason}") from None
 
 
 class Store:
     """A store opened for writing: holds the lock until :meth:`close` (also a context manager).
 
-    Raises :class:`SpecError` (exit 2) when another process holds the lock, or when the file
-    exists and is not a store.
+    Raises :class:`SpecError` (exit 2) when another process holds the lock, when the file exists and
+    is not a dse store (left unchanged), is damaged, or cannot be written.
 
     Example::
 
@@ -117,58 +254,71 @@ class Store:
     """
 
     def __init__(self, path: str | Path) -> None:
-        import fcntl
-
         self.path = Path(path)
         self.write_s = 0.0
         self.writes = 0
+        self.conn: sqlite3.Connection | None = None
         where = str(self.path)
         if self.path.exists() and not self.path.is_file():
             raise SpecError("command line", "--store", where, "is not a file")
+        if self.path.exists():  # refuse a foreign or damaged file before creating anything beside it
+            check_store_file(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._lock = open(_lock_path(self.path), "a+")  # noqa: SIM115 - held until close()
+            self._fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
         except OSError as exc:
             raise SpecError("command line", "--store", where, f"cannot write there: {exc.strerror or exc}") from None
+        self._holder = None
         try:
-            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            self._lock.seek(0)
-            holder = self._lock.read().strip() or "another process"
-            self._lock.close()
+            holder = _read_holder(self.path) or "another process"
+            os.close(self._fd)
             raise SpecError("command line", "--store", where,
                             f"is in use by another dse batch ({holder}); wait for it to finish or stop it, "
                             "then run this command again to resume") from None
-        self._lock.seek(0)
-        self._lock.truncate()
-        self._lock.write(f"pid {os.getpid()} on {socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}")
-        self._lock.flush()
         try:
+            self._write_holder()
+            exists = check_store_file(self.path)  # again, under the lock: another writer may have made it
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.executescript(_SCHEMA)
-            _check_format(self.conn, where)
-            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?), ('schema_version', ?)",
-                              (STORE_FORMAT, str(SCHEMA_VERSION)))
+            if not exists:
+                self.conn.execute("BEGIN IMMEDIATE")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+                self.conn.execute("INSERT INTO meta VALUES ('format', ?), ('schema_version', ?)",
+                                  (STORE_FORMAT, str(SCHEMA_VERSION)))
+                self.conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             self._release()
-            raise SpecError("command line", "--store", where, f"not a dse result store: {exc}") from None
-        except SpecError:
+            raise SpecError("command line", "--store", where, f"cannot write the store: {exc}") from None
+        except BaseException:
             self._release()
             raise
 
+    def _write_holder(self) -> None:
+        """Write who holds the lock into ``STORE.lock`` (best effort: the lock itself is on the store file)."""
+        text = f"pid {os.getpid()} on {socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}"
+        try:
+            with open(_lock_path(self.path), "w") as handle:
+                handle.write(text)
+        except OSError:
+            pass
+
     def _release(self) -> None:
-        conn = getattr(self, "conn", None)
-        if conn is not None:
-            conn.close()
-        self._lock.close()
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def close(self) -> None:
         """Close the database and release the lock."""
-        if not self._lock.closed:
-            self._release()
+        self._release()
 
     def __enter__(self) -> Store:
         return self
@@ -176,9 +326,17 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _connection(self) -> sqlite3.Connection:
+        if self.conn is None:
+            raise SpecError("command line", "--store", str(self.path), "the store is closed")
+        return self.conn
+
     def finished(self) -> dict[str, str]:
         """The status of every job in the store, by job id."""
-        return dict(self.conn.execute("SELECT job_id, status FROM jobs").fetchall())
+        try:
+            return dict(self._connection().execute("SELECT job_id, status FROM jobs").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise SpecError("command line", "--store", str(self.path), f"damaged store ({exc}); {SALVAGE_HINT}") from None
 
     def record(self, job: Job, result: JobResult) -> None:
         """Commit ``job``'s result in one transaction (replacing an earlier try of the same job)."""
@@ -188,7 +346,7 @@ class Store:
                  float(f.get("stats", {}).get("wall_s", 0.0)), len(f.get("points", [])),
                  json.dumps(f, default=_json_default))
                 for k, f in enumerate(result.fronts)]
-        conn = self.conn
+        conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute("DELETE FROM fronts WHERE job_id = ?", (job.job_id,))
@@ -209,36 +367,48 @@ class Store:
         self.write_s += time.perf_counter() - start
         self.writes += 1
 
+    def copy_rows(self, job: Sequence[Any], fronts: Sequence[Sequence[Any]]) -> None:
+        """Commit one job row and its front rows exactly as read from another store (:func:`salvage`)."""
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(f"INSERT INTO jobs ({', '.join(_JOB_COLUMNS)}) VALUES ({', '.join('?' * len(_JOB_COLUMNS))})",
+                         tuple(job))
+            conn.executemany(f"INSERT INTO fronts ({', '.join(_FRONT_COLUMNS)}) VALUES "
+                             f"({', '.join('?' * len(_FRONT_COLUMNS))})", [tuple(f) for f in fronts])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
-def _json_default(value: Any) -> Any:
-    from dse.pareto import _json_default as default
 
-    return default(value)
-
-
-def _check_format(conn: sqlite3.Connection, where: str) -> None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
-    if row is not None and row[0] != STORE_FORMAT:
-        raise SpecError("command line", "--store", where, f"not a dse result store (format {row[0]!r})")
+def _read_holder(path: Path) -> str:
+    try:
+        return _lock_path(path).read_text()[:200].strip()
+    except OSError:
+        return ""
 
 
 # ------------------------------------------------------------------ reading
 def connect_readonly(path: str | Path, flag: str = "STORE") -> sqlite3.Connection:
-    """A read-only connection to an existing store; :class:`SpecError` when it is missing or not a store."""
+    """A read-only connection to an existing store (nothing is written, a read-only folder is fine);
+    :class:`SpecError` (exit 2) when it is missing, not a store, of another schema version or damaged."""
     path = Path(path)
-    where = str(path)
     if not path.is_file():
-        raise SpecError("command line", flag, where, "no such store file")
+        raise SpecError("command line", flag, str(path), "no such store file")
+    if not check_store_file(path, flag):
+        raise SpecError("command line", flag, str(path), "not a dse result store: the file is empty")
+    conn = _open_for_reading(path, flag)
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not {"meta", "jobs", "fronts"} <= tables:
-            conn.close()
-            raise SpecError("command line", flag, where, "not a dse result store (no jobs table)")
-        _check_format(conn, where)
-    except sqlite3.DatabaseError as exc:
-        raise SpecError("command line", flag, where, f"not a dse result store: {exc}") from None
+        _check_marker(conn, str(path), flag)
+    except SpecError:
+        conn.close()
+        raise
     return conn
+
+
+def _damaged(store: str | Path, exc: Exception, flag: str = "store") -> SpecError:
+    return SpecError("command line", flag, str(store), f"damaged store ({_short(str(exc), 120)}); {SALVAGE_HINT}")
 
 
 def _cell(value: Any) -> Any:
@@ -273,11 +443,17 @@ def _fronts(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
 
 def _read_jobs(store: str | Path, job_ids: Sequence[str] | None) -> tuple[list[Any], dict[str, list[dict[str, Any]]],
                                                                         list[dict[str, Any]], list[str]]:
-    """The selected job rows, every job's fronts, each row's swept fields and their column names."""
-    with closing(connect_readonly(store, "store")) as conn:
-        rows = _select_jobs(conn, job_ids)
-        fronts = _fronts(conn)
-    swepts = [json.loads(r[5]) for r in rows]
+    """The selected job rows, every job's fronts, each row's swept fields and their column names;
+    :class:`SpecError` when the store is damaged."""
+    try:
+        with closing(connect_readonly(store, "store")) as conn:
+            rows = _select_jobs(conn, job_ids)
+            fronts = _fronts(conn)
+        swepts = [json.loads(r[5]) for r in rows]
+    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+        if isinstance(exc, SpecError):
+            raise
+        raise _damaged(store, exc) from None
     return rows, fronts, swepts, _swept_columns(swepts)
 
 
@@ -349,8 +525,118 @@ def points_frame(store: str | Path, job_ids: Sequence[str] | None = None) -> pd.
 def objective_columns(store: str | Path) -> list[tuple[str, str]]:
     """Each objective's column and sense (``min``/``max``) over the store's fronts, in first-seen order."""
     found: dict[str, str] = {}
-    with closing(connect_readonly(store, "store")) as conn:
-        for (front,) in conn.execute("SELECT front FROM fronts ORDER BY job_id, position"):
-            for o in json.loads(front).get("objectives", []):
-                found.setdefault(str(o["column"]), str(o.get("sense", "min")))
+    try:
+        with closing(connect_readonly(store, "store")) as conn:
+            for (front,) in conn.execute("SELECT front FROM fronts ORDER BY job_id, position"):
+                for o in json.loads(front).get("objectives", []):
+                    found.setdefault(str(o["column"]), str(o.get("sense", "min")))
+    except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        if isinstance(exc, SpecError):
+            raise
+        raise _damaged(store, exc) from None
     return list(found.items())
+
+
+# ------------------------------------------------------------------ salvage
+@dataclass(frozen=True)
+class SalvageReport:
+    """What :func:`salvage` copied: jobs kept, job rows found but left out (unreadable or inconsistent)."""
+
+    kept: int
+    dropped: int
+
+
+def _readable_rows(conn: sqlite3.Connection, table: str, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+    """Every row of ``table`` that can still be read: a plain scan first, then row by row over the rowids
+    a damaged page hides from the scan."""
+    rows: dict[int, tuple[Any, ...]] = {}
+    query = f"SELECT rowid, {', '.join(columns)} FROM {table}"
+    try:
+        for row in conn.execute(query + " ORDER BY rowid"):
+            rows[int(row[0])] = tuple(row[1:])
+    except sqlite3.DatabaseError:
+        pass
+    highest = max(rows, default=0)
+    try:
+        top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()
+        highest = max(highest, int(top[0] or 0))
+    except sqlite3.DatabaseError:
+        highest = max(highest, 1) * 2 + 1000
+    for rowid in range(1, highest + 1):
+        if rowid in rows:
+            continue
+        try:
+            row = conn.execute(query + " WHERE rowid = ?", (rowid,)).fetchone()
+        except sqlite3.DatabaseError:
+            continue
+        if row is not None:
+            rows[rowid] = tuple(row[1:])
+    return [rows[k] for k in sorted(rows)]
+
+
+def _intact(job: tuple[Any, ...], fronts: list[tuple[Any, ...]]) -> bool:
+    """Whether a job row and its front rows are whole: its JSON fields parse, its fronts are numbered
+    0..k-1 with parseable JSON whose point count matches, and a ``done`` job has a front."""
+    try:
+        json.loads(job[6])
+        json.loads(job[7])
+        if job[1] not in STATUSES:
+            return False
+        positions = sorted(int(f[1]) for f in fronts)
+        if positions != list(range(len(fronts))) or (job[1] == "done" and not fronts):
+            return False
+        return all(len(json.loads(f[7]).get("points", [])) == int(f[6]) for f in fronts)
+    except (ValueError, TypeError, AttributeError):
+        return False
+
+
+def salvage(source: str | Path, out: str | Path) -> SalvageReport:
+    """Copy every intact job of the (possibly damaged) store ``source`` into a new store ``out``; returns a
+    :class:`SalvageReport`. ``source`` is only read. ``out`` must not exist; it is written beside its final
+    name and renamed into place when complete. Raises :class:`SpecError` when ``source`` is not SQLite or
+    not a dse store, or ``out`` exists or cannot be written."""
+    source, out = Path(source), Path(out)
+    if not source.is_file():
+        raise SpecError("command line", "store", str(source), "no such store file")
+    if out.exists() or out.is_symlink():
+        raise SpecError("command line", "--salvage", str(out), "already exists; give a new file name")
+    with open(source, "rb") as handle:
+        if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+            raise SpecError("command line", "store", str(source), "not an SQLite database: nothing to salvage")
+    check_writable_file(out, "command line", "--salvage")
+    with closing(_open_for_reading(source, "store")) as conn:
+        try:
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError:
+            meta = {}
+        if meta and meta.get("format") != STORE_FORMAT:
+            raise SpecError("command line", "store", str(source),
+                            f"not a dse result store (format {_short(meta.get('format'))})")
+        jobs = _readable_rows(conn, "jobs", _JOB_COLUMNS)
+        fronts = _readable_rows(conn, "fronts", _FRONT_COLUMNS)
+    by_job: dict[str, list[tuple[Any, ...]]] = {}
+    for f in fronts:
+        by_job.setdefault(str(f[0]), []).append(f)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}-", suffix=".tmp")
+    os.close(fd)
+    os.unlink(tmp)
+    kept = dropped = 0
+    try:
+        with Store(tmp) as db:
+            seen: set[str] = set()
+            for job in jobs:
+                mine = sorted(by_job.get(str(job[0]), []), key=lambda f: int(f[1]))
+                if str(job[0]) in seen or not _intact(job, mine):
+                    dropped += 1
+                    continue
+                seen.add(str(job[0]))
+                db.copy_rows(job, mine)
+                kept += 1
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise SpecError("command line", "--salvage", str(out), f"cannot write it: {exc.strerror or exc}") from None
+    finally:
+        for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + ".lock"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+    return SalvageReport(kept, dropped)

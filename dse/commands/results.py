@@ -5,7 +5,11 @@
 ``best_<objective>``, ``wall_s``); ``--export csv|parquet --out FILE`` writes
 every Pareto point with its job's swept fields as columns; ``--plot --out
 FILE`` draws the fronts of the selected jobs on one axis, colored by a swept
-field (``--color``).
+field (``--color``). ``--salvage NEW`` copies every intact job of a damaged
+store into a new store ``NEW`` (the damaged file is only read).
+
+Every output is checked before any work (its folder writable, a plot's file
+type known to matplotlib) and written atomically.
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from matplotlib.backend_bases import FigureCanvasBase
+
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.files import check_writable_file, replace_atomically
 from dse.plot import plot_store_fronts
+from dse.store import salvage
 from dse.trace import chrome_trace, jobs_timeline, write_trace
 
 #: Characters of a job id shown in the listing (the store and exports keep all 64).
@@ -36,6 +44,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, help="file for --export or --plot")
     parser.add_argument("--trace", action="store_true",
                         help="write the jobs' timings, one track per worker, as a Chrome/Perfetto trace to --out")
+    parser.add_argument("--salvage", type=Path, metavar="NEW",
+                        help="copy every intact job of a damaged store into the new store NEW")
 
 
 def _filter(frame: Any, expr: str) -> Any:
@@ -66,20 +76,24 @@ def _check_out(args: argparse.Namespace) -> Path | None:
     if args.out is not None and not (args.export or args.plot or args.trace):
         raise SpecError("command line", "--out", str(args.out), "give --export csv|parquet, --plot or --trace with it")
     if args.out is not None:
-        if args.out.is_dir():
-            raise SpecError("command line", "--out", str(args.out), "is a folder; give a file")
-        args.out.parent.mkdir(parents=True, exist_ok=True)
+        if args.plot:
+            kinds = FigureCanvasBase.get_supported_filetypes()
+            suffix = args.out.suffix.lower().lstrip(".")
+            if suffix not in kinds:
+                raise SpecError("command line", "--out", str(args.out),
+                                f"unknown plot file type {suffix or '(none)'!r}; use one of {', '.join(sorted(kinds))}")
+        check_writable_file(args.out, "command line", "--out")
     return args.out
 
 
 def _export(points: Any, kind: str, out: Path) -> None:
     if kind == "parquet":
         try:
-            points.to_parquet(out, index=False)
+            replace_atomically(out, lambda tmp: points.to_parquet(tmp, index=False))
         except ImportError as exc:
             raise SpecError("command line", "--export", kind, f"needs pyarrow (pip install pyarrow): {exc}") from None
     else:
-        points.to_csv(out, index=False)
+        replace_atomically(out, lambda tmp: points.to_csv(tmp, index=False))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -87,6 +101,13 @@ def _run(args: argparse.Namespace) -> int:
 
     from dse.store import jobs_frame, points_frame
 
+    if args.salvage is not None:
+        if args.export or args.plot or args.where:
+            raise SpecError("command line", "--salvage", str(args.salvage), "give --salvage alone")
+        report = salvage(args.store, args.salvage)
+        print(f"wrote {args.salvage}: {report.kept} intact jobs of {args.store}"
+              + (f"; {report.dropped} damaged jobs left out" if report.dropped else ""))
+        return 0
     out = _check_out(args)
     jobs = jobs_frame(args.store)
     if args.where:
@@ -107,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
 
         points = points_frame(args.store, ids)
         ax = plot_job_fronts(points, objective_columns(args.store), color=args.color, swept=_swept(jobs))
-        save(ax, str(out))
+        replace_atomically(out, lambda tmp: save(ax, tmp))
         print(f"wrote {out}: fronts of {points['job'].nunique() if len(points) else 0} jobs")
         return 0
     shown = jobs.copy()
