@@ -21,6 +21,7 @@ $(TEST_STAMP): $(STAMP)
 	touch $(TEST_STAMP)
 
 demo: $(STAMP)
+	$(BIN)/python -m dse.solvers.warmup
 	$(BIN)/dse solve problems/quickstart.yaml --out out/quickstart
 
 test: $(TEST_STAMP)

@@ -41,7 +41,7 @@ INLINE_COMPILE_S = 60.0
 WARMUP_MODULE = "dse.solvers.warmup"
 
 _ENDS: contextvars.ContextVar[float | None] = contextvars.ContextVar("dse_time_limit_ends", default=None)
-_state: dict[str, Any] = {"warm": False, "child": None, "announce": None}
+_state: dict[str, Any] = {"warm": False, "child": None, "announce": None, "told": False}
 
 
 @contextlib.contextmanager
@@ -148,8 +148,13 @@ def start_background_compilation() -> None:
     except OSError:  # no process can be started: the kernels stay interpreted in this process
         _state["child"] = "failed"
         return
-    message = ("compiling the dag kernels once for this environment, in the background (10-40 s); "
-               "until then they run uncompiled")
+    _state["told"] = True
+    _tell("compiling the dag kernels once for this environment, in the background (10-40 s); "
+          "until then they run uncompiled")
+
+
+def _tell(message: str) -> None:
+    """One line to the announce callback (:func:`set_announce`), else to standard error."""
     announce = _state["announce"]
     if announce is not None:
         announce(message)
@@ -212,6 +217,10 @@ def compile_functions(scope: dict[str, Any], names: Sequence[str]) -> dict[str, 
     versions in ``scope``; returns them by name. Imports numba."""
     import numba
 
+    if not _state.get("told") and not cache_is_warm():  # once per process: the first use may take a while
+        _state["told"] = True
+        _tell("compiling the dag kernels for this environment, once (10-40 s; then cached on disk; "
+              "python -m dse.solvers.warmup does it ahead)")
     compiled = {}
     for name in names:
         function = scope[name]
