@@ -12,29 +12,15 @@ __all__ = ["TINY_PLATFORM", "TINY_WORKLOAD", "random_tables"]
 
 @pytest.fixture(autouse=True, scope="session")
 def compiled_dag_kernels() -> None:
-    """Compile (or load from numba's on-disk cache) the dag family's kernels (decoder, heuristics, lower
-    bounds, the memetic search's moves) once per test process, before any test's time limit starts: on a
-    clean checkout the first compile takes seconds, which would otherwise land inside whichever timed test
-    runs first."""
-    import numpy as np
+    """Compile (or load from numba's on-disk cache) every dag kernel (decoder, heuristics, lower bounds, the
+    memetic search's moves) once per test process, before any test's time limit starts, and record that
+    the cache is warm (:mod:`dse.jit`): on a clean checkout the first compile takes seconds, which would
+    otherwise land inside whichever timed test runs first, or run uncompiled beside a background
+    compilation."""
+    from dse.jit import write_stamp
+    from dse.solvers.warmup import compile_all
 
-    from dse.mapping.dag import DagProblem
-    from dse.mapping.dag_bounds import communication_bound
-    from dse.mapping.dag_chain_bound import Block, BlockModel, block_costs
-    from dse.solvers.memetic import critical_path, neighbours
-    from dse.solvers.registry import collect_seeds
-
-    tables = random_tables(0, n_ops=4, n_dev=2)
-    for insertion in (False, True):
-        problem = DagProblem(tables, ("makespan",), memory=False, insertion=insertion)
-        problem.evaluate(np.array(collect_seeds(problem)))
-    communication_bound(problem)
-    entry, exit_ = (int(v) for v in tables.edges[0])
-    model = BlockModel.of(problem, Block(entry, exit_, ()), problem.tables.time)
-    block_costs(problem, model, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
-    x = np.array(collect_seeds(problem)[0])
-    fastest = np.argsort(problem.tables.time, axis=1, kind="stable")[:, :2]
-    neighbours(problem, x, critical_path(problem, x), np.random.default_rng(0), 4, fastest)
+    write_stamp(compile_all())
 
 
 #: A two-device platform and a three-op workload, written out inline in specs by the CLI tests.
