@@ -181,11 +181,36 @@ def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: 
     if baselines:
         _draw_baselines(ax, _baselines(fronts), xcol, ycol)
     _log_if_wide(ax, fronts, xcol, ycol, baselines)
+    _draw_regions(ax, fronts, i, j)
     ax.set_xlabel(_label(objs[i]))
     ax.set_ylabel(_label(objs[j]))
     ax.grid(True, alpha=0.3)
     if legend and ax.get_legend_handles_labels()[0]:  # outside the axis: never over points or an inset
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
+def _draw_regions(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> None:
+    """Shade, for each front with a certificate, the regions where undiscovered Pareto points can still lie
+    (objectives ``i`` and ``j`` of its boxes), clipped to the axis as drawn so they never rescale it."""
+    from matplotlib.patches import Rectangle
+
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    for k, front in enumerate(fronts):
+        certificate = front.certificate()
+        if certificate is None or not certificate.region:
+            continue
+        color = _style(front, k)["color"]
+        label: str | None = f"{front.solver}: unexplored, gap {certificate.gap:.1%}"
+        for lower, upper in certificate.region:
+            xa, xb = sorted((min(max(lower[i], x0), x1), min(max(upper[i], x0), x1)))
+            ya, yb = sorted((min(max(lower[j], y0), y1), min(max(upper[j], y0), y1)))
+            if xb <= xa or yb <= ya:
+                continue
+            ax.add_patch(Rectangle((xa, ya), xb - xa, yb - ya, facecolor=color, alpha=0.12, edgecolor=color,
+                                   linewidth=0.6, linestyle="--", hatch="//", zorder=0.5, label=label))
+            label = None
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
 
 
 def _drawing_order(fronts: Sequence[ParetoSet]) -> list[tuple[int, ParetoSet]]:

@@ -183,3 +183,22 @@ def test_certify_command_adds_a_certificate_to_an_nsga2_run(tmp_path) -> None:
     assert certificate["hypervolume"] == pytest.approx(certificate["hypervolume_bound"])
     assert cli.main(["certify", str(out / "front.csv"), "--time-limit", "5"]) == 0  # the CSV, spec beside it
     assert cli.main(["certify", str(tmp_path / "missing"), "--time-limit", "5"]) == 2
+
+
+def test_the_plot_shades_the_unexplored_region_of_a_cut_short_front() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.patches import Rectangle
+
+    from dse.plot import plot_fronts
+
+    problem = _problem("pipeline", 4, 2)
+    cut = solve_cpsat(problem, time_limit=30, seed=0, workers=2, progress=_StopAfter(1))
+    full = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    ax = plot_fronts([cut])
+    shaded = [p for p in ax.patches if isinstance(p, Rectangle) and "unexplored" in str(p.get_label())]
+    assert cut.certificate().region and shaded
+    assert (ax.get_xlim(), ax.get_ylim()) == (plot_fronts([cut]).get_xlim(), plot_fronts([cut]).get_ylim())
+    ax = plot_fronts([full])
+    assert full.complete and not [p for p in ax.patches if "unexplored" in str(p.get_label())]
