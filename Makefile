@@ -23,6 +23,8 @@ $(TEST_STAMP): $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m dse.solvers.warmup
 	$(BIN)/dse solve problems/quickstart.yaml --out out/quickstart
+	@$(BIN)/dse report out/quickstart --out out/quickstart/report.html > /dev/null
+	@echo "report: $(CURDIR)/out/quickstart/report.html (open it in a browser; it works offline)"
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check dse tests benchmarks

@@ -37,6 +37,7 @@ BUILTIN_COMMAND_MODULES: tuple[str, ...] = (
     "dse.commands.calibrate",
     "dse.commands.coexec",
     "dse.commands.certify",
+    "dse.commands.report",
 )
 
 
