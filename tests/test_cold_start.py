@@ -97,3 +97,15 @@ def test_the_chain_bound_is_left_out_on_identical_devices_without_transfers(proc
     assert not transfers.any()
     assert not chain_bound_may_help(problem, transfers, np.zeros(procs, dtype=np.int64))
     assert chain_bound_may_help(problem, transfers + 1, np.zeros(procs, dtype=np.int64))
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "nsga2", "memetic", "lns"])
+def test_every_solver_stopped_at_once_keeps_the_heuristic_mapping(solver: str) -> None:
+    """A time limit too short for any search still returns HEFT's schedule of Topcuoglu et al.'s example
+    (80 time units, their published figure) or better."""
+    import dse
+
+    problem = dse.load_problem("topcuoglu2002")
+    front = dse.solve(problem, solver, time_limit=0.001, seed=0, progress=False)
+    assert front.points and front.points[0].feasible
+    assert front.points[0].internal[0] <= 80
