@@ -383,8 +383,9 @@ def plot_timeline(trace: Any, accelerators: Sequence[str], models: Sequence[str]
         ax.set_title(name, fontsize=9, loc="left")
     axes[-1, 0].set_xlabel(f"time (ms), first {window_ms:g} ms")
     axes[-1, 0].set_xlim(0, window_ms)
-    handles = [Rectangle((0, 0), 1, 1, color=c) for c in colors.values()]
-    fig.legend(handles, list(colors), loc="upper right", fontsize=7, ncol=min(len(colors), 4))
+    present = [m for m in colors if m in set(shown["model"].astype(str))]  # models seen in the window only
+    handles = [Rectangle((0, 0), 1, 1, color=colors[m]) for m in present]
+    fig.legend(handles, present, loc="upper right", fontsize=7, ncol=max(min(len(present), 4), 1))
     height = fig.get_figheight()  # fixed margins in inches (tight_layout costs seconds on long traces)
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.55 / height, top=1 - 0.5 / height, hspace=0.35)
     fig.savefig(path, dpi=110)

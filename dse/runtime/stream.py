@@ -489,25 +489,11 @@ def summarize(trace: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
-    """``timeline.png``: per policy, throughput and energy per item of each run over time; switches marked."""
-    from dse.plot import close, new_figure
+    """``timeline.png``: per policy, throughput and energy per item of each run over time, input phases
+    shaded, switches marked (:func:`dse.plot.plot_stream_timeline`)."""
+    from dse.plot import plot_stream_timeline, save
 
-    fig, (ax_t, ax_e) = new_figure(2, 1, figsize=(9, 6), sharex=True)
-    for name in dict.fromkeys(trace["policy"]):
-        part = trace[trace["policy"] == name]
-        runs = part[part["kind"] == "run"]
-        mid = (runs["start_s"] + runs["end_s"]) / 2
-        lines = ax_t.step(mid, runs["items"] / (runs["end_s"] - runs["start_s"]), where="mid", label=name)
-        ax_e.step(mid, runs["energy_j"] / runs["items"], where="mid", label=name)
-        switches = part[part["kind"] == "switch"]["start_s"]
-        ax_t.plot(switches, np.full(len(switches), 0.0), "|", color=lines[0].get_color(), markersize=12)
-    ax_t.set_ylabel("throughput (items/s)")
-    ax_e.set_ylabel("energy (J/item)")
-    ax_e.set_xlabel("simulated time (s); | marks a switch")
-    ax_t.legend(fontsize=8, ncol=3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    close(fig)
+    save(plot_stream_timeline(trace), str(path))
 
 
 def simulate_scenario(spec: Any, *, seed: int = 0, quiet: bool = True, library: ConfigLibrary | None = None
