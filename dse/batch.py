@@ -21,7 +21,9 @@ Example::
 from __future__ import annotations
 
 import logging
+import multiprocessing.forkserver
 import os
+import signal
 import socket
 import sys
 import time
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dse.errors import DseError, InfeasibleError, SpecError
+from dse.interrupt import children_ignore_sigint
 from dse.progress import Progress
 from dse.store import RETRYABLE, JobResult, Store, jobs_frame, points_frame
 from dse.sweep import Job, SpecInput, expand_jobs
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
 ALLOWED_WORKER_DEATHS = 2
 #: Seconds between checks for stop requests, finished jobs and jobs past their time limit.
 POLL_S = 0.05
+#: Seconds a stopped sweep gives its client and cluster to close.
+STOP_CLOSE_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -118,13 +123,52 @@ def _check_timeout(timeout: float | None) -> None:
 
 
 def _local_client(workers: int | None, n_jobs: int) -> tuple[Any, Any]:
-    """A LocalCluster of single-threaded worker processes and its client."""
+    """A LocalCluster of single-threaded worker processes and its client. The workers are forked from a
+    fork server started with SIGINT ignored (the ``forkserver`` method is set by :func:`execute`): a
+    Ctrl-C that reaches the whole process group stops only this process, which then stops the workers
+    without a word from them."""
     from distributed import Client, LocalCluster
+    from distributed.utils import get_mp_context
 
     n = workers if workers is not None else max(1, min(os.cpu_count() or 1, n_jobs))
+    get_mp_context()  # the forkserver's preload list, as distributed sets it
+    with children_ignore_sigint():  # the fork server, and so every worker forked from it, ignores it
+        multiprocessing.forkserver.ensure_running()
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
                            silence_logs=logging.CRITICAL)
     return cluster, Client(cluster)
+
+
+def _close(own: tuple[Any, Any] | None, stopped: bool) -> None:
+    """Close the client and the cluster this run started. After a stop, quickly and without a word: the
+    local worker processes are killed first (a job they were running is not in the store and runs again
+    on the next resume), then the close gets :data:`STOP_CLOSE_S` seconds."""
+    if own is None:
+        return
+    cluster, client = own
+    if stopped and cluster is not None:
+        _kill_workers(cluster)
+    timeout = STOP_CLOSE_S if stopped else None
+    try:
+        client.close(timeout=timeout)
+        if cluster is not None:
+            cluster.close(timeout=timeout)
+    except (TimeoutError, OSError):
+        if not stopped:
+            raise
+
+
+def _kill_workers(cluster: Any) -> None:
+    """SIGKILL a LocalCluster's worker processes, their nannies told not to start new ones."""
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(nanny, "pid", None)
+        if hasattr(nanny, "auto_restart"):
+            nanny.auto_restart = False
+        if isinstance(pid, int):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 class _Run:
@@ -241,7 +285,8 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
         import dask
 
         with interruptible() as token, dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_WORKER_DEATHS,
-                                                        "distributed.scheduler.worker-saturation": 1.0}):
+                                                        "distributed.scheduler.worker-saturation": 1.0,
+                                                        "distributed.worker.multiprocessing-method": "forkserver"}):
             own: tuple[Any, Any] | None = None
             if client is None:
                 if scheduler is not None:
@@ -256,10 +301,7 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
             finally:
                 if loop.futures:
                     client.cancel(list(loop.futures.values()))
-                if own is not None:
-                    own[1].close()
-                    if own[0] is not None:
-                        own[0].close()
+                _close(own, token.stopped)
         return BatchReport(len(jobs), skipped, loop.finished, loop.failed, db.write_s, time.monotonic() - begin,
                            token.signum)
 

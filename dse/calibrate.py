@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
 from dse.files import replace_atomically
+from dse.interrupt import stop_point
 from dse.mapping.split_model import DTYPE_BYTES as GEMM_DTYPE_BYTES
 from dse.progress import Progress, silent
 
@@ -709,7 +710,8 @@ def profile_samples(units: Sequence[_Unit], *, rounds: int = ROUNDS, seed: int =
     ``clock`` names the CPU calls' clock in :data:`CLOCKS` (GPU calls are always wall-clock).
 
     Columns: the sample's kernel, device, dtype, dims, ``heldout``, ``seconds`` (median over the
-    rounds) and ``spread`` ((max - min) / median over the rounds: how noisy the machine was).
+    rounds) and ``spread`` ((max - min) / median over the rounds: how noisy the machine was). Raises :class:`~dse.interrupt.Interrupted` when a signal asks for a stop (checked
+    before every timed call), its ``partial`` the samples measured so far.
     """
     from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped, unused-ignore]
 
@@ -721,6 +723,7 @@ def profile_samples(units: Sequence[_Unit], *, rounds: int = ROUNDS, seed: int =
     for round_index in range(rounds):
         for done, u in enumerate(order.permutation(len(units)), 1):
             for j, timed in enumerate(units[u].build()):
+                stop_point(lambda: _sample_frame(rows, times, partial=True))
                 if timed.threads is None:
                     seconds = time_call(timed.call, sync=timed.sync)
                 else:
@@ -729,11 +732,19 @@ def profile_samples(units: Sequence[_Unit], *, rounds: int = ROUNDS, seed: int =
                 rows.setdefault((u, j), timed.row)
                 times.setdefault((u, j), []).append(seconds)
             progress.update(f"round {round_index + 1}/{rounds}: {units[u].label} ({done}/{len(units)})")
+    return _sample_frame(rows, times)
+
+
+def _sample_frame(rows: dict[tuple[int, int], dict[str, Any]], times: dict[tuple[int, int], list[float]],
+                  partial: bool = False) -> pd.DataFrame:
+    """One row per measured size: its description, the median seconds and the spread (``partial``: also
+    the rounds each size was timed, a run cut short by a signal)."""
     records = []
     for key, row in rows.items():
         values = np.asarray(times[key])
         median = float(np.median(values))
-        records.append({**row, "seconds": median, "spread": float((values.max() - values.min()) / median)})
+        records.append({**row, "seconds": median, "spread": float((values.max() - values.min()) / median)}
+                       | ({"rounds_timed": len(values)} if partial else {}))
     return pd.DataFrame(records)
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from dse.catalog import spec_path, time_unit_note
 from dse.errors import DseError, GenomeError, InfeasibleError, SpecError
 from dse.files import replace_atomically
+from dse.interrupt import Interrupted, interruptible
 from dse.jit import time_limit_ends
 from dse.limits import check_seed, check_time_limit
 from dse.pareto import ParetoSet
@@ -60,24 +61,37 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "solve":
-            return _solve(args)
-        if args.command == "validate":
-            return _validate(args.spec)
-        if args.command == "catalog":
-            return _catalog(args.details)
-        from dse.commands import commands
-
-        return commands()[args.command].run(args)
+        with interruptible() as token:  # one stop rule for every command, from its first line of work
+            code = _dispatch(args)
+        if token.stopped and code == 0:  # the stop came as the work ended: the results are whole
+            print("interrupted: the command had finished its work; what it wrote is complete", file=sys.stderr)
+            return token.exit_code
+        return code
     except DseError as exc:
         print(f"error: {_with_unit_note(str(exc))}", file=sys.stderr)
         return exc.exit_code
+    except Interrupted as stop:  # a long command stopped by SIGINT/SIGTERM after writing what finished
+        print(f"interrupted: {stop.note or 'nothing had finished, nothing written'}", file=sys.stderr)
+        return stop.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into head and friends
         sys.stderr.close()
         return 0
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names; returns its exit status."""
+    if args.command == "solve":
+        return _solve(args)
+    if args.command == "validate":
+        return _validate(args.spec)
+    if args.command == "catalog":
+        return _catalog(args.details)
+    from dse.commands import commands
+
+    return commands()[args.command].run(args)
 
 
 def _with_unit_note(message: str) -> str:
@@ -179,7 +193,6 @@ def _solve(args: argparse.Namespace) -> int:
 
 
 def _solve_spec(args: argparse.Namespace) -> int:
-    from dse.interrupt import interruptible
     from dse.spec import build_problem, load_spec
 
     _check_arguments(args)

@@ -13,13 +13,24 @@ Nested blocks share the outermost token, so the CLI learns which signal
 arrived (exit 130 for SIGINT, 143 for SIGTERM). Handlers can only be
 installed from the main thread; elsewhere (a worker thread of a batch run)
 the block yields a token that no signal sets.
+
+The same rule holds for every long command (``solve``, ``simulate`` of both
+families, ``batch``, ``calibrate``, ``coexec``): the command runs inside
+:func:`interruptible`; loops that are not solvers call :func:`stop_point` at
+their safe points (every event batch of a simulation, every regime of a
+library, every measurement), which raises :class:`Interrupted` once a stop was
+requested. The command writes what finished, marked partial, and the CLI prints
+one line (``interrupted: ...``) and exits 130 or 143. Child processes are
+started with SIGINT ignored (:func:`children_ignore_sigint`), so a Ctrl-C that
+reaches the whole process group stops only the parent, which stops them
+silently.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -81,6 +92,68 @@ def interruptible() -> Iterator[StopToken]:
         _active = None
         for sig, old in previous.items():
             signal.signal(sig, old if old is not None else signal.SIG_DFL)
+
+
+class Interrupted(Exception):  # noqa: N818 - a stop, not an error
+    """A long command's loop stopped at a safe point because a signal asked it to.
+
+    ``signum``: the signal; ``note``: what was kept (one line for the user, filled in by the command
+    that wrote the partial results); ``partial``: what had finished, for the caller to write.
+    """
+
+    def __init__(self, signum: int | None, note: str = "", partial: Any = None) -> None:
+        self.signum = signum if signum is not None else int(signal.SIGINT)
+        self.note = note
+        self.partial = partial
+        super().__init__(note or "stopped by a signal")
+
+    @property
+    def exit_code(self) -> int:
+        """130 after SIGINT, 143 after SIGTERM."""
+        return exit_code(self.signum)
+
+    def noted(self, note: str) -> Interrupted:
+        """The same stop with ``note`` saying what was written."""
+        return Interrupted(self.signum, note, self.partial)
+
+
+def active_token() -> StopToken | None:
+    """The token of the :func:`interruptible` block the process is in (None outside every block)."""
+    return _active
+
+
+def stop_requested() -> bool:
+    """Whether a stop was requested in the current :func:`interruptible` block."""
+    return _active is not None and _active.stopped
+
+
+def stop_point(partial: Callable[[], Any] | None = None) -> None:
+    """Raise :class:`Interrupted` (with ``partial()`` as what finished) when a stop was requested;
+    a no-op otherwise, and outside every :func:`interruptible` block."""
+    token = _active
+    if token is not None and token.stopped:
+        raise Interrupted(token.signum, partial=partial() if partial is not None else None)
+
+
+@contextmanager
+def children_ignore_sigint() -> Iterator[None]:
+    """SIGINT ignored by the processes started inside the block (main thread only; elsewhere a no-op):
+    they inherit the ignored disposition, so a Ctrl-C that reaches the whole process group stops only
+    this process, which then stops them (SIGTERM, which ``kill`` sends to one process, is left alone so
+    that they can still be terminated). Keep the block to the start of a process (a fork server, say,
+    whose children inherit it in turn): the main thread blocks SIGINT meanwhile, which holds one that
+    arrives for the caller's handler unless another thread (a native BLAS worker) takes it first."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # blocked and ignored: Linux keeps it pending
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
 
 
 def run_cpsat(solver: Any, model: Any, token: StopToken, poll_s: float = 0.05) -> Any:

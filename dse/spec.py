@@ -94,6 +94,13 @@ class ProblemSpec:
     cost_model: CostModel
     options: dict[str, Any] = field(default_factory=dict)
     scenario: BaseModel | None = None
+    #: The folder the spec's relative paths are read from (the spec file's folder).
+    base: Path = Path(".")
+
+    def path(self, ref: str | Path) -> Path:
+        """``ref`` as given when absolute, else under the spec's folder :attr:`base`."""
+        ref = Path(ref)
+        return ref if ref.is_absolute() else self.base / ref
 
 
 def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
@@ -277,6 +284,7 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         solver=model.solver,
         cost_model=_cost_model(model.cost_model, fam, options, source),
         scenario=_scenario(fam, model.scenario, source),
+        base=base,
     )
 
 

@@ -12,9 +12,12 @@ import argparse
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.files import replace_atomically
+from dse.interrupt import Interrupted, interruptible
 
 WHERE = "command line"
 
@@ -78,8 +81,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.samples is not None:
         check_out_file(args.samples, "--samples", (".csv",))
     progress = Progress("calibrate", enabled=False if args.quiet else None, every_s=2.0)
-    cal, report = calibrate.run_calibration(kernels, devices, quick=args.quick, seed=args.seed,
-                                            progress=progress, dtypes=dtypes, clock=args.clock)
+    with interruptible():
+        try:
+            cal, report = calibrate.run_calibration(kernels, devices, quick=args.quick, seed=args.seed,
+                                                    progress=progress, dtypes=dtypes, clock=args.clock)
+        except Interrupted as stop:
+            raise stop.noted(_write_partial_samples(stop.partial, args.samples)) from None
     table = report.assign(mape_heldout=[_percent(v) for v in report["mape_heldout"]],
                           spread=[_percent(v) for v in report["spread"]])
     with pd.option_context("display.width", 250, "display.max_colwidth", 160):
@@ -91,9 +98,22 @@ def _run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print("(not written: give --out models/calibration/NAME.yaml to keep it)", file=sys.stderr)
     if args.samples is not None:
-        report.attrs["samples"].to_csv(args.samples, index=False)
+        samples = report.attrs["samples"]
+        replace_atomically(args.samples, lambda tmp: samples.to_csv(tmp, index=False))
         print(f"wrote {args.samples}")
     return 0
+
+
+def _write_partial_samples(samples: Any, path: Path | None) -> str:
+    """Write the samples a stopped calibration had measured to ``path`` (with a ``rounds_timed`` column that
+    marks them partial); returns the line that says what was kept. The calibration itself is never
+    written from a cut-short run."""
+    n = 0 if samples is None else len(samples)
+    if path is None or not n:
+        return f"the calibration was cut short and not written ({n} sizes measured; --samples keeps them)"
+    replace_atomically(path, lambda tmp: samples.to_csv(tmp, index=False))
+    return (f"the calibration was cut short and not written; the {n} sizes measured so far are in {path} "
+            "(partial: rounds_timed says how many rounds each got)")
 
 
 def _percent(value: float) -> str:

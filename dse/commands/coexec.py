@@ -16,6 +16,8 @@ from pathlib import Path
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.files import clear_partial, mark_partial, replace_atomically
+from dse.interrupt import Interrupted, interruptible
 from dse.trace import chrome_trace, coexec_timeline, write_trace
 
 
@@ -79,15 +81,31 @@ def _run(args: argparse.Namespace) -> int:
         calibration = load_calibration(args.calibration)
         predict, name = calibration_predictor(calibration, args.calibration), f"calibration {args.calibration}"
     progress = Progress("coexec", enabled=False if args.quiet else None)
-    report = coexecute(workload, platform, split, predict=predict, predictor_name=name, repeat=repeat, seed=seed,
-                       progress=progress)
+    with interruptible():
+        try:
+            report = coexecute(workload, platform, split, predict=predict, predictor_name=name, repeat=repeat,
+                               seed=seed, progress=progress)
+        except Interrupted as stop:
+            raise stop.noted(_write_partial(stop, args.out)) from None
     print(report.summary())
     if args.out is not None:
         path = Path(args.out) / "report.json"
-        path.write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        text = json.dumps(report.to_dict(), indent=2) + "\n"
+        replace_atomically(path, lambda tmp: Path(tmp).write_text(text))
+        clear_partial(args.out)
         trace = write_trace(chrome_trace(coexec_timeline(report.to_dict())), Path(args.out) / "trace.json")
         print(f"wrote {path}, {trace}")
     return 0 if report.check == "pass" else 1
+
+
+def _write_partial(stop: Interrupted, out: Path | None) -> str:
+    """Write the grid splits a stopped run had timed into ``out/partial.json``; returns what was kept (no
+    report.json: the run did not finish)."""
+    grid = (stop.partial or {}).get("grid", [])
+    if out is None or not grid:
+        return f"the run was cut short: no report ({len(grid)} grid splits timed)"
+    path = mark_partial(out, {"signal": stop.signum, "grid": grid})
+    return f"the run was cut short: no report; the {len(grid)} grid splits timed so far are in {path}"
 
 
 register_command(Command("coexec", "run one GEMM split over CPU groups / GPU cores at once (POAS) and report it",

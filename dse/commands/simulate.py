@@ -3,6 +3,11 @@
 The family's registry entry provides the simulator (``Family.simulate``); it
 writes its files (``summary.csv`` and the family's own: a timeline, a trace)
 into ``DIR`` and returns the summary table, which is printed.
+
+The run follows the interruption rule (:mod:`dse.interrupt`): the first
+SIGINT or SIGTERM stops it within seconds; the simulator writes what finished
+(whole policies or schedulers, a library's solved regimes) with
+``partial.json`` beside it, and the command exits 130 or 143 with one line.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from pathlib import Path
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.interrupt import interruptible
 from dse.trace import write_simulation_trace
 
 
@@ -41,7 +47,8 @@ def _run(args: argparse.Namespace) -> int:
     if spec.scenario is None:
         raise SpecError(args.spec, "scenario", None, "dse simulate needs a scenario section in the spec")
     seed = args.seed if args.seed is not None else spec.solver.seed
-    summary = entry.simulate(spec, args.out, seed=seed, quiet=args.quiet)
+    with interruptible():
+        summary = entry.simulate(spec, args.out, seed=seed, quiet=args.quiet)
     if args.out is not None:  # the trace table as a Chrome/Perfetto trace beside it
         write_simulation_trace(args.out)
     with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):

@@ -36,6 +36,8 @@ from dse.accelerators import (
 )
 from dse.cost import CostTables
 from dse.errors import SpecError
+from dse.files import clear_partial, mark_partial, replace_atomically
+from dse.interrupt import Interrupted, active_token
 from dse.mapping.base import DecodedMapping, MappingProblem, Objective
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
@@ -321,14 +323,23 @@ def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any
     progress = Progress("simulate", enabled=None if not quiet else False)
     names = ["fcfs"] + [s for s in settings.schedulers if s != "fcfs"]
     results = {}
+    stop: Interrupted | None = None
     for k, name in enumerate(names):
         progress.update(f"{name} ({k + 1}/{len(names)})", force=True)
-        results[name] = simulate(sim, make_scheduler(name), duration_s=settings.duration_s, seed=seed, trace=True)
+        try:
+            results[name] = simulate(sim, make_scheduler(name), duration_s=settings.duration_s, seed=seed,
+                                     trace=True, stoppable=True)
+        except Interrupted as exc:  # keep the schedulers that finished (fcfs, the reference, runs first)
+            stop = exc
+            break
+    if stop is not None and "fcfs" not in results:
+        raise stop.noted("no scheduler had finished (fcfs, the reference, runs first); nothing written")
+    finished = [name for name in settings.schedulers if name in results]
     trace = pd.DataFrame([row for r in results.values() for row in r.rows], columns=list(_trace_columns()))
     frames = xr_metrics.frame_table(trace)
     ref = results["fcfs"]
     rows = []
-    for name in settings.schedulers:
+    for name in finished:
         r = results[name]
         mine = frames[frames["scheduler"] == name]
         rows.append({"scheduler": name,
@@ -341,10 +352,27 @@ def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        summary.to_csv(out / "summary.csv", index=False)
-        trace[trace["scheduler"].isin(settings.schedulers)].to_csv(out / "trace.csv", index=False)
-        plot_timeline(trace[trace["scheduler"].isin(settings.schedulers)], tables.device_names,
-                      [m.name for m in scenario.models], out / "timeline.png", window_ms=settings.plot_window_s * 1e3)
+        shown = trace[trace["scheduler"].isin(finished)]
+        replace_atomically(out / "summary.csv", lambda tmp: summary.to_csv(tmp, index=False))
+        replace_atomically(out / "trace.csv", lambda tmp: shown.to_csv(tmp, index=False))
+        token = active_token()
+        if stop is None and token is not None and token.stopped:  # stopped as the last scheduler ended
+            stop = Interrupted(token.signum)
+        if stop is None:  # the plot takes seconds: a stopped run leaves it out
+            replace_atomically(out / "timeline.png", lambda tmp: plot_timeline(
+                shown, tables.device_names, [m.name for m in scenario.models], Path(tmp),
+                window_ms=settings.plot_window_s * 1e3))
+        if stop is None:
+            clear_partial(out)
+    if stop is not None:
+        missing = [name for name in settings.schedulers if name not in results]
+        where = "no --out: nothing written"
+        if out is not None:
+            mark_partial(out, {"signal": stop.signum, "schedulers_finished": finished, "schedulers_missing": missing,
+                               "timeline_png": "not drawn"})
+            where = f"written to {out} (partial, see {out}/partial.json)"
+        raise stop.noted(f"{len(finished)} of {len(settings.schedulers)} schedulers finished "
+                         f"({', '.join(finished) or 'only the fcfs reference'}); {where}")
     return summary
 
 

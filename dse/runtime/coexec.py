@@ -31,6 +31,7 @@ import numpy as np
 
 from dse.calibrate import cuda_available
 from dse.errors import SpecError
+from dse.interrupt import Interrupted, stop_point
 from dse.mapping.split_model import (
     DTYPE_TOLERANCE,
     GemmWorkload,
@@ -198,6 +199,7 @@ class CoExecutor:
             total = time.perf_counter() - start[0]
         if errors:
             raise errors[0]
+        stop_point()  # between runs: a signal stops the measurements within one run's time
         return RunTiming(tuple(float(f) for f in finish), total)
 
     def _cpu_job(self, lo: int, hi: int) -> None:
@@ -505,10 +507,20 @@ def coexecute(workload: GemmWorkload, platform: SplitPlatform, split: str | Sequ
                               f"{name} has {host:,} bytes of host memory (over by {need - host:,})")
     check_dtype(platform, w.dtype)
     executor = CoExecutor(w, platform, seed)
+    grid: list[tuple[tuple[int, ...], float]] = []
+    try:
+        return _measure(executor, w, platform, split, predict, predictor_name, repeat, seed, progress, grid)
+    except Interrupted as stop:
+        raise Interrupted(stop.signum, partial={"grid": [{"rows": list(r), "seconds": t} for r, t in grid]}) from None
+
+
+def _measure(executor: CoExecutor, w: GemmWorkload, platform: SplitPlatform, split: str | Sequence[int],
+             predict: Predictor | None, predictor_name: str, repeat: int, seed: int, progress: Progress,
+             grid: list[tuple[tuple[int, ...], float]]) -> CoexecReport:
+    """The measuring part of :func:`coexecute` (``grid`` filled as grid splits are timed)."""
     if predict is None:
         predict, predictor_name = profile_predictor(executor, repeat=repeat, progress=progress), "profiled on this GEMM"
     n_dev = len(platform.devices)
-    grid: list[tuple[tuple[int, ...], float]] = []
     if split == "auto":
         bounds, _ = auto_split(w, platform, predict, seed)
     elif split == "grid":

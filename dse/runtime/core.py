@@ -82,6 +82,10 @@ class Trace:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def truncate(self, length: int) -> None:
+        """Keep the first ``length`` rows (drop what a cut-short run appended after them)."""
+        del self._rows[length:]
+
     def to_frame(self):
         """The rows as a pandas DataFrame with the trace's columns."""
         import pandas as pd

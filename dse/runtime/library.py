@@ -29,6 +29,7 @@ import numpy as np
 from dse.errors import SpecError
 from dse.files import replace_atomically
 from dse.inputs import InputFeatures
+from dse.interrupt import stop_point
 from dse.progress import Progress, silent
 
 if TYPE_CHECKING:
@@ -128,8 +129,10 @@ def configurations(problem: PipelineProblem, exact: str = "cpsat", nsga2: bool =
         raise SpecError("scenario", "library.exact", exact, f"must be one of {', '.join(EXACT_SOLVERS)}")
     fronts = [solve_cpsat(problem, time_limit=time_limit, seed=seed, workers=2) if exact == "cpsat"
               else solve_exhaustive(problem)]
+    stop_point()  # a solve cut short by a signal is never stored as the regime's front
     if nsga2:
         fronts.append(solve_nsga2(problem, time_limit=time_limit, seed=seed, pop_size=40, patience=20))
+        stop_point()
     sec = problem.tables.seconds_per_time_unit
     seen: dict[tuple[int, ...], Configuration] = {}
     for front in fronts:
@@ -155,30 +158,40 @@ def build_library(inputs: Mapping[str, InputFeatures], problem_for: Callable[[In
     """Cluster ``inputs`` into regimes and solve each representative's Pareto sets.
 
     ``problem_for(features)`` builds the pipeline problem of one input. Raises :class:`SpecError`
-    for an empty input set or an unknown exact solver.
+    for an empty input set or an unknown exact solver, and :class:`~dse.interrupt.Interrupted` on
+    SIGINT/SIGTERM with the regimes finished so far as a library (``partial``).
     """
     progress = progress or silent()
     groups = cluster_inputs(inputs, n_regimes, seed)
-    regimes = []
+    regimes: list[Regime] = []
+    X = np.asarray([inputs[k].vector() for k in inputs])
+    scale = tuple(float(v) for v in _scale(X))
+
+    def so_far() -> ConfigLibrary:
+        return ConfigLibrary(tuple(regimes), dict(context or {}), scale)
+
     for k, (rep, members, centre) in enumerate(groups):
         progress.update(f"library: regime {k + 1}/{len(groups)} ({rep})", force=True)
-        configs = configurations(problem_for(inputs[rep]), exact, nsga2, time_limit, seed)
+        try:
+            configs = configurations(problem_for(inputs[rep]), exact, nsga2, time_limit, seed)
+        finally:
+            stop_point(so_far)
         regimes.append(Regime(f"r{k}", inputs[rep], tuple(float(v) for v in centre), tuple(members), tuple(configs)))
-    X = np.asarray([inputs[k].vector() for k in inputs])
-    return ConfigLibrary(tuple(regimes), dict(context or {}), tuple(float(v) for v in _scale(X)))
+    return so_far()
 
 
-def library_to_dict(library: ConfigLibrary) -> dict[str, Any]:
-    """A JSON-ready mapping of ``library``."""
-    return {"format": LIBRARY_FORMAT, "context": dict(library.context), "scale": list(library.scale),
+def library_to_dict(library: ConfigLibrary, partial: bool = False) -> dict[str, Any]:
+    """A JSON-ready mapping of ``library`` (``partial``: it holds only the regimes solved before a stop)."""
+    return {"format": LIBRARY_FORMAT, "partial": partial, "context": dict(library.context),
+            "scale": list(library.scale),
             "regimes": [{"name": r.name, "representative": asdict(r.representative), "centre": list(r.centre),
                          "members": list(r.members), "configs": [asdict(c) for c in r.configs]}
                         for r in library.regimes]}
 
 
-def save_library(library: ConfigLibrary, path: str | Path) -> None:
-    """Write ``library`` as JSON to ``path`` (replaced atomically)."""
-    text = json.dumps(library_to_dict(library), indent=1)
+def save_library(library: ConfigLibrary, path: str | Path, partial: bool = False) -> None:
+    """Write ``library`` as JSON to ``path`` (replaced atomically); ``partial`` marks a library cut short."""
+    text = json.dumps(library_to_dict(library, partial), indent=1)
     replace_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
@@ -196,11 +209,23 @@ def load_library(path: str | Path, context: Mapping[str, Any] | None = None) -> 
     if not isinstance(data, dict) or data.get("format") != LIBRARY_FORMAT:
         raise SpecError(source, "format", data.get("format") if isinstance(data, dict) else None,
                         f"not a configuration library of format {LIBRARY_FORMAT}")
+    if data.get("partial"):
+        raise SpecError(source, "partial", True, "the library was cut short by a stop while it was built (it "
+                        "lacks regimes); delete it or point library.file elsewhere to build it again")
+    if not isinstance(data.get("context"), dict):
+        raise SpecError(source, "context", None, "malformed configuration library: no context mapping")
     if context is not None:
         for key, value in context.items():
             if json.loads(json.dumps(value)) != data["context"].get(key):
                 raise SpecError(source, f"context.{key}", data["context"].get(key),
                                 f"the library was solved for another {key} ({value!r} expected)")
+    for i, r in enumerate(data.get("regimes") or []):
+        for j, c in enumerate(r.get("configs") or [] if isinstance(r, dict) else []):
+            genome = c.get("genome") if isinstance(c, dict) else None
+            if not isinstance(genome, list) or not all(isinstance(g, int) and not isinstance(g, bool)
+                                                       and 0 <= g < 2**31 for g in genome):
+                raise SpecError(source, f"regimes[{i}].configs[{j}].genome", genome,
+                                "must be a list of integers in [0, 2^31)")
     try:
         regimes = tuple(
             Regime(r["name"], InputFeatures(**r["representative"]), tuple(r["centre"]), tuple(r["members"]),

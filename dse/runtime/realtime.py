@@ -35,12 +35,15 @@ import numpy as np
 
 from dse.accelerator_cost import MultiModelTables
 from dse.accelerators import Scenario
+from dse.interrupt import stop_point
 from dse.runtime.core import EventQueue
 
 if TYPE_CHECKING:
     from dse.runtime.schedulers import Scheduler
 
 #: Columns of a trace (one row per executed block, one per dropped frame with empty accelerator).
+#: Events between two checks for a stop request (a power of two minus one: a bit mask).
+STOP_EVERY = 4095
 TRACE_COLUMNS = ("scheduler", "model", "frame", "block", "accelerator", "start_ms", "end_ms", "arrival_ms",
                  "deadline_ms", "energy_mj")
 
@@ -196,12 +199,14 @@ def _depth(scenario: Scenario, m: int) -> int:
 
 
 def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: int = 0,
-             trace: bool = False) -> SimResult:
+             trace: bool = False, stoppable: bool = False) -> SimResult:
     """Run ``scheduler`` on ``setup``'s scenario for ``duration_s`` seconds of arrivals.
 
     Returns a :class:`SimResult` (with ``trace``: its rows, columns :data:`TRACE_COLUMNS`).
     Deterministic for a ``seed`` (the dependent models' draws). Raises ``ValueError`` when a
-    spatial scheduler places a frame that is not waiting or on sub-arrays that are not free.
+    spatial scheduler places a frame that is not waiting or on sub-arrays that are not free, and, when
+    ``stoppable``, :class:`~dse.interrupt.Interrupted` once a signal asks for a stop (checked every few
+    thousand events; a solver scoring genomes leaves it off and polls its own stop token).
     """
     frames = make_frames(setup, duration_s, seed)
     n_models, n_acc = len(setup.scenario.models), setup.n_acc
@@ -294,7 +299,11 @@ def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: 
             claim(chosen, acc, 1)
             run_block(chosen, now)
 
+    events = 0
     while queue:
+        events += 1
+        if stoppable and events & STOP_EVERY == 1:  # the first event, then every STOP_EVERY + 1
+            stop_point()
         event = queue.pop()
         now = round(event.time * 1e9)
         if event.kind == "arrive":

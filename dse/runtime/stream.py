@@ -31,10 +31,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from dse.errors import SpecError
+from dse.errors import InfeasibleError, SpecError
+from dse.files import check_writable_file, clear_partial, mark_partial, replace_atomically
 from dse.inputs import InputFeatures, input_features
+from dse.interrupt import Interrupted, stop_point
 from dse.progress import Progress
 from dse.runtime.core import EventQueue, Trace, energy_j
+from dse.runtime.library import ConfigLibrary, build_library, load_library, save_library
 from dse.runtime.policies import (
     POLICIES,
     Decision,
@@ -55,7 +58,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dse.mapping.pipeline import PipelineProblem
-    from dse.runtime.library import ConfigLibrary
 
 #: Most inputs a stream may hold.
 MAX_STREAM = 100_000
@@ -146,7 +148,7 @@ class ScenarioSpec(_Strict):
     switch: SwitchSpec = Field(default_factory=SwitchSpec)
     library: LibrarySpec = Field(default_factory=LibrarySpec)
     policies: list[Literal["gpu_only", "static_average", "static_hand", "dynamic", "oracle"]] = Field(
-        default_factory=lambda: list(POLICIES))  # type: ignore[arg-type]
+        default_factory=lambda: list(POLICIES), min_length=1, max_length=len(POLICIES))  # type: ignore[arg-type]
 
     @field_validator("workload")
     @classmethod
@@ -155,6 +157,14 @@ class ScenarioSpec(_Strict):
             raise ValueError(f"builder must be one of {', '.join(STREAM_BUILDERS)}")
         if {"dataset", "nodes", "edges", "rows", "nnz"} & set(value):
             raise ValueError("the stream's inputs supply the data: leave dataset and sizes out")
+        return value
+
+    @field_validator("policies")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        twice = sorted({p for p in value if value.count(p) > 1})
+        if twice:
+            raise ValueError(f"policy {twice[0]} is listed twice")
         return value
 
     @model_validator(mode="after")
@@ -432,6 +442,7 @@ def run_policy(policy: Policy, stream: Sequence[StreamInput], factory: ProblemFa
     current: np.ndarray | None = None
     items = scenario.items_per_input
     while queue:
+        stop_point()
         event = queue.pop()
         k = int(event.data["k"])
         s = stream[k]
@@ -498,12 +509,13 @@ def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
 
 def simulate_scenario(spec: Any, *, seed: int = 0, quiet: bool = True, library: ConfigLibrary | None = None
                       ) -> tuple[pd.DataFrame, pd.DataFrame, ConfigLibrary]:
-    """Run a spec's scenario: (summary, trace, library). ``library``: use it instead of building one.
+    """Run a spec's scenario: (summary, trace, library). ``library``: use it instead of building one
+    (else ``scenario.library.file``, read from the spec's folder, when it exists).
 
-    Raises :class:`SpecError` for bad inputs (unknown dataset, negative density, empty stream...).
+    Raises :class:`SpecError` for bad inputs (unknown dataset, negative density, empty stream...),
+    :class:`InfeasibleError` when an input of the stream has no mapping that meets the constraints, and
+    :class:`~dse.interrupt.Interrupted` on SIGINT/SIGTERM, its ``partial`` a :class:`PartialRun`.
     """
-    from dse.runtime.library import build_library, load_library
-
     scenario = spec.scenario
     if not isinstance(scenario, ScenarioSpec):
         raise SpecError(spec.source, "scenario", None, "the pipeline family's scenario is missing")
@@ -515,21 +527,75 @@ def simulate_scenario(spec: Any, *, seed: int = 0, quiet: bool = True, library: 
     context = dict(workload=scenario.workload, platform=factory.platform.name, power_w=factory.power_w,
                    deadline_s=factory.deadline_s, memory=factory.memory, preference=scenario.preference)
     lib = scenario.library
-    if library is None and lib.file is not None and Path(lib.file).is_file():
-        library = load_library(lib.file, context)
+    lib_path = library_path(spec)
+    if library is None and lib_path is not None and lib_path.is_file():
+        library = load_library(lib_path, context)
+    distinct = {s.key: s.features for s in stream}
     if library is None:
-        distinct = {s.key: s.features for s in stream}
-        library = build_library(distinct, lambda f: factory(f, _key_of(distinct, f)), lib.regimes, exact=lib.exact,
-                                nsga2=lib.nsga2, time_limit=lib.time_limit_s, seed=seed, context=context,
-                                progress=progress)
+        try:
+            library = build_library(distinct, lambda f: factory(f, _key_of(distinct, f)), lib.regimes,
+                                    exact=lib.exact, nsga2=lib.nsga2, time_limit=lib.time_limit_s, seed=seed,
+                                    context=context, progress=progress)
+        except Interrupted as stop:
+            raise Interrupted(stop.signum, partial=PartialRun(None, None, stop.partial, [], [str(p) for p in scenario.policies])
+                              ) from None
+    _check_every_regime_feasible(library, distinct, factory, lib.time_limit_s)
     reference = Reference(limits, preference, lib.exact, lib.time_limit_s, seed)
-    policies = make_policies(scenario.policies, stream, factory, library, preference, scenario, reference)
     trace = Trace(TRACE_COLUMNS)
-    for name, policy in policies.items():
-        progress.update(f"{name}: simulating {len(stream)} inputs", force=True)
-        run_policy(policy, stream, factory, scenario, reference, trace, progress)
+    finished: list[str] = []
+    try:
+        policies = make_policies(scenario.policies, stream, factory, library, preference, scenario, reference)
+        for name, policy in policies.items():
+            progress.update(f"{name}: simulating {len(stream)} inputs", force=True)
+            mark = len(trace)
+            try:
+                run_policy(policy, stream, factory, scenario, reference, trace, progress)
+            except Interrupted:
+                trace.truncate(mark)  # the cut-short policy's rows are not kept
+                raise
+            finished.append(name)
+    except Interrupted as stop:
+        frame = trace.to_frame()
+        missing = [str(p) for p in scenario.policies if p not in finished]
+        raise Interrupted(stop.signum, partial=PartialRun(summarize(frame) if finished else None, frame, library,
+                                                          finished, missing)) from None
     frame = trace.to_frame()
     return summarize(frame), frame, library
+
+
+@dataclass(frozen=True)
+class PartialRun:
+    """What a scenario stopped by a signal had finished: the summary and trace of the ``finished`` policies
+    (None when none had), the library (complete, or the regimes solved so far; None when none was) and
+    the policies not run to the end."""
+
+    summary: Any
+    trace: Any
+    library: ConfigLibrary | None
+    finished: list[str]
+    missing: list[str]
+
+
+def library_path(spec: Any) -> Path | None:
+    """The scenario's ``library.file`` read from the spec's folder (None when not given)."""
+    ref = spec.scenario.library.file
+    if ref is None:
+        return None
+    return spec.path(ref) if hasattr(spec, "path") else Path(ref)
+
+
+def _check_every_regime_feasible(library: ConfigLibrary, inputs: Mapping[str, InputFeatures],
+                                 factory: ProblemFactory, time_limit: float) -> None:
+    """:class:`InfeasibleError` naming the first regime whose representative input no mapping serves
+    within the constraints, with the binding constraint and by how much."""
+    for regime in library.regimes:
+        if regime.configs:
+            continue
+        rep = regime.representative
+        key = next((k for k, f in inputs.items() if f == rep), rep.name or regime.name)
+        problem = factory(rep, key)
+        raise InfeasibleError(f"infeasible: input {key!r} (regime {regime.name}) has no mapping that meets the "
+                              f"constraints: {problem.diagnose(time_limit)}")
 
 
 def _key_of(inputs: Mapping[str, InputFeatures], features: InputFeatures) -> str:
@@ -543,18 +609,64 @@ def _oracle_decision(reference: Reference, view: InputView) -> Decision:
 
 def simulate(spec: Any, out: str | Path | None, *, seed: int = 0, quiet: bool = False) -> pd.DataFrame:
     """``dse simulate``: run the scenario, write ``summary.csv``, ``trace.csv``, ``timeline.png`` and
-    ``library.json`` into ``out`` (when given) and return the summary."""
-    from dse.runtime.library import save_library
+    ``library.json`` into ``out`` (when given) and return the summary; a library built now is also saved to
+    ``scenario.library.file`` when that names a file not there yet.
 
-    summary, trace, library = simulate_scenario(spec, seed=seed, quiet=quiet)
-    if out is not None:
-        folder = Path(out)
+    Every output path is checked writable before the run. On SIGINT/SIGTERM the finished policies'
+    summary and trace, and the library's finished regimes, are written with ``partial.json`` beside them
+    (the library file is left alone), then :class:`~dse.interrupt.Interrupted` says so.
+    """
+    lib_path = library_path(spec)
+    new_library = lib_path is not None and not lib_path.exists()
+    if new_library:
+        assert lib_path is not None
+        check_writable_file(lib_path, spec.source, "scenario.library.file")
+    folder = Path(out) if out is not None else None
+    try:
+        summary, trace, library = simulate_scenario(spec, seed=seed, quiet=quiet)
+        stop_point(lambda: PartialRun(summary, trace, library, [str(p) for p in spec.scenario.policies], []))
+    except Interrupted as stop:  # the plot takes seconds: a stopped run writes the tables and leaves it out
+        raise stop.noted(_write_partial(folder, stop)) from None
+    if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
-        summary.to_csv(folder / "summary.csv", index=False)
-        trace.to_csv(folder / "trace.csv", index=False)
-        plot_timeline(trace, folder / "timeline.png")
-        save_library(library, folder / "library.json")
-        lib_file = spec.scenario.library.file
-        if lib_file is not None and not Path(lib_file).exists():
-            save_library(library, lib_file)
+        _write_results(folder, summary, trace, library)
+        clear_partial(folder)
+    if new_library and lib_path is not None:
+        save_library(library, lib_path)
     return summary
+
+
+def _write_results(folder: Path, summary: pd.DataFrame | None, trace: pd.DataFrame | None,
+                   library: ConfigLibrary | None, partial: bool = False) -> None:
+    """The run's files in ``folder``; ``partial``: a stopped run's (no timeline plot, the library marked)."""
+    if summary is not None and trace is not None:
+        replace_atomically(folder / "summary.csv", lambda tmp: summary.to_csv(tmp, index=False))
+        replace_atomically(folder / "trace.csv", lambda tmp: trace.to_csv(tmp, index=False))
+        if not partial:
+            replace_atomically(folder / "timeline.png", lambda tmp: plot_timeline(trace, tmp))
+    if library is not None:
+        save_library(library, folder / "library.json", partial=partial)
+
+
+def _write_partial(folder: Path | None, stop: Interrupted) -> str:
+    """Write what a stopped run finished into ``folder``; returns the line that says what was kept."""
+    run = stop.partial
+    if not isinstance(run, PartialRun):
+        return "nothing had finished, nothing written"
+    regimes = len(run.library.regimes) if run.library is not None else 0
+    if folder is None:
+        kept = f"policies finished: {', '.join(run.finished) or 'none'} (no --out: nothing written)"
+        return kept
+    folder.mkdir(parents=True, exist_ok=True)
+    library_partial = run.summary is None
+    _write_results(folder, run.summary, run.trace, None, partial=True)  # no timeline.png: it takes seconds
+    if run.library is not None:
+        save_library(run.library, folder / "library.json", partial=library_partial)
+    mark_partial(folder, {"signal": stop.signum, "policies_finished": run.finished, "policies_missing": run.missing,
+                          "library_regimes": regimes, "library_complete": not library_partial,
+                          "timeline_png": "not drawn"})
+    if run.summary is None:
+        return (f"no policy had run; the library's {regimes} finished regimes are in {folder}/library.json "
+                f"(partial, see {folder}/partial.json)")
+    return (f"{len(run.finished)} of {len(run.finished) + len(run.missing)} policies finished "
+            f"({', '.join(run.finished)}); written to {folder} (partial, see {folder}/partial.json)")

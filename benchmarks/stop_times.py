@@ -1,0 +1,120 @@
+"""Stop times after SIGINT and SIGTERM for every long command (the interruption rule of ``dse.interrupt``).
+
+Each command runs in its own process group, as from a terminal. After a warm-up
+delay (imports, the first work) it gets SIGINT sent to the whole group (what
+Ctrl-C does) or SIGTERM sent to the main process alone (what ``kill`` does).
+Printed per command and signal: seconds from the signal to the exit, the exit
+status, the lines on stderr after the signal, whether a traceback appeared and
+whether any process of the group was left running.
+
+    .venv/bin/python benchmarks/stop_times.py [--only simulate-dype,batch] [--delay 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HARD = {"name": "hard", "family": "pipeline", "platform": "edge_soc",
+        "workload": {"builder": "random_pipeline", "n_ops": 60, "seed": 3},
+        "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 120, "seed": 0}}
+#: XRBench social interaction A with one block per model and two priority levels: 4^5 x 2^5 genomes, each scored
+#: by 2 s of simulated frames (the exhaustive solver on a family that scores by simulation).
+XR_SMALL = {"name": "xr_small", "family": "multimodel", "platform": "Quad_4K_Hetero",
+            "workload": "social_interactionA", "objectives": ["uxcost", "energy"],
+            "cost_model": {"name": "accelerator", "blocks_per_model": 1},
+            "options": {"search_duration_s": 2.0, "priority_levels": 2},
+            "solver": {"name": "exhaustive", "time_limit_s": 600, "seed": 0}}
+SLOW_JOBS = {"name": "slow", "family": "pipeline", "platform": "edge_soc",
+             "workload": {"builder": "random_pipeline", "n_ops": 40, "seed": 1},
+             "solver": {"name": "cpsat", "time_limit_s": 60, "seed": 0}}
+
+
+def cases(tmp: Path) -> dict[str, list[str]]:
+    """Command lines by name (``dse`` run as ``python -m dse.cli``)."""
+    (tmp / "hard.yaml").write_text(yaml.safe_dump(HARD))
+    (tmp / "xr_small.yaml").write_text(yaml.safe_dump(XR_SMALL))
+    (tmp / "slow.yaml").write_text(yaml.safe_dump(SLOW_JOBS))
+    (tmp / "grid.yaml").write_text(yaml.safe_dump({"solver.seed": list(range(8))}))
+    dse = [sys.executable, "-m", "dse.cli"]
+    return {
+        "solve-cpsat": dse + ["solve", str(tmp / "hard.yaml"), "--solver", "cpsat", "--out", str(tmp / "o1"), "--quiet"],
+        "solve-nsga2": dse + ["solve", str(tmp / "hard.yaml"), "--solver", "nsga2", "--out", str(tmp / "o2"), "--quiet"],
+        "solve-exhaustive-multimodel": dse + ["solve", str(tmp / "xr_small.yaml"), "--out", str(tmp / "o3"), "--quiet"],
+        "simulate-dype": dse + ["simulate", str(ROOT / "problems" / "dype_phases.yaml"), "--out", str(tmp / "o4"),
+                                "--quiet"],
+        "simulate-xr": dse + ["simulate", str(ROOT / "problems" / "xr_ar_gaming.yaml"), "--out", str(tmp / "o5"),
+                              "--quiet"],
+        "batch": dse + ["batch", str(tmp / "slow.yaml"), "--grid", str(tmp / "grid.yaml"), "--store",
+                        str(tmp / "s.sqlite"), "--workers", "2", "--quiet"],
+        "calibrate": dse + ["calibrate", "--quick", "--devices", "cpu:t1", "--out", str(tmp / "cal.yaml"),
+                            "--samples", str(tmp / "samples.csv"), "--quiet"],
+        "coexec": dse + ["coexec", "--m", "4096", "--n", "2048", "--k", "2048", "--split", "grid", "--repeat", "5",
+                         "--out", str(tmp / "o6"), "--quiet"],
+    }
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (zombies, which only wait to be reaped, do not count)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def measure(argv: list[str], sig: signal.Signals, delay: float) -> dict[str, object]:
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True, stdin=subprocess.DEVNULL)
+    time.sleep(delay)
+    if proc.poll() is not None:
+        return {"error": f"ended before the signal (exit {proc.returncode}): {proc.stderr.read()[-300:]}"}
+    sent = time.monotonic()
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # Ctrl-C: the whole foreground group
+    else:
+        proc.send_signal(sig)  # kill: the main process alone
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return {"error": "still running 60 s after the signal"}
+    stop_s = time.monotonic() - sent
+    time.sleep(1.0)
+    left = group_alive(proc.pid)
+    if left:
+        os.killpg(proc.pid, signal.SIGKILL)
+    lines = [line for line in err.splitlines() if line.strip()]
+    return {"stop_s": round(stop_s, 2), "exit": proc.returncode, "stderr_lines": len(lines),
+            "traceback": "Traceback" in err, "children_left": left, "last_line": lines[-1][:150] if lines else ""}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", help="comma-separated case names")
+    parser.add_argument("--delay", type=float, default=6.0, help="seconds between the start and the signal")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dse-stop-") as folder:
+        tmp = Path(folder)
+        table = cases(tmp)
+        names = args.only.split(",") if args.only else list(table)
+        for name in names:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                row = measure(table[name], sig, args.delay)
+                print(f"{name:<28} {sig.name:<7} " + "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
