@@ -101,10 +101,31 @@ def _baselines(fronts: Sequence[ParetoSet]) -> dict[str, ParetoPoint]:
     return next((f.baselines for f in fronts if f.baselines), {})
 
 
-def _style(front: ParetoSet, k: int) -> dict[str, Any]:
+#: Colours and markers of a second, third... front of one solver (two settings of one problem, say).
+_REPEAT_STYLES = (("navy", "D"), ("darkgoldenrod", "^"), ("indigo", "v"), ("darkslategray", "P"))
+
+
+def _repeat(front: ParetoSet, k: int, fronts: Sequence[ParetoSet]) -> int:
+    """Which of the fronts of ``front``'s solver among ``fronts`` this one (index ``k``) is: 0 for the
+    first or only one."""
+    same = [j for j, f in enumerate(fronts) if f.solver == front.solver]
+    return same.index(k) if k in same else 0
+
+
+def _style(front: ParetoSet, k: int, fronts: Sequence[ParetoSet] = ()) -> dict[str, Any]:
+    """Marker, colour and legend label of front ``k``; a second front of the same solver among ``fronts``
+    gets its own colour and marker, and each is labelled with its problem (or its number)."""
     fallback_colors = ("tab:cyan", "tab:olive", "tab:pink", "tab:brown")
-    return dict(_STYLES.get(front.solver, dict(marker="d", color=fallback_colors[k % len(fallback_colors)],
-                                                label=front.solver)))
+    style = dict(_STYLES.get(front.solver, dict(marker="d", color=fallback_colors[k % len(fallback_colors)],
+                                                 label=front.solver)))
+    same = [f for f in fronts if f.solver == front.solver]
+    if len(same) > 1:
+        n = _repeat(front, k, fronts)
+        if n:
+            style["color"], style["marker"] = _REPEAT_STYLES[(n - 1) % len(_REPEAT_STYLES)]
+        named = len({f.problem for f in same}) == len(same)
+        style["label"] = f"{style['label']}: {front.problem}" if named else f"{style['label']} #{n + 1}"
+    return style
 
 
 def _label(obj: Any, arrow: bool = True) -> str:
@@ -177,7 +198,8 @@ def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: 
     objs = fronts[0].objectives
     xcol, ycol = objs[i].column, objs[j].column
     for k, front in _drawing_order(fronts):
-        _draw_front(ax, front, k, xcol, ycol, steps=objs[i].sense == "min" and objs[j].sense == "min" and (i, j) == (0, 1))
+        _draw_front(ax, front, k, xcol, ycol, steps=objs[i].sense == "min" and objs[j].sense == "min" and (i, j) == (0, 1),
+                    fronts=fronts)
     if baselines:
         _draw_baselines(ax, _baselines(fronts), xcol, ycol)
     _log_if_wide(ax, fronts, xcol, ycol, baselines)
@@ -199,7 +221,7 @@ def _draw_regions(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> None:
         certificate = front.certificate()
         if certificate is None or not certificate.region:
             continue
-        color = _style(front, k)["color"]
+        color = _style(front, k, fronts)["color"]
         label: str | None = f"{front.solver}: unexplored, gap {certificate.gap:.1%}"
         for lower, upper in certificate.region:
             xa, xb = sorted((min(max(lower[i], x0), x1), min(max(upper[i], x0), x1)))
@@ -218,13 +240,17 @@ def _drawing_order(fronts: Sequence[ParetoSet]) -> list[tuple[int, ParetoSet]]:
     return sorted(enumerate(fronts), key=lambda kf: not _is_exact(kf[1]))
 
 
-def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: bool) -> None:
+def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: bool,
+                fronts: Sequence[ParetoSet] = ()) -> None:
     """One front: a thin line and its markers, filled when proven and hollow when not; exact fronts with
-    large markers at :data:`EXACT_Z`, approximate ones with small markers above them."""
-    style = _style(front, k)
+    large markers at :data:`EXACT_Z`, approximate ones with small markers above them; a second front of
+    the same solver (in ``fronts``) smaller again and above the first."""
+    style = _style(front, k, fronts)
     label = style.pop("label")
     exact = _is_exact(front)
     zorder, size = (EXACT_Z, EXACT_SIZE) if exact else (APPROX_Z, APPROX_SIZE)
+    repeat = _repeat(front, k, fronts)
+    zorder, size = zorder + 0.1 * repeat, size * 0.45**repeat
     pts = sorted(front.points, key=lambda p: p.objectives[xcol])
     if not pts:
         return
@@ -320,7 +346,7 @@ def _inset_if_squashed(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> 
 
     inset = ax.inset_axes((x0, y0, 0.36, 0.32))
     for k, front in _drawing_order(fronts):
-        _draw_front(inset, front, k, cols[0], cols[1], steps=False)
+        _draw_front(inset, front, k, cols[0], cols[1], steps=False, fronts=fronts)
     inset.tick_params(labelsize=6, pad=1.5)
     inset.set_xlabel(_label(objs[i], arrow=False), fontsize=6, labelpad=1)
     inset.set_ylabel(_label(objs[j], arrow=False), fontsize=6, labelpad=1)
@@ -376,7 +402,7 @@ def _plot_parallel(fronts: Sequence[ParetoSet], ax: Any, baselines: bool, title:
     groups: list[tuple[str, str, np.ndarray]] = []
     for k, front in _drawing_order(fronts):
         if len(front):
-            style = _style(front, k)
+            style = _style(front, k, fronts)
             groups.append((style["label"], style["color"], front.F()))
     if baselines and _baselines(fronts):
         values = np.array([[p.objectives[o.column] * (-1 if o.sense == "max" else 1) for o in objs]
@@ -423,7 +449,7 @@ def plot_fronts_interactive(fronts: Sequence[ParetoSet], baselines: bool = True,
         return "<br>".join(lines)
 
     for k, front in _drawing_order(fronts):
-        style = _style(front, k)
+        style = _style(front, k, fronts)
         pts = sorted(front.points, key=lambda p: p.objectives[xcol])
         fig.add_trace(go.Scatter(
             x=[p.objectives[xcol] for p in pts], y=[p.objectives[ycol] for p in pts], mode="lines+markers",

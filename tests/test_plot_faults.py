@@ -221,3 +221,19 @@ def test_frame_timeline_legend_names_only_models_in_the_window(monkeypatch, tmp_
     plot_timeline(trace, ["acc0", "acc1"], ["hand", "eyes", "late"], tmp_path / "t.png", window_ms=100.0)
     (figure,) = figures
     assert [t.get_text() for t in figure.legends[0].get_texts()] == ["hand", "eyes"]
+
+
+def test_two_fronts_of_one_solver_get_their_own_style_and_both_show() -> None:
+    """Notebook 02: the exhaustive fronts with and without DVFS were two sets of identical green squares."""
+    rows = [(10.0, 5.0), (20.0, 8.0)]
+    with_dvfs = _front("exhaustive", rows + [(15.0, 6.0)])
+    without = _front("exhaustive", rows)
+    with_dvfs = type(with_dvfs)(**{**with_dvfs.__dict__, "problem": "with DVFS"})
+    without = type(without)(**{**without.__dict__, "problem": "without DVFS"})
+    ax = plot_fronts([with_dvfs, without])
+    labels = [c.get_label() for c in ax.collections]
+    assert labels == ["exhaustive: with DVFS (3 proven)", "exhaustive: without DVFS (2 proven)"]
+    first, second = ax.collections
+    assert tuple(first.get_facecolor()[0]) != tuple(second.get_facecolor()[0])
+    assert visible_points(ax, labels[0]) == 3 and visible_points(ax, labels[1]) == 2
+    close(ax.figure)
