@@ -38,6 +38,7 @@ BUILTIN_COMMAND_MODULES: tuple[str, ...] = (
     "dse.commands.coexec",
     "dse.commands.certify",
     "dse.commands.report",
+    "dse.commands.accuracy",
 )
 
 
