@@ -27,15 +27,24 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
+from dse.yamlio import read_yaml
 
 #: Dataflows of a PE array: weight-, output- and row-stationary.
 DATAFLOWS = ("ws", "os", "rs")
 #: Layer types the cost model maps onto a PE array.
 LAYER_TYPES = ("CONV", "DSCONV", "GEMM")
-#: Largest loop dimension accepted (keeps every MAC count far inside int64).
+#: Largest loop dimension accepted.
 MAX_DIM = 1 << 20
-#: Largest frame rate accepted.
+#: Most multiply-accumulates one layer may take (N K C Y X R S multiplied): with every count, time and
+#: energy summed over a model's layers and a scenario's frames, this keeps the integer arithmetic far
+#: inside int64 (2^50 MACs is about a day of a 1K-PE array at 1 GHz).
+MAX_LAYER_MACS = 1 << 50
+#: Frame rates accepted, in frames per second (a frame every 100 s up to 10,000 a second).
+MIN_FPS = 0.01
 MAX_FPS = 10_000.0
+#: Clock frequencies accepted, in MHz.
+MIN_FREQ_MHZ = 1.0
+MAX_FREQ_MHZ = 1e5
 #: Default active power per PE (mW) at 1 GHz: about 0.5 pJ per 8-bit MAC with its register file
 #: (a documented assumption in the range reported for edge accelerators, not a measurement).
 ACTIVE_MW_PER_PE = 0.5
@@ -182,7 +191,7 @@ class AcceleratorModel(_Strict):
     offchip_bw_gbps: float = Field(default=128.0, ge=1e-6, le=1e9, allow_inf_nan=False)
     idle_w: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
     active_w: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
-    freq_mhz: float = Field(default=1000.0, gt=0, le=1e5, allow_inf_nan=False)
+    freq_mhz: float = Field(default=1000.0, ge=MIN_FREQ_MHZ, le=MAX_FREQ_MHZ, allow_inf_nan=False)
 
 
 class SystemModel(_Strict):
@@ -195,7 +204,7 @@ class SystemModel(_Strict):
 
 class ModelModel(_Strict):
     name: str = Field(min_length=1)
-    fps: float = Field(gt=0, le=MAX_FPS, allow_inf_nan=False)
+    fps: float = Field(ge=MIN_FPS, le=MAX_FPS, allow_inf_nan=False)
     depends_on: str | None = None
     probability: float = Field(default=1.0, ge=0, le=1, allow_inf_nan=False)
     join_s: float = Field(default=0.0, ge=0, le=1e6, allow_inf_nan=False)
@@ -234,6 +243,10 @@ def make_layer(name: str, type_: str, dims: Mapping[str, int], source: str, fiel
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DIM:
             raise SpecError(source, f"{field}.{key}", value, f"must be an integer in [1, {MAX_DIM}]")
         values[key.lower()] = value
+    macs = math.prod(values.values())
+    if macs > MAX_LAYER_MACS:
+        raise SpecError(source, field, f"{name} ({' x '.join(str(v) for v in values.values())})",
+                        f"{macs:.3g} multiply-accumulates; a layer may take at most 2^50 = {MAX_LAYER_MACS:.3g}")
     return Layer(name, kind, **values)
 
 
@@ -312,20 +325,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
 
 
 def _read_yaml(path: str | Path) -> Any:
-    """``path``'s YAML document, parsed by libyaml when present (scenario files hold hundreds of layer rows);
-    any file libyaml cannot read goes through :func:`dse.yamlio.read_yaml`, which raises its SpecError."""
-    import yaml
-
-    from dse.yamlio import read_yaml
-
-    loader = getattr(yaml, "CSafeLoader", None)
-    if loader is not None and Path(path).is_file():
-        try:
-            document = yaml.load(Path(path).read_text(encoding="utf-8-sig"), Loader=loader)  # noqa: S506 - a safe loader
-        except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError, ValueError):
-            document = None
-        if document is not None:
-            return document
+    """``path``'s YAML document (:func:`dse.yamlio.read_yaml`: libyaml when present, with its limits on size,
+    alias expansion and depth); raises its SpecError."""
     return read_yaml(path)
 
 

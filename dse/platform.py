@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -91,6 +91,11 @@ class Device:
     active_w: float
     speed: float = 0.0
     dvfs: tuple[OperatingPoint, ...] = ()
+    #: cost mechanisms (:mod:`dse.cost_mechanisms`); the defaults leave the roofline model unchanged
+    launch_overhead_us: float | None = None
+    call_overhead_us: float = 0.0
+    fused_op_classes: tuple[str, ...] = ()
+    compute_efficiency: Mapping[str, float] = field(default_factory=dict)
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -197,7 +202,7 @@ _Scale = Annotated[float, Field(ge=DVFS_SCALE_RANGE[0], le=DVFS_SCALE_RANGE[1])]
 class OperatingPointSpec(_Strict):
     """A DVFS operating point of a platform file (see :class:`OperatingPoint`)."""
 
-    freq_mhz: float = Field(gt=0, le=1e6, description="MHz")
+    freq_mhz: float = Field(ge=1.0, le=1e6, description="MHz, in [1, 1e6]")
     time_scale: _Scale = 1.0
     power_scale: _Scale = 1.0
 _Bandwidth = Annotated[float, Field(ge=MIN_BANDWIDTH_GBPS, le=MAX_BANDWIDTH_GBPS)]
@@ -225,6 +230,15 @@ class DeviceSpec(_Strict):
     count: int = Field(default=1, ge=1, le=MAX_DEVICES, description="replicate this device COUNT times")
     dvfs: list[OperatingPointSpec] = Field(default_factory=list, max_length=MAX_DVFS_LEVELS,
                                            description="operating points; two or more make a frequency gene")
+    launch_overhead_us: float | None = Field(
+        default=None, ge=0, le=MAX_LATENCY_US,
+        description="per-op launch and dispatch overhead in us (default: the device kind's); dse.cost_mechanisms")
+    call_overhead_us: float = Field(default=0.0, ge=0, le=MAX_LATENCY_US,
+                                    description="per-call host and runtime overhead in us; dse.cost_mechanisms")
+    fused_op_classes: list[Literal["elementwise", "pool", "norm", "reduce"]] = Field(
+        default_factory=list, description="op classes the runtime fuses into their producer; dse.cost_mechanisms")
+    compute_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=dict, description="fraction of peak per op class, in (0, 1]; dse.cost_mechanisms")
 
     @field_validator("speed")
     @classmethod
@@ -241,6 +255,11 @@ class DeviceSpec(_Strict):
             raise ValueError(f"active_w {self.active_w} is below idle_w {self.idle_w}")
         if not self.peak_tflops and self.speed <= 0:
             raise ValueError("give peak_tflops (per precision) or a positive speed")
+        from dse.workload import OP_CLASSES
+
+        unknown = sorted(set(self.compute_efficiency) - set(OP_CLASSES))
+        if unknown:
+            raise ValueError(f"compute_efficiency: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
         return self
 
 
@@ -269,6 +288,7 @@ def _expand_devices(specs: list[DeviceSpec]) -> list[Device]:
     devices: list[Device] = []
     for spec in specs:
         values = spec.model_dump(exclude={"count", "name", "dvfs"})
+        values["fused_op_classes"] = tuple(values["fused_op_classes"])
         points = tuple(OperatingPoint(**p.model_dump()) for p in spec.dvfs)
         names = [spec.name] if spec.count == 1 else [f"{spec.name}{i}" for i in range(spec.count)]
         devices.extend(Device(name=n, dvfs=points, **values) for n in names)

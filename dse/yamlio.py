@@ -1,4 +1,12 @@
-"""YAML reading with errors that name the file and the line."""
+"""YAML reading with errors that name the file and the line, and limits that keep a hostile file cheap.
+
+Limits, checked before any Python value is built: the file's size
+(:data:`MAX_YAML_BYTES`), and on the parsed node graph the number of values
+once every alias is expanded (:data:`MAX_YAML_VALUES`: a few anchors nested
+ten deep would otherwise expand to billions) and the nesting depth
+(:data:`MAX_YAML_DEPTH`); a recursive alias is refused. Each is one
+:class:`SpecError` naming the file.
+"""
 
 from __future__ import annotations
 
@@ -32,17 +40,94 @@ def _read_bytes(path: Path) -> bytes:
         raise SpecError(source, "<file>", source, f"cannot read: {exc.strerror or exc}") from None
 
 
+#: Largest YAML file read, in bytes.
+MAX_YAML_BYTES = 32 * 2**20
+#: Most values (scalars, lists, mappings) a document may hold once its aliases are expanded.
+MAX_YAML_VALUES = 2_000_000
+#: Deepest nesting of lists and mappings.
+MAX_YAML_DEPTH = 100
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def check_node_graph(root: yaml.Node, source: str) -> None:
+    """:class:`SpecError` when the document under ``root``, its aliases expanded, holds more than
+    :data:`MAX_YAML_VALUES` values or nests deeper than :data:`MAX_YAML_DEPTH`, or an alias refers to a
+    value that contains it. Linear in the node graph (aliases are shared nodes, counted once each)."""
+    done: dict[int, tuple[int, int]] = {}
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        key = id(node)
+        if closing:
+            open_.discard(key)
+            kids = [done[id(k)] for k in _children(node)]
+            size = 1 + sum(k[0] for k in kids)
+            depth = 1 + max((k[1] for k in kids), default=0)
+            if size > MAX_YAML_VALUES:
+                line = node.start_mark.line + 1 if node.start_mark else 0
+                raise SpecError(source, "<yaml>", None, f"aliases expand to more than {MAX_YAML_VALUES:,} values "
+                                f"(at line {line}); write the values out or use fewer nested aliases")
+            if depth > MAX_YAML_DEPTH:
+                raise SpecError(source, "<yaml>", None, f"nested more than {MAX_YAML_DEPTH} levels deep")
+            done[key] = (size, depth)
+            continue
+        if key in done:
+            continue
+        if key in open_:
+            raise SpecError(source, "<yaml>", None, "an alias refers to a value that contains it (a cycle)")
+        if len(open_) > MAX_YAML_DEPTH:
+            raise SpecError(source, "<yaml>", None, f"nested more than {MAX_YAML_DEPTH} levels deep")
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in done)
+
+
+def load_yaml_text(text: str, source: str) -> Any:
+    """Parse one YAML document from ``text`` within the limits above; ``None`` for an empty document.
+
+    Raises :class:`SpecError` naming ``source`` (field ``line L, column C`` for a syntax error)."""
+    loader = _LOADER(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_node_graph(node, source)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
+        problem = getattr(exc, "problem", None) or str(exc).replace("\n", " ")
+        raise SpecError(source, where, None, f"YAML syntax error: {str(problem)[:200]}") from None
+    except RecursionError:
+        raise SpecError(source, "<yaml>", None, "YAML nesting too deep") from None
+    finally:
+        loader.dispose()
+
+
 def read_yaml(path: str | Path) -> Any:
     """Parse ``path`` and return its one YAML document.
 
     Raises :class:`SpecError` (field ``<file>``) for a missing file, a directory, a file that is
-    not regular or not readable, a file that is not UTF-8 text (the value is the offset of the
-    first bad byte) and an empty file (no document, only comments; the value is its size in
-    bytes); field ``line L, column C`` for a YAML syntax error.
+    not regular or not readable, larger than :data:`MAX_YAML_BYTES`, not UTF-8 text (the value is
+    the offset of the first bad byte) and an empty file (no document, only comments; the value is
+    its size in bytes); field ``line L, column C`` for a YAML syntax error; field ``<yaml>`` past
+    the alias-expansion and depth limits.
     """
     path = Path(path)
     source = str(path)
     data = _read_bytes(path)
+    if len(data) > MAX_YAML_BYTES:
+        raise SpecError(source, "<file>", len(data), f"larger than the {MAX_YAML_BYTES // 2**20} MiB a YAML file may be")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -50,16 +135,8 @@ def read_yaml(path: str | Path) -> Any:
         raise SpecError(source, "<file>", exc.start,
                         f"not UTF-8 text ({exc.reason}: byte 0x{data[exc.start]:02x} at offset {exc.start}, "
                         f"line {line})") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
-        problem = getattr(exc, "problem", None) or str(exc).replace("\n", " ")
-        raise SpecError(source, where, None, f"YAML syntax error: {problem}") from None
-    except RecursionError:
-        raise SpecError(source, "<yaml>", None, "YAML nesting too deep") from None
-    if document is None and yaml.compose(text) is None:
+    document = load_yaml_text(text, source)
+    if document is None and yaml.compose(text, Loader=_LOADER) is None:
         raise SpecError(source, "<file>", len(data),
                         "no YAML document: the file is empty or holds only blank lines and comments")
     return document

@@ -171,11 +171,15 @@ def _without_permission_override(argv: list[str]) -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *argv]
 
 
-def test_a_store_in_a_read_only_folder_is_readable(tmp_path) -> None:
+@pytest.mark.parametrize("journal", ["delete", "wal"])
+def test_a_store_in_a_read_only_folder_is_readable(tmp_path, journal) -> None:
     folder = tmp_path / "ro"
     folder.mkdir()
     store = folder / "s.sqlite"
     _write_store(store, 3)
+    with sqlite3.connect(store) as conn:  # a store left in WAL mode (as earlier versions left them)
+        conn.execute(f"PRAGMA journal_mode={journal}")
+    conn.close()
     os.chmod(folder, 0o555)
     try:
         probe = subprocess.run(_without_permission_override(

@@ -17,6 +17,10 @@ from dse.commands import Command, register_command
 from dse.errors import GenomeError, SpecError
 
 WHERE = "command line"
+#: Largest gene value accepted before conversion (every gene is a device index, a level or a priority).
+MAX_GENE = 2**31 - 1
+#: Most genes a genome may have.
+MAX_GENES = 1_000_000
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,12 +33,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_genome(text: str, field: str = "--genome") -> np.ndarray:
-    """Space- or comma-separated integers as an int64 array; :class:`SpecError` naming ``field`` otherwise."""
+    """Space- or comma-separated integers in [0, MAX_GENE] as an int64 array (each range-checked before
+    the conversion); :class:`SpecError` naming ``field`` otherwise."""
     parts = text.replace(",", " ").split()
-    try:
-        values = [int(p) for p in parts]
-    except ValueError:
-        raise SpecError(WHERE, field, text, "must be integers separated by spaces") from None
+    if len(parts) > MAX_GENES:
+        raise SpecError(WHERE, field, text, f"has {len(parts):,} genes; at most {MAX_GENES:,}")
+    values = []
+    for k, part in enumerate(parts):
+        token = part.lstrip("+")
+        if not token.isdigit() or len(token) > 10 or int(token) > MAX_GENE:
+            raise SpecError(WHERE, field, text, f"gene {k} ({part[:20]}) must be an integer in [0, {MAX_GENE}]")
+        values.append(int(token))
     if not values:
         raise SpecError(WHERE, field, text, "is empty")
     return np.asarray(values, dtype=np.int64)

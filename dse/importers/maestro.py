@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from dse.accelerators import (
+    DATAFLOWS,
     MAX_FPS,
+    MIN_FPS,
     Layer,
     Model,
     Scenario,
@@ -173,8 +175,8 @@ def _network(reader: _Reader) -> tuple[Model, int]:
         reader.expect(":", f"{where}.{key.text}")
         if key.text == "FPS":
             fps = _number(reader.next(f"{where}.FPS"), reader, f"{where}.FPS")
-            if not 0 < fps <= MAX_FPS:
-                raise reader.error(f"{where}.FPS", fps, f"must be in (0, {MAX_FPS:g}]", key.line)
+            if not MIN_FPS <= fps <= MAX_FPS:
+                raise reader.error(f"{where}.FPS", fps, f"must be in [{MIN_FPS:g}, {MAX_FPS:g}]", key.line)
         elif key.text == "Probability":
             probability = _number(reader.next(f"{where}.Probability"), reader, f"{where}.Probability")
             if not 0 <= probability <= 1:
@@ -237,6 +239,7 @@ def parse_maestro_hardware(text: str, source: str = "<hardware>", name: str | No
     block wins). ``shared_bw_gbps``: the shared off-chip bandwidth (default: the largest
     ``offchip_bw``, one memory system shared by all). Raises :class:`SpecError`.
     """
+    dataflow = _check_dataflow_option(dataflow, source)
     reader = _Reader(text, source)
     accs: list[dict[str, Any]] = []
     while not reader.done():
@@ -271,6 +274,21 @@ def parse_maestro_hardware(text: str, source: str = "<hardware>", name: str | No
     if shared_bw_gbps is not None:
         data["shared_bw_gbps"] = shared_bw_gbps
     return system_from_dict(data, source)
+
+
+def _check_dataflow_option(dataflow: Any, source: str) -> str | list[str]:
+    """The ``dataflow`` option as one name or a non-empty list of names (of at most 64, each a known
+    dataflow); :class:`SpecError` naming ``platform.dataflow`` otherwise."""
+    known = DATAFLOWS
+    names = [dataflow] if isinstance(dataflow, str) else dataflow
+    if not isinstance(names, list) or not names or len(names) > 64:
+        raise SpecError(source, "platform.dataflow", dataflow,
+                        f"give one dataflow ({', '.join(known)}) or a list of 1 to 64, one per accelerator")
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or name.lower() not in known:
+            raise SpecError(source, f"platform.dataflow[{i}]" if len(names) > 1 or not isinstance(dataflow, str)
+                            else "platform.dataflow", name, f"known dataflows: {', '.join(known)}")
+    return dataflow
 
 
 def read_maestro_network(path: str | Path, name: str | None = None) -> Scenario:
