@@ -78,9 +78,11 @@ class Timeline:
     tracks: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form (the report draws it)."""
+        """A JSON-ready form (the report draws it), spans that overlap on a track moved to a second lane
+        of it as in :func:`chrome_trace`."""
+        spans = [_span_dict(s) | {"track": lane} for s, lane in _lanes(self.spans)]
         return {"title": self.title, "unit": self.unit, "tracks": list(self.tracks or _track_order(self.spans)),
-                "spans": [_span_dict(s) for s in self.spans], "instants": [_span_dict(s) for s in self.instants]}
+                "spans": spans, "instants": [_span_dict(s) for s in self.instants]}
 
 
 def _span_dict(s: Span) -> dict[str, Any]:
@@ -254,21 +256,22 @@ def jobs_timeline(store: str | Path, job_ids: Sequence[str] | None = None) -> Ti
 
 
 def _lanes(spans: Sequence[Span]) -> list[tuple[Span, str]]:
-    """Each span with the track lane it goes on: its own track, or ``track #n`` when it overlaps an earlier
-    span on that track (lanes are filled first-fit, so nested or chained spans share a lane)."""
+    """Each span (in the given order) with the track lane it goes on: its own track, or ``track #n`` when it
+    overlaps an earlier span on that track (lanes filled first-fit in time, so chained spans share one)."""
     ends: dict[str, list[float]] = {}
-    placed = []
-    for s in sorted(spans, key=lambda s: (s.group, s.track, s.start, s.end)):
+    lane_of: dict[int, str] = {}
+    for k in sorted(range(len(spans)), key=lambda k: (spans[k].group, spans[k].track, spans[k].start, spans[k].end)):
+        s = spans[k]
         lanes = ends.setdefault(f"{s.group}\0{s.track}", [])
         for n, end in enumerate(lanes):
             if s.start >= end - 1e-12:
                 lanes[n] = s.end
-                placed.append((s, s.track if n == 0 else f"{s.track} #{n + 1}"))
+                lane_of[k] = s.track if n == 0 else f"{s.track} #{n + 1}"
                 break
         else:
             lanes.append(s.end)
-            placed.append((s, s.track if not lanes[:-1] else f"{s.track} #{len(lanes)}"))
-    return placed
+            lane_of[k] = s.track if len(lanes) == 1 else f"{s.track} #{len(lanes)}"
+    return [(s, lane_of[k]) for k, s in enumerate(spans)]
 
 
 def chrome_trace(timeline: Timeline) -> dict[str, Any]:

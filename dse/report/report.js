@@ -60,8 +60,13 @@
     const options = opts || {};
     const spans = timeline.spans;
     const label = (s) => (options.grouped ? `${s.group}: ${s.track}` : s.track);
-    const tracks = [];
-    for (const s of spans) if (!tracks.includes(label(s))) tracks.push(label(s));
+    const seen = [];
+    for (const s of spans) if (!seen.includes(label(s))) seen.push(label(s));
+    // the timeline's own order (devices, then links), each track followed by its extra lanes ("#2")
+    const order = options.grouped ? [] : (timeline.tracks || []);
+    const base = (t) => t.split(" #")[0];
+    const tracks = order.flatMap((t) => seen.filter((x) => base(x) === t))
+      .concat(seen.filter((x) => !order.includes(base(x))));
     // frames coloured by model, stream runs by input, schedule ops each by its own colour
     const legendKey = (s) => s.args && (s.args.model || s.args.input_name);
     const colorKey = (s) => legendKey(s) || (s.kind === "link" ? "transfer" : s.name);
@@ -76,7 +81,7 @@
       traces.push({
         type: "bar", orientation: "h", name: byModel ? g : "ops", showlegend: byModel,
         y: mine.map(label), base: mine.map((s) => s.start), x: mine.map((s) => Math.max(s.end - s.start, 1e-12)),
-        text: mine.map((s) => s.name), textposition: "inside", insidetextanchor: "middle",
+        text: mine.map((s) => s.name), textposition: "inside", insidetextanchor: "middle", textangle: 0,
         hovertext: mine.map((s) => `${s.name}<br>${s.track}: ${fmt(s.start)} to ${fmt(s.end)} ${timeline.unit}` +
           Object.entries(s.args || {}).map(([k, v]) => `<br>${k}: ${fmt(v)}`).join("")),
         hoverinfo: "text",
@@ -91,10 +96,10 @@
       traces.push({
         type: "bar", orientation: "h", name: "transfers", y: links.map(label), base: links.map((s) => s.start),
         x: links.map((s) => Math.max(s.end - s.start, 1e-12)), text: links.map((s) => s.name),
-        textposition: "inside", insidetextanchor: "middle", hoverinfo: "text",
+        textposition: "inside", insidetextanchor: "middle", textangle: 0, hoverinfo: "text",
         hovertext: links.map((s) => `${s.name}<br>${s.track}: ${fmt(s.start)} to ${fmt(s.end)} ${timeline.unit}` +
           Object.entries(s.args || {}).map(([k, v]) => `<br>${k}: ${fmt(v)}`).join("")),
-        marker: { color: "white", line: { color: "#555", width: 0.8 }, pattern: { shape: "/", fgcolor: "#888" } },
+        marker: { color: "white", line: { color: "#555", width: 0.8 }, pattern: { shape: "/", fgcolor: "#c8c8c8" } },
       });
     }
     const instants = timeline.instants || [];
@@ -386,21 +391,30 @@
       }
       const field = colorBy.value;
       const colors = colorsFor(field, jobs);
-      const seen = new Set();
+      const seen = new Map();
       const traces = [];
-      for (const r of jobs) {
+      // fronts that coincide stay visible: the first values drawn first with large markers, later ones
+      // smaller on top; jobs sharing a value differ by marker
+      const rank = (r) => (colors.discrete ? colors.values.indexOf(r[field]) : 0);
+      const ordered = jobs.slice().sort((a, b) => rank(a) - rank(b));
+      const nValues = colors.discrete ? colors.values.length : 1;
+      const symbols = ["circle", "diamond", "square", "triangle-up", "cross", "star"];
+      for (const r of ordered) {
         const pts = (DATA.points[r.job] || []).filter((p) => p.feasible)
           .sort((a, b) => a.objectives[objs[0].column] - b.objectives[objs[0].column]);
         if (!pts.length) continue;
         const value = r[field];
-        const first = !seen.has(String(value));
-        seen.add(String(value));
+        const n = seen.get(String(value)) || 0;
+        const first = n === 0;
+        seen.set(String(value), n + 1);
+        const size = (colors.discrete ? 7 + 10 * (1 - rank(r) / Math.max(nValues - 1, 1)) : 9) * 0.75 ** n;
+        const symbol = `${symbols[n % symbols.length]}-open`; // hollow: concentric rings where fronts meet
         traces.push({
           type: "scatter", mode: "lines+markers", name: colors.discrete ? `${field} = ${fmt(value)}` : String(r.job).slice(0, 12),
           legendgroup: String(value), showlegend: colors.discrete && first,
           x: pts.map((p) => p.objectives[objs[0].column]), y: pts.map((p) => p.objectives[objs[1].column]),
-          line: { color: colors.of(value), width: 1.5 }, marker: { size: 7, color: colors.of(value),
-            symbol: pts.map((p) => (p.proven ? "circle" : "circle-open")) },
+          line: { color: colors.of(value), width: 1.5 }, marker: { size, color: colors.of(value),
+            symbol, line: { width: 2, color: colors.of(value) } },
           customdata: pts.map(() => r.job), meta: r.job,
           hovertext: pts.map((p) => `job ${String(r.job).slice(0, 12)}, ${field} = ${fmt(value)}<br>${p.solver}` +
             Object.entries(p.objectives).map(([c, v]) => `<br>${c} = ${fmt(v)}`).join("")),
