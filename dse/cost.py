@@ -35,6 +35,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dse.cost_mechanisms.efficiency import declared_efficiency
+from dse.cost_mechanisms.fusion import fused_parts
+from dse.cost_mechanisms.overhead import call_seconds, entry_shares, launch_seconds
 from dse.errors import SpecError
 from dse.platform import Device, Platform
 from dse.workload import Op, Workload
@@ -488,6 +491,7 @@ class RooflineCostModel:
         ``max(compute, memory) + launch``); ``None`` if the device cannot run it. DVFS scales
         only the compute-bound part (:mod:`dse.dvfs`)."""
         eff = COMPUTE_EFFICIENCY.get(op.op_class, COMPUTE_EFFICIENCY["generic"]).get(device.kind)
+        eff = declared_efficiency(device, op.op_class, eff)  # cost-mechanism hook (dse.cost_mechanisms.efficiency)
         if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
             return None  # the kind cannot run this class, or the device has no FLOP rate to cost it with
         bw_eff = BANDWIDTH_EFFICIENCY[device.kind]
@@ -508,6 +512,7 @@ class RooflineCostModel:
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = op.bytes_moved / (device.mem_bw_gbps * 1e9 * bw_eff) if op.bytes_moved else 0.0
         launch = LAUNCH_OVERHEAD_S[device.kind] if self.launch_overhead else 0.0
+        launch = launch_seconds(device, launch) if self.launch_overhead else 0.0  # cost-mechanism hook (overhead)
         return (compute, memory, launch)
 
     def _calibration(self, platform: Platform) -> Any:
@@ -533,11 +538,14 @@ class RooflineCostModel:
         allowed = np.zeros((n, m), dtype=bool)
         calibration = self._calibration(platform)
         parts = np.zeros((n, m, 3))
+        shares = entry_shares(workload)  # cost-mechanism hook (dse.cost_mechanisms): fusion, per-call overhead
         for i, op in enumerate(workload.ops):
             for j, dev in enumerate(platform.devices):
                 found = self.op_time_parts(op, dev)
                 if found is None or not _type_ok(op, dev):
                     continue
+                found = fused_parts(op, dev, shares[i] == 0.0, found)  # cost-mechanism hook (fusion)
+                found = (found[0], found[1], found[2] + call_seconds(dev, shares[i]))  # hook (call overhead)
                 measured = calibrated_seconds(calibration, op, dev) if calibration is not None else None
                 parts[i, j] = found if measured is None else (measured, 0.0, 0.0)
                 seconds = max(parts[i, j, 0], parts[i, j, 1]) + parts[i, j, 2]

@@ -131,3 +131,66 @@ def test_command_names_a_missing_folder(tmp_path, capsys) -> None:
     code, _, err = run(capsys, "accuracy", "--measurements", str(tmp_path / "none"))
     assert code == 2
     assert "--measurements" in err and len(err.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- cost mechanisms
+
+
+def _gpu(**declared):
+    from dse.platform import Device
+
+    return Device("g", "gpu", {"fp16": 100.0}, 1000.0, 16.0, 10.0, 110.0, **declared)
+
+
+def test_mechanism_defaults_leave_the_roofline_unchanged() -> None:
+    """Without declarations the per-op parts are the kind's: 1024^3 GEMM (see the hand row above)
+    28,633.1 ns compute, 7,401.7 ns memory, 5,000 ns launch."""
+    from dse.builders.gemm import gemm_op
+    from dse.cost import RooflineCostModel
+
+    compute, memory, launch = RooflineCostModel().op_time_parts(gemm_op("g", 1024, 1024, 1024, "fp16"), _gpu())
+    assert (compute, memory, launch) == pytest.approx((28_633.115e-9, 7_401.7e-9, 5e-6), rel=1e-5)
+
+
+def test_declared_efficiency_and_launch_overhead() -> None:
+    """Declared gemm efficiency 0.5: 2,147,483,648 FLOP / 50e12 = 42,949.7 ns; launch 21 us declared."""
+    from dse.builders.gemm import gemm_op
+    from dse.cost import RooflineCostModel
+
+    parts = RooflineCostModel().op_time_parts(gemm_op("g", 1024, 1024, 1024, "fp16"),
+                                              _gpu(compute_efficiency={"gemm": 0.5}, launch_overhead_us=21.0))
+    assert parts == pytest.approx((42_949.67e-9, 7_401.7e-9, 21e-6), rel=1e-5)
+
+
+def test_fusion_and_call_overhead_in_the_tables() -> None:
+    """A chain GEMM -> elementwise on a device that fuses elementwise ops and declares 100 us per call:
+    the GEMM (entry op) pays 5 us launch + 100 us call; the fused op pays only its arithmetic,
+    4 FLOP/element * 1024^2 elements = 4,194,304 FLOP at 0.30 * 100e12 = 139.8 ns -> 140 ns."""
+    from dse.builders.gemm import gemm_op
+    from dse.cost import RooflineCostModel
+    from dse.platform import Platform
+    from dse.workload import Op, chain
+
+    add = Op("add", "elementwise", flops=4.0 * 1024**2, bytes_moved=3 * 2.0 * 1024**2,
+             output_bytes=2.0 * 1024**2, precision="fp16")
+    workload = chain("w", [gemm_op("g", 1024, 1024, 1024, "fp16"), add])
+    plain = RooflineCostModel().tables(workload, Platform("p", (_gpu(),)))
+    tuned = RooflineCostModel().tables(workload, Platform("p", (_gpu(fused_op_classes=("elementwise",),
+                                                                     call_overhead_us=100.0),)))
+    assert int(tuned.time[0, 0]) == int(plain.time[0, 0]) + 100_000
+    assert int(tuned.time[1, 0]) == 140
+    assert int(plain.time[1, 0]) > 5_000  # unfused: a memory pass and a launch of its own
+
+
+def test_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
+    from dse.accuracy_fit import fit_efficiency, fit_rows
+
+    rows = acc.load_measurements()
+    fitted = fit_efficiency(rows, "gpu", "gemm")
+    declared = {m.device.device.compute_efficiency.get("gemm") for m in rows if m.device.device_class == "gpu"}
+    assert declared == {fitted}
+    assert all(m.split == "fit" for m in fit_rows(rows, "gpu", "gemm"))
+    import dataclasses
+
+    scrambled = [dataclasses.replace(m, value=m.value * 7) if m.split == "holdout" else m for m in rows]
+    assert fit_efficiency(scrambled, "gpu", "gemm") == fitted

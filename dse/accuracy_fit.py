@@ -1,0 +1,54 @@
+"""The fit of declared per-op-class efficiencies on the fitted part of the measurements.
+
+:func:`fit_efficiency` chooses, for one device class and one op class, the fraction of peak that
+brings the cost model closest to the measured rows of the *fit* part (``split: fit``) whose workload
+is a single op of that class: the value on a grid of 0.01 steps in ``[0.30, 1.00]`` that minimizes
+the median of ``|log(predicted / measured)|``, every other figure of each device as declared. Held-out
+rows are never read. The chosen value is then declared on the devices of that class in
+``models/measurements/`` (``compute_efficiency``), which ``tests/test_accuracy.py`` checks by re-running
+the fit. ``docs/accuracy.md`` describes the procedure and its result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from dse.accuracy import Measurement, predict
+
+#: Candidate efficiencies (fractions of peak).
+GRID = tuple(round(x, 2) for x in np.arange(0.30, 1.0001, 0.01))
+#: Builders whose workload is a single op of the named op class.
+SINGLE_OP_BUILDERS = {"gemm": "gemm"}
+
+
+def _with_efficiency(m: Measurement, op_class: str, value: float) -> Measurement:
+    device = m.device.device
+    declared = {**device.compute_efficiency, op_class: value}
+    return dataclasses.replace(m, device=dataclasses.replace(
+        m.device, device=dataclasses.replace(device, compute_efficiency=declared)))
+
+
+def fit_rows(rows: Sequence[Measurement], device_class: str, op_class: str) -> list[Measurement]:
+    """The rows the fit of ``(device_class, op_class)`` reads: fit part, that class, single-op workloads."""
+    return [m for m in rows if m.split == "fit" and m.device.device_class == device_class
+            and m.device.device is not None and SINGLE_OP_BUILDERS.get(m.builder or "") == op_class
+            and dict(m.params).get("tiles", 1) == 1]
+
+
+def fit_efficiency(rows: Sequence[Measurement], device_class: str, op_class: str = "gemm") -> float | None:
+    """The efficiency of :data:`GRID` with the smallest median ``|log(predicted / measured)|`` over
+    :func:`fit_rows`; ``None`` when there are no such rows."""
+    chosen = fit_rows(rows, device_class, op_class)
+    if not chosen:
+        return None
+    best, best_score = GRID[0], math.inf
+    for value in GRID:
+        score = float(np.median([abs(math.log(predict(_with_efficiency(m, op_class, value)) / m.value))
+                                 for m in chosen]))
+        if score < best_score - 1e-12:
+            best, best_score = value, score
+    return best
