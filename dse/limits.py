@@ -12,6 +12,8 @@ from dse.errors import SpecError
 MAX_SEED = 2**31 - 1
 #: Longest time limit accepted, in seconds (30 days).
 MAX_TIME_LIMIT_S = 30 * 24 * 3600.0
+#: Longest deadline in the cost tables' integer time unit: far inside int64 and CP-SAT's domains.
+MAX_DEADLINE_TU = 2**53
 
 
 def check_seed(seed: object, source: str = "command line", flag: str = "--seed") -> int:

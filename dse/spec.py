@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dse import catalog
 from dse.cost import CostModel, CostTables, RooflineCostModel, TableCostModel
 from dse.errors import DseError, SpecError
-from dse.limits import MAX_SEED, MAX_TIME_LIMIT_S
+from dse.limits import MAX_DEADLINE_TU, MAX_SEED, MAX_TIME_LIMIT_S
 from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
 from dse.platform import Platform, platform_from_dict, spec_error_from_validation
@@ -40,12 +40,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+#: Longest deadline accepted in milliseconds (about 31 years; leave the deadline out for none).
+MAX_DEADLINE_MS = 1e12
+#: Longest deadline accepted in the workload's own time unit.
+MAX_DEADLINE = 1e15
+
+
 class ConstraintsSpec(_Strict):
     """Constraint limits of a spec; each optional, every number finite and positive."""
 
-    deadline_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    deadline: float | None = Field(default=None, gt=0, allow_inf_nan=False,
-                                   description="deadline in the workload's own time unit")
+    deadline_ms: float | None = Field(default=None, gt=0, le=MAX_DEADLINE_MS, allow_inf_nan=False,
+                                      description=f"ms, in (0, {MAX_DEADLINE_MS:g}]")
+    deadline: float | None = Field(default=None, gt=0, le=MAX_DEADLINE, allow_inf_nan=False,
+                                   description=f"deadline in the workload's own time unit, in (0, {MAX_DEADLINE:g}]")
     power_w: float | None = Field(default=None, gt=0, le=1e9, allow_inf_nan=False)
     memory: bool = True
 
@@ -108,10 +115,16 @@ def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
     if c.deadline is not None and c.deadline_ms is not None:
         raise SpecError(spec.source, "constraints", "deadline, deadline_ms", "give one of the two")
     if c.deadline is not None:
-        return int(c.deadline / tables.display_per_time_unit + 1e-9)
-    if c.deadline_ms is not None:
-        return int(c.deadline_ms * 1e-3 / tables.seconds_per_time_unit + 1e-9)
-    return None
+        field, value, ticks = "deadline", c.deadline, c.deadline / tables.display_per_time_unit
+    elif c.deadline_ms is not None:
+        field, value, ticks = "deadline_ms", c.deadline_ms, c.deadline_ms * 1e-3 / tables.seconds_per_time_unit
+    else:
+        return None
+    if ticks > MAX_DEADLINE_TU:
+        raise SpecError(spec.source, f"constraints.{field}", value,
+                        f"is {ticks:.3g} of the cost tables' time units, past the {MAX_DEADLINE_TU:.3g} they hold; "
+                        "leave the deadline out for none")
+    return int(ticks + 1e-9)
 
 
 def _family(name: str, source: str) -> Family:

@@ -137,6 +137,12 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], int, tuple[str, ...]]] = {
         lambda t: ["validate", str(_dvfs(t, [{"freq_mhz": 1e-300}, {"freq_mhz": 1000.0}]))], 2, ("freq_mhz",)),
     "yaml anchors that expand exponentially": (
         lambda t: ["validate", str(_bomb(t))], 2, ("aliases expand",)),
+    "solve a deadline of 1e300 ms": (
+        lambda t: ["solve", str(_plain(t, {"deadline_ms": 1e300})), "--time-limit", "1", "--quiet"], 2,
+        ("constraints.deadline_ms",)),
+    "solve a deadline past the cost tables' range": (
+        lambda t: ["solve", str(_plain(t, {"deadline": 1e14})), "--time-limit", "1", "--quiet"], 2,
+        ("constraints.deadline", "leave the deadline out")),
     "explain a huge gene": (
         lambda t: ["explain", "quickstart", "--genome", "0 " + "9" * 400 + " 1"], 2, ("--genome", "[0, 2147483647]")),
     "results --out into a folder that cannot be made": (
@@ -146,6 +152,14 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], int, tuple[str, ...]]] = {
         lambda t: ["results", str(_store(t)), "--plot", "--out", str(t / "fronts.xyz")], 2,
         ("unknown plot file type", "png")),
 }
+
+
+def _plain(tmp: Path, constraints: dict) -> Path:
+    spec = {"name": "p", "family": "pipeline", "platform": "edge_soc",
+            "workload": {"builder": "random_pipeline", "n_ops": 4, "seed": 0}, "constraints": constraints}
+    path = tmp / "plain.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
 
 
 def _yaml_edit(path: Path, keys: tuple[str, ...], value: object) -> Path:

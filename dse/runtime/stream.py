@@ -35,6 +35,7 @@ from dse.errors import InfeasibleError, SpecError
 from dse.files import check_writable_file, clear_partial, mark_partial, replace_atomically
 from dse.inputs import InputFeatures, input_features
 from dse.interrupt import Interrupted, stop_point
+from dse.limits import MAX_DEADLINE_TU
 from dse.progress import Progress
 from dse.runtime.core import EventQueue, Trace, energy_j
 from dse.runtime.library import ConfigLibrary, build_library, load_library, save_library
@@ -271,7 +272,14 @@ class ProblemFactory:
         key = key or repr(features)
         if key not in self._cache:
             tables = self.cost_model.tables(workload_for(self.scenario.workload, features), self.platform)
-            deadline = None if self.deadline_s is None else int(self.deadline_s / tables.seconds_per_time_unit)
+            deadline = None
+            if self.deadline_s is not None:
+                ticks = self.deadline_s / tables.seconds_per_time_unit
+                if ticks > MAX_DEADLINE_TU:
+                    raise SpecError(self.spec.source, "constraints.deadline_ms", self.deadline_s * 1e3,
+                                    f"is {ticks:.3g} of the cost tables' time units, past the {MAX_DEADLINE_TU:.3g} "
+                                    "they hold; leave the deadline out for none")
+                deadline = int(ticks)
             power = None if self.power_w is None else int(self.power_w * 1e3 + 1e-9)
             self._cache[key] = PipelineProblem(tables, ("throughput", "energy"), deadline=deadline,
                                                power_cap_mw=power, memory=self.memory, name=key)
