@@ -278,10 +278,14 @@ def _draw_baselines(ax: Any, baselines: dict[str, ParetoPoint], xcol: str, ycol:
     if len(rest) == 1:
         named, rest = items, []
     styles = zip(itertools.cycle(_BASELINE_COLORS), itertools.cycle(_BASELINE_MARKERS))
+    stacked: dict[tuple[float, float], int] = {}
     for (name, point), (color, marker) in zip(named, styles, strict=False):
         face = color if point.feasible else "none"
-        ax.scatter([point.objectives[xcol]], [point.objectives[ycol]], marker=marker, s=BASELINE_SIZE,
-                   facecolors=face, edgecolors=color, linewidths=1.2, zorder=BASELINE_Z,
+        where = (point.objectives[xcol], point.objectives[ycol])
+        n = stacked.get(where, 0)  # baselines with equal values: each later one smaller and above
+        stacked[where] = n + 1
+        ax.scatter([where[0]], [where[1]], marker=marker, s=BASELINE_SIZE * 0.5**n, facecolors=face,
+                   edgecolors=color, linewidths=1.2, zorder=BASELINE_Z + 0.01 * n,
                    label=f"baseline: {name}" + ("" if point.feasible else " (infeasible)"))
     if rest:
         ax.scatter([p.objectives[xcol] for _, p in rest], [p.objectives[ycol] for _, p in rest], marker=".", s=20,

@@ -30,11 +30,12 @@ def _rendered(ax):
 
 def visible_points(ax, label: str) -> int:
     """Markers of the collection ``label`` not covered by a filled marker at least as large drawn above it
-    (a higher zorder) at the same place."""
+    (a higher zorder, or the same zorder and added later: matplotlib's drawing order) at the same place."""
     collections = [c for c in ax.collections if isinstance(c, PathCollection)]
+    order = {id(c): (c.get_zorder(), k) for k, c in enumerate(collections)}
     mine = next(c for c in collections if c.get_label() == label)
     size = mine.get_sizes()[0]
-    above = [c for c in collections if c.get_zorder() > mine.get_zorder()]
+    above = [c for c in collections if order[id(c)] > order[id(mine)]]
     shown = 0
     for xy in mine.get_offsets():
         covered = any(np.allclose(xy, other_xy) and other.get_sizes()[0] >= size
@@ -236,4 +237,13 @@ def test_two_fronts_of_one_solver_get_their_own_style_and_both_show() -> None:
     first, second = ax.collections
     assert tuple(first.get_facecolor()[0]) != tuple(second.get_facecolor()[0])
     assert visible_points(ax, labels[0]) == 3 and visible_points(ax, labels[1]) == 2
+    close(ax.figure)
+
+
+def test_baselines_with_equal_values_all_show() -> None:
+    """xr_vr_gaming: three baselines with the same UXCost and energy were stacked into one marker."""
+    exact = _front("cpsat", [(10, 5), (20, 8)], baselines={"fcfs": (30, 12), "edf": (30, 12), "least_slack": (30, 12)})
+    ax = plot_fronts([exact])
+    for name in ("fcfs", "edf", "least_slack"):
+        assert visible_points(ax, f"baseline: {name}") == 1, name
     close(ax.figure)
