@@ -194,3 +194,18 @@ def test_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
 
     scrambled = [dataclasses.replace(m, value=m.value * 7) if m.split == "holdout" else m for m in rows]
     assert fit_efficiency(scrambled, "gpu", "gemm") == fitted
+
+
+def test_a_calibration_still_replaces_the_analytic_figures_of_a_declaring_device() -> None:
+    """tests/test_calibrate.py's hand calibration times a 1000^3 fp32 GEMM on the cpu at
+    1e-5 + 1e-11 * 2e9 + 2e-10 * 4e6 + 3e-10 * 4e6 = 0.02201 s = 22,010,000 ns, whatever the device
+    declares (efficiency, launch and call overheads are analytic mechanisms)."""
+    from dse.builders.gemm import gemm
+    from dse.cost import RooflineCostModel
+    from dse.platform import Device, Platform
+    from tests.test_calibrate import _calibration
+
+    cpu = Device("cpu", "cpu", {"fp32": 1.0}, 100.0, 64.0, 10.0, 100.0, launch_overhead_us=50.0,
+                 call_overhead_us=1000.0, compute_efficiency={"gemm": 0.1})
+    tables = RooflineCostModel(calibration=_calibration()).tables(gemm(1000, 1000, 1000, "fp32"), Platform("p", (cpu,)))
+    assert int(tables.time[0, 0]) == 22_010_000
