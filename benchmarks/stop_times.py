@@ -45,20 +45,24 @@ def cases(tmp: Path) -> dict[str, list[str]]:
     (tmp / "xr_small.yaml").write_text(yaml.safe_dump(XR_SMALL))
     (tmp / "slow.yaml").write_text(yaml.safe_dump(SLOW_JOBS))
     (tmp / "grid.yaml").write_text(yaml.safe_dump({"solver.seed": list(range(8))}))
+    dype = yaml.safe_load((ROOT / "problems" / "dype_phases.yaml").read_text())
+    dype["scenario"]["library"]["time_limit_s"] = 60  # a library build of minutes: the signal lands mid-run
+    (tmp / "dype.yaml").write_text(yaml.safe_dump(dype))
+    xr = yaml.safe_load((ROOT / "problems" / "xr_ar_gaming.yaml").read_text())
+    xr["scenario"]["duration_s"] = 120.0  # minutes of frames
+    (tmp / "xr.yaml").write_text(yaml.safe_dump(xr))
     dse = [sys.executable, "-m", "dse.cli"]
     return {
         "solve-cpsat": dse + ["solve", str(tmp / "hard.yaml"), "--solver", "cpsat", "--out", str(tmp / "o1"), "--quiet"],
         "solve-nsga2": dse + ["solve", str(tmp / "hard.yaml"), "--solver", "nsga2", "--out", str(tmp / "o2"), "--quiet"],
         "solve-exhaustive-multimodel": dse + ["solve", str(tmp / "xr_small.yaml"), "--out", str(tmp / "o3"), "--quiet"],
-        "simulate-dype": dse + ["simulate", str(ROOT / "problems" / "dype_phases.yaml"), "--out", str(tmp / "o4"),
-                                "--quiet"],
-        "simulate-xr": dse + ["simulate", str(ROOT / "problems" / "xr_ar_gaming.yaml"), "--out", str(tmp / "o5"),
-                              "--quiet"],
+        "simulate-dype": dse + ["simulate", str(tmp / "dype.yaml"), "--out", str(tmp / "o4"), "--quiet"],
+        "simulate-xr": dse + ["simulate", str(tmp / "xr.yaml"), "--out", str(tmp / "o5"), "--quiet"],
         "batch": dse + ["batch", str(tmp / "slow.yaml"), "--grid", str(tmp / "grid.yaml"), "--store",
                         str(tmp / "s.sqlite"), "--workers", "2", "--quiet"],
-        "calibrate": dse + ["calibrate", "--quick", "--devices", "cpu:t1", "--out", str(tmp / "cal.yaml"),
+        "calibrate": dse + ["calibrate", "--devices", "cpu:t1", "--out", str(tmp / "cal.yaml"),
                             "--samples", str(tmp / "samples.csv"), "--quiet"],
-        "coexec": dse + ["coexec", "--m", "4096", "--n", "2048", "--k", "2048", "--split", "grid", "--repeat", "5",
+        "coexec": dse + ["coexec", "--m", "8192", "--n", "4096", "--k", "4096", "--split", "grid", "--repeat", "5",
                          "--out", str(tmp / "o6"), "--quiet"],
     }
 
@@ -73,6 +77,11 @@ def group_alive(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] != "Z":
             return True
     return False
+
+
+#: Extra seconds before the signal, per case: a sweep's local cluster takes seconds to start on a busy
+#: machine, and a stop during that start waits for it (the case measures a running sweep).
+EXTRA_DELAY = {"batch": 12.0}
 
 
 def measure(argv: list[str], sig: signal.Signals, delay: float) -> dict[str, object]:
@@ -112,7 +121,7 @@ def main() -> None:
         names = args.only.split(",") if args.only else list(table)
         for name in names:
             for sig in (signal.SIGINT, signal.SIGTERM):
-                row = measure(table[name], sig, args.delay)
+                row = measure(table[name], sig, args.delay + EXTRA_DELAY.get(name, 0.0))
                 print(f"{name:<28} {sig.name:<7} " + "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 

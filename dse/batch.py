@@ -134,7 +134,7 @@ def _local_client(workers: int | None, n_jobs: int) -> tuple[Any, Any]:
     get_mp_context()  # the forkserver's preload list, as distributed sets it
     with children_ignore_sigint():  # the fork server, and so every worker forked from it, ignores it
         multiprocessing.forkserver.ensure_running()
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=logging.CRITICAL)
     return cluster, Client(cluster)
 

@@ -1,4 +1,4 @@
-"""One interruption path for every solver: SIGINT and SIGTERM stop the search, nothing found is lost.
+"""SIGINT and SIGTERM stop every solver and long command at a safe point; nothing finished is lost.
 
 Inside :func:`interruptible` the process's SIGINT and SIGTERM handlers are
 replaced by one that only records the signal in a :class:`StopToken`; solvers

@@ -302,7 +302,7 @@ def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: 
     events = 0
     while queue:
         events += 1
-        if stoppable and events & STOP_EVERY == 1:  # the first event, then every STOP_EVERY + 1
+        if stoppable and (events & STOP_EVERY) == 1:  # the first event, then every STOP_EVERY + 1
             stop_point()
         event = queue.pop()
         now = round(event.time * 1e9)

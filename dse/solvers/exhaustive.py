@@ -20,7 +20,7 @@ DEFAULT_MAX_SPACE = 5_000_000
 #: so a family that scores a genome by simulation (seconds per thousand) still checks for a stop and its
 #: time limit several times a second.
 FIRST_CHUNK = 16
-CHUNK_S = 0.5
+CHUNK_S = 0.25
 
 
 def genomes_from_index(index: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
