@@ -287,6 +287,8 @@ def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
                         "has no front.json (give the --out folder of a previous run)")
     try:
         genomes = read_front_genomes(path)
+    except OverflowError:  # a gene past int64: no genome of any problem
+        raise SpecError(str(path), "fronts.points.genome", None, "a gene is not an integer in [0, 2^63)") from None
     except ValueError as exc:
         raise SpecError(str(path), "fronts", "front.json", f"cannot be read: {exc}") from None
     for g in genomes:

@@ -24,8 +24,7 @@ second writer is refused with a :class:`SpecError` naming it. Readers
 (:func:`jobs_frame`, :func:`points_frame`) take no lock; a store in a
 read-only folder is read from a private copy.
 
-Durability: ``synchronous=NORMAL`` in WAL mode while a writer has the store open (it is put back
-in rollback-journal mode on close, one self-contained file): a committed job survives any
+Durability: ``synchronous=NORMAL`` in WAL mode: a committed job survives any
 crash of the process; only a power loss can drop the last commits, and those
 jobs are then run again by the next resume (never duplicated, never half-written).
 """
@@ -311,11 +310,6 @@ class Store:
 
     def _release(self) -> None:
         if self.conn is not None:
-            try:  # a closed store is one self-contained file (readers then leave no -wal/-shm beside it)
-                self.conn.execute("PRAGMA busy_timeout=100")
-                self.conn.execute("PRAGMA journal_mode=DELETE")
-            except sqlite3.DatabaseError:
-                pass  # a reader holds it: it stays in WAL mode, which is as valid
             self.conn.close()
             self.conn = None
         if self._fd >= 0:
