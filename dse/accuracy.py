@@ -226,10 +226,10 @@ class AccuracyReport:
 
     def summary(self) -> str:
         """Median and 90th-percentile error per group, the fitted and held-out parts apart."""
-        lines = [f"{'part':8s} {'by':13s} {'group':13s} {'n':>4s} {'median':>8s} {'p90':>8s} "
+        lines = [f"{'part':8s} {'by':13s} {'group':16s} {'n':>4s} {'median':>8s} {'p90':>8s} "
                  f"{'<=' + format(WITHIN, '.0%'):>6s}"]
         for g in self.groups:
-            lines.append(f"{g.part:8s} {g.by:13s} {g.group:13s} {g.n:4d} {g.median:8.1%} {g.p90:8.1%} "
+            lines.append(f"{g.part:8s} {g.by:13s} {g.group:16s} {g.n:4d} {g.median:8.1%} {g.p90:8.1%} "
                          f"{g.within:6.0%}")
         return "\n".join(lines)
 
