@@ -248,9 +248,9 @@ def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: 
     style = _style(front, k, fronts)
     label = style.pop("label")
     exact = _is_exact(front)
-    zorder, size = (EXACT_Z, EXACT_SIZE) if exact else (APPROX_Z, APPROX_SIZE)
     repeat = _repeat(front, k, fronts)
-    zorder, size = zorder + 0.1 * repeat, size * 0.45**repeat
+    zorder = (EXACT_Z if exact else APPROX_Z) + 0.1 * repeat
+    size = (EXACT_SIZE if exact else APPROX_SIZE) * 0.45**repeat
     pts = sorted(front.points, key=lambda p: p.objectives[xcol])
     if not pts:
         return
