@@ -41,6 +41,14 @@
     const body = rows.map((r) => el("tr", {}, ...r.map((v) => (v instanceof Node ? el("td", {}, v) : el("td", { text: fmt(v) })))));
     return el("table", { class: cls || "data" }, el("thead", {}, head), el("tbody", {}, ...body));
   }
+  function short(text, n = 90) {
+    return text.length > n ? `${text.slice(0, n)} ...` : text;
+  }
+  // a mapping description for a hover box: one line per device, each cut to a readable length
+  function wrapMapping(text) {
+    const parts = String(text).split(" | ");
+    return parts.slice(0, 12).map((p) => `  ${short(p)}`).concat(parts.length > 12 ? ["  ..."] : []);
+  }
   function objectiveLabel(o) {
     const unit = o.unit ? ` [${o.unit}]` : "";
     const better = o.sense === "max" ? ", higher is better" : ", lower is better";
@@ -204,12 +212,16 @@
         });
       });
     });
-    // baselines below the fronts, so they never hide a front point
+    // baselines below the fronts, so they never hide a front point; equal ones each smaller than the last
+    const stacked = new Map();
     DATA.baselines.forEach((b, k) => {
+      const where = `${b.objectives[xcol]} ${b.objectives[ycol]}`;
+      const n = stacked.get(where) || 0;
+      stacked.set(where, n + 1);
       traces.push({
         type: "scatter", mode: "markers", name: `baseline: ${b.name}${b.feasible ? "" : " (infeasible)"}`,
         x: [b.objectives[xcol]], y: [yOf(b, "baselines")],
-        marker: { symbol: BASELINE_SYMBOLS[k % BASELINE_SYMBOLS.length] + (b.feasible ? "" : "-open"), size: 12,
+        marker: { symbol: BASELINE_SYMBOLS[k % BASELINE_SYMBOLS.length] + (b.feasible ? "" : "-open"), size: 14 * 0.7 ** n,
           color: PALETTE[(k + 3) % 10], line: { color: "#222", width: 0.5 } },
         hovertext: [`baseline ${b.name}<br>` + Object.entries(b.objectives).map(([c, v]) => `${c} = ${fmt(v)}`).join("<br>")],
         hoverinfo: "text",
@@ -238,7 +250,8 @@
         hovertext: pts.map((p) => [`${f.solver}${p.proven ? " (proven)" : ""}${p.feasible ? "" : " (infeasible)"}`]
           .concat(Object.entries(p.objectives).map(([c, v]) => `${c} = ${fmt(v)}`))
           .concat(Object.entries(p.metrics || {}).map(([c, v]) => `${c} = ${fmt(v)}`))
-          .concat(detailOf(p) ? [`mapping: ${detailOf(p).describe}`] : [`genome: ${p.key}`]).join("<br>")),
+          .concat(detailOf(p) ? ["mapping:"].concat(wrapMapping(detailOf(p).describe)) : [`genome: ${short(p.key)}`])
+          .join("<br>")),
         hoverinfo: "text", meta: f.solver,
       });
     }
