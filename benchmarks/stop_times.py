@@ -45,8 +45,9 @@ def cases(tmp: Path) -> dict[str, list[str]]:
     (tmp / "xr_small.yaml").write_text(yaml.safe_dump(XR_SMALL))
     (tmp / "slow.yaml").write_text(yaml.safe_dump(SLOW_JOBS))
     (tmp / "grid.yaml").write_text(yaml.safe_dump({"solver.seed": list(range(8))}))
-    dype = yaml.safe_load((ROOT / "problems" / "dype_phases.yaml").read_text())
-    dype["scenario"]["library"]["time_limit_s"] = 60  # a library build of minutes: the signal lands mid-run
+    dype = yaml.safe_load((ROOT / "problems" / "dype_drift.yaml").read_text())
+    dype["scenario"]["stream"]["drift"]["steps"] = 120  # 120 distinct inputs, each solved exactly: minutes
+    dype["scenario"]["stream"]["length"] = 240
     (tmp / "dype.yaml").write_text(yaml.safe_dump(dype))
     xr = yaml.safe_load((ROOT / "problems" / "xr_ar_gaming.yaml").read_text())
     xr["scenario"]["duration_s"] = 120.0  # minutes of frames

@@ -75,7 +75,10 @@ def _one_line(err: str) -> str:
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_dype_simulate_stops_at_once_and_never_saves_a_cut_short_library(tmp_path, sig, code) -> None:
-    spec = yaml.safe_load((ROOT / "problems" / "dype_phases.yaml").read_text())
+    spec = yaml.safe_load((ROOT / "problems" / "dype_drift.yaml").read_text())
+    # 120 distinct inputs, each solved exactly for the oracle: minutes of work, the signal lands mid-run
+    spec["scenario"]["stream"]["drift"]["steps"] = 120
+    spec["scenario"]["stream"]["length"] = 240
     spec["scenario"]["library"]["file"] = "libs/library.json"  # read and written beside the spec
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
     out = tmp_path / "out"
