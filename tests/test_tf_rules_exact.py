@@ -17,6 +17,7 @@ import pytest
 from dse.mapping.dag import DagProblem
 from dse.pareto import nondominated
 from dse.solvers.cpsat import solve_cpsat
+from dse.solvers.registry import collect_seeds
 from dse.synthetic import random_tables
 from tests.test_dag_cpsat import assert_valid, brute_force
 
@@ -97,8 +98,12 @@ def test_a_model_too_large_to_build_is_refused_with_its_size(monkeypatch: pytest
     problem = tf_tiny(3)
     monkeypatch.setattr(dag_cpsat, "MAX_PAIR_CONSTRAINTS", 1)
     front = solve_cpsat(problem, time_limit=5, seed=0, workers=2)
-    assert front.status == "time_limit" and len(front) == 0
+    # the model is refused, but the heuristic mappings it was handed are kept (never a lost mapping), unproven
+    assert front.status == "time_limit" and len(front) == 1 and not front.points[0].proven
+    seeds = problem.evaluate(np.array(collect_seeds(problem)))
+    assert front.points[0].internal[0] == seeds.F[seeds.feasible, 0].min()  # the best of its seeds
     assert "precedence constraints exceed 1" in front.stats.message
+    assert front.certificate() is not None and front.certificate().gap == 1.0
 
 
 TF_GRAPH = """Id,(Outgoing) node,(Incoming) node,Colocation nodes,#tensorSize, #operations, RAM storage,Device constraint ,name
