@@ -24,6 +24,7 @@ from dse.interrupt import Interrupted, interruptible
 from dse.jit import time_limit_ends
 from dse.limits import check_seed, check_time_limit
 from dse.pareto import ParetoSet
+from dse.solvers.registry import solvers
 from dse.trace import chrome_trace, mapping_timeline, write_trace
 
 
@@ -36,7 +37,9 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     solve = sub.add_parser("solve", help="solve a problem spec and write its Pareto front")
     solve.add_argument("spec", help="problem spec YAML")
-    solve.add_argument("--solver", help="cpsat | nsga2 | exhaustive | all | heuristic:NAME (default: the spec's)")
+    solve.add_argument("--solver", help=" | ".join([n for n in solvers() if n != "heuristic"] + ["all", "heuristic:NAME"])
+                       + " (default: the spec's; heuristic:NAME runs one of the family's heuristics, e.g. heuristic:heft "
+                       "for dag: an unknown NAME lists them)")
     solve.add_argument("--time-limit", type=float, help="seconds per solver (default: the spec's)")
     solve.add_argument("--seed", type=int, help="random seed (default: the spec's)")
     solve.add_argument("--out", type=Path, help="folder for front.csv, front.json, pareto.png")

@@ -32,6 +32,7 @@ from dse.limits import MAX_DEADLINE_TU, MAX_SEED, MAX_TIME_LIMIT_S
 from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
 from dse.platform import Platform, platform_from_dict, spec_error_from_validation
+from dse.suggest import nearest
 from dse.workload import Workload, validate_workload, workload_from_dict
 from dse.yamlio import read_yaml
 
@@ -329,7 +330,18 @@ def load_spec(path: str | Path) -> ProblemSpec:
     """Read and resolve a spec file, or the catalog problem of that name (``"quickstart"``);
     raises :class:`SpecError`."""
     path = catalog.spec_path(path)
+    if not path.exists():
+        raise SpecError(str(path), "<file>", str(path), "file not found" + _nearest_specs(path))
     return spec_from_dict(read_yaml(path), str(path), path.parent)
+
+
+def _nearest_specs(path: Path) -> str:
+    """`` (did you mean ...?)`` naming the catalog problems and the spec files beside ``path`` closest to it."""
+    beside = [f.name for f in path.parent.iterdir() if f.suffix in (".yaml", ".yml")] if path.parent.is_dir() else []
+    close = [str(path.parent / name) for name in nearest(path.name, beside, n=2)] + nearest(path.stem, catalog.problems(), n=2)
+    if not close:
+        return f"; catalog problems: {', '.join(catalog.problems())}"
+    return " (did you mean " + " or ".join(repr(c) for c in dict.fromkeys(close)) + "?)"
 
 
 def build_problem(spec: ProblemSpec) -> MappingProblem:

@@ -33,6 +33,7 @@ from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
 from dse.plugins import load_plugins_once
+from dse.suggest import did_you_mean
 
 #: Modules that register the built-in solvers and heuristic providers.
 BUILTIN_SOLVER_MODULES = (
@@ -149,10 +150,18 @@ def _providers(problem: MappingProblem | None) -> list[HeuristicProvider]:
 
 
 def _unknown(name: str, problem: MappingProblem | None) -> UnknownSolverError:
-    plain = ", ".join([n for n in _SOLVERS if n != "heuristic"] + ["all"])
+    plain = [n for n in _SOLVERS if n != "heuristic"] + ["all"]
     heur = sorted({h for p in _providers(problem) for h in p.names()})
     tail = f", heuristic:NAME with NAME one of {', '.join(heur)}" if heur else ""
-    return UnknownSolverError(f"unknown solver {name!r}; known solvers: {plain}{tail}")
+    key = str(name).strip()
+    wanted = key.split(":", 1)[1].strip().lower() if key.startswith("heuristic:") else None
+    if wanted is not None and problem is not None:  # a heuristic of another family: say so
+        others = sorted(p.family for p in _providers(None) if wanted in p.names() and p.family != problem.family)
+        if others:
+            return UnknownSolverError(f"solver {name!r} exists for the {' and '.join(others)} family, not for "
+                                      f"{problem.family}; known solvers here: {', '.join(plain)}{tail}")
+    hint = did_you_mean(key, [*plain, *(f"heuristic:{h}" for h in heur)])
+    return UnknownSolverError(f"unknown solver {name!r}{hint}; known solvers: {', '.join(plain)}{tail}")
 
 
 def lookup(name: str, problem: MappingProblem | None = None) -> list[tuple[Solver, dict[str, Any]]]:
