@@ -11,9 +11,17 @@ from pathlib import Path
 from dse.errors import OutputError, SpecError
 
 
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def replace_atomically(path: str | Path, write: Callable[[str], object]) -> None:
     """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it over ``path``: a kill
-    mid-write leaves the old file or the new one, never half of one, and two writers never share a
+    mid-write leaves the old file or the new one, never half of one (its mode as a plain open() gives:
+    0666 less the umask), and two writers never share a
     temporary file. The temporary file is removed when ``write`` raises; an :class:`OSError` (a full disk, no
     permission) becomes :class:`~dse.errors.OutputError` naming ``path``, other errors propagate."""
     path = Path(path)
@@ -22,6 +30,7 @@ def replace_atomically(path: str | Path, write: Callable[[str], object]) -> None
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=path.suffix)
         os.close(fd)
         write(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private (0600); files are written as open() would
         os.replace(tmp, path)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc} (nothing written)") from None
