@@ -13,12 +13,17 @@ SIGINT or SIGTERM stops it within seconds; the simulator writes what finished
 from __future__ import annotations
 
 import argparse
+import threading
 from pathlib import Path
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
-from dse.interrupt import interruptible
+from dse.files import mark_partial
+from dse.interrupt import Interrupted, StopToken, interruptible
 from dse.trace import write_simulation_trace
+
+#: Seconds between checks for a stop while trace.json is written.
+TRACE_POLL_S = 0.05
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,16 +52,42 @@ def _run(args: argparse.Namespace) -> int:
     if spec.scenario is None:
         raise SpecError(args.spec, "scenario", None, "dse simulate needs a scenario section in the spec")
     seed = args.seed if args.seed is not None else spec.solver.seed
-    with interruptible():
+    with interruptible() as token:
         summary = entry.simulate(spec, args.out, seed=seed, quiet=args.quiet)
-    if args.out is not None:  # the trace table as a Chrome/Perfetto trace beside it
-        write_simulation_trace(args.out)
+        if args.out is not None:  # the trace table as a Chrome/Perfetto trace beside it
+            _write_trace_unless_stopped(Path(args.out), token)
     with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):
         print(summary.to_string(index=False))
     if args.out is not None:
         written = sorted(p.name for p in Path(args.out).iterdir() if p.is_file() and not p.name.startswith("."))
         print(f"wrote {args.out}/" + ", ".join(written))
     return 0
+
+
+def _write_trace_unless_stopped(folder: Path, token: StopToken) -> None:
+    """``folder/trace.json`` (seconds for a long run), written in a worker thread while this one watches
+    ``token``: a stop leaves it out (its temporary file removed), marks the folder partial and raises
+    :class:`Interrupted`; the tables written before are complete."""
+    outcome: dict[str, BaseException] = {}
+
+    def work() -> None:
+        try:
+            write_simulation_trace(folder)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="trace-json", daemon=True)
+    worker.start()
+    while worker.is_alive() and not token.stopped:
+        worker.join(TRACE_POLL_S)
+    if worker.is_alive():
+        for leftover in folder.glob(".trace-*.json"):
+            leftover.unlink(missing_ok=True)
+        mark_partial(folder, {"signal": token.signum, "trace_json": "not written"})
+        raise Interrupted(token.signum, f"the simulation had finished and its tables are written to {folder}; "
+                                        f"trace.json was not written (see {folder}/partial.json)")
+    if "error" in outcome:
+        raise outcome["error"]
 
 
 register_command(Command("simulate", "run a spec's scenario (input stream, frames) and write its summary", _arguments, _run))
