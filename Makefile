@@ -25,6 +25,8 @@ demo: $(STAMP)
 	$(BIN)/dse solve problems/quickstart.yaml --out out/quickstart
 	@$(BIN)/dse report out/quickstart --out out/quickstart/report.html > /dev/null
 	@echo "report: $(CURDIR)/out/quickstart/report.html (open it in a browser; it works offline)"
+	@echo "next: . .venv/bin/activate  (then: dse --help; dse solve quickstart --solver nsga2 --out out/nsga2;"
+	@echo "      dse certify out/nsga2; jupyter needs pip install -e '.[notebook]'; more in the README)"
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check dse tests benchmarks
