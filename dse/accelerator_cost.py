@@ -18,6 +18,9 @@ Per layer on accelerator ``a`` (see ``docs/family-multimodel.md`` for worked exa
 * bandwidth: ``min(offchip_bw, shared_bw x pes / total_pes)`` (the shared memory split by PE share);
 * time ``= max(cycles / f, bytes / bandwidth)`` (compute and transfers overlap);
 * energy ``= active_w x time + bytes x dram_pj_per_byte``; idle power is charged by the simulator;
+* an accelerator that declares ``node_nm`` is costed access by access instead (:mod:`dse.pe_energy`:
+  MAC, register file, network and buffer energies by node), and declared ``buffer_bw_gbps`` /
+  ``noc_bw_gbps`` bound its time by the on-chip traffic; off-chip bytes count ``word_bits`` per element;
 * fission (the Planaria-style scheduler): an accelerator is cut into ``pods`` equal sub-arrays; a
   block on ``k`` of them is costed as above on an accelerator with ``k / pods`` of the PEs, buffer,
   off-chip bandwidth and active power (:func:`sub_accelerator`).
@@ -35,6 +38,7 @@ import numpy as np
 from dse.accelerators import Accelerator, Layer, Model, Scenario, System
 from dse.cost import CostTables
 from dse.errors import SpecError
+from dse.pe_energy import access_counts, chip_energy_pj, traffic_time_ns
 
 #: Sub-arrays an accelerator is cut into for spatial (Planaria-style) scheduling.
 PODS = 4
@@ -94,11 +98,18 @@ def effective_bandwidth_gbps(acc: Accelerator, system: System) -> float:
 def layer_cost(layer: Layer, acc: Accelerator, system: System) -> LayerCost:
     """Latency and energy of ``layer`` on ``acc`` within ``system``."""
     cycles = compute_cycles(layer, acc)
-    moved = offchip_bytes(layer, acc.buffer_kib * 1024)
+    word_bytes = acc.word_bits / 8
+    moved = math.ceil(offchip_bytes(layer, acc.buffer_kib * 1024 / word_bytes) * word_bytes)
     compute_ns = cycles * 1e3 / acc.freq_mhz
     memory_ns = moved / effective_bandwidth_gbps(acc, system)  # bytes / (GB/s) = ns
     time_ns = max(compute_ns, memory_ns)
     energy = acc.active_w * time_ns * 1e3 + moved * system.dram_pj_per_byte  # W x ns = 1e3 pJ
+    # hook: per-access energy and on-chip traffic limits (dse.pe_energy), where the accelerator declares them
+    if acc.node_nm is not None or acc.buffer_bw_gbps is not None or acc.noc_bw_gbps is not None:
+        counts = access_counts(layer, acc)
+        time_ns = max(time_ns, traffic_time_ns(counts, acc))
+        if acc.node_nm is not None:
+            energy = chip_energy_pj(counts, acc) + moved * system.dram_pj_per_byte
     return LayerCost(cycles, layer.macs / (cycles * acc.pes), moved, compute_ns, memory_ns, time_ns, energy)
 
 
@@ -107,7 +118,9 @@ def sub_accelerator(acc: Accelerator, k: int, pods: int) -> Accelerator:
     share = k / pods
     return replace(acc, name=f"{acc.name}[{k}/{pods}]", pes=max(1, acc.pes * k // pods),
                    buffer_kib=acc.buffer_kib * share, offchip_bw_gbps=acc.offchip_bw_gbps * share,
-                   idle_w=acc.idle_w * share, active_w=acc.active_w * share)
+                   idle_w=acc.idle_w * share, active_w=acc.active_w * share,
+                   buffer_bw_gbps=None if acc.buffer_bw_gbps is None else acc.buffer_bw_gbps * share,
+                   noc_bw_gbps=None if acc.noc_bw_gbps is None else acc.noc_bw_gbps * share)
 
 
 def block_ranges(n_layers: int, n_blocks: int) -> list[tuple[int, int]]:

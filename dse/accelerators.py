@@ -149,7 +149,11 @@ class Scenario:
 @dataclass(frozen=True)
 class Accelerator:
     """A PE array: ``pes`` PEs at ``freq_mhz`` with a ``dataflow``, an on-chip buffer of ``buffer_kib``,
-    ``offchip_bw_gbps`` to memory, ``idle_w`` and ``active_w``."""
+    ``offchip_bw_gbps`` to memory, ``idle_w`` and ``active_w``.
+
+    Optional (:mod:`dse.pe_energy`): ``node_nm``, the technology node, costs energy access by access
+    instead of ``active_w``; ``word_bits`` is the width of one element; ``buffer_bw_gbps`` and
+    ``noc_bw_gbps`` bound a layer's time by its on-chip traffic."""
 
     name: str
     pes: int
@@ -159,6 +163,10 @@ class Accelerator:
     idle_w: float = 0.0
     active_w: float = 0.0
     freq_mhz: float = 1000.0
+    node_nm: float | None = None
+    word_bits: int = 8
+    buffer_bw_gbps: float | None = None
+    noc_bw_gbps: float | None = None
 
 
 @dataclass(frozen=True)
@@ -192,6 +200,10 @@ class AcceleratorModel(_Strict):
     idle_w: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
     active_w: float | None = Field(default=None, ge=0, le=1e6, allow_inf_nan=False)
     freq_mhz: float = Field(default=1000.0, ge=MIN_FREQ_MHZ, le=MAX_FREQ_MHZ, allow_inf_nan=False)
+    node_nm: float | None = Field(default=None, ge=1, le=1000, allow_inf_nan=False)
+    word_bits: int = Field(default=8, ge=1, le=64)
+    buffer_bw_gbps: float | None = Field(default=None, ge=1e-6, le=1e9, allow_inf_nan=False)
+    noc_bw_gbps: float | None = Field(default=None, ge=1e-6, le=1e9, allow_inf_nan=False)
 
 
 class SystemModel(_Strict):
@@ -288,13 +300,23 @@ def system_from_dict(data: Any, source: str = "<system>") -> System:
     for a in spec.accelerators:
         active = a.active_w if a.active_w is not None else a.pes * ACTIVE_MW_PER_PE * 1e-3 * a.freq_mhz / 1000
         idle = a.idle_w if a.idle_w is not None else active * IDLE_FRACTION
-        accs.append(Accelerator(a.name, a.pes, a.dataflow, a.buffer_kib, a.offchip_bw_gbps, idle, active, a.freq_mhz))
+        accs.append(Accelerator(a.name, a.pes, a.dataflow, a.buffer_kib, a.offchip_bw_gbps, idle, active, a.freq_mhz,
+                                a.node_nm, a.word_bits, a.buffer_bw_gbps, a.noc_bw_gbps))
     names = [a.name for a in accs]
     for i, name in enumerate(names):
         if names.count(name) > 1:
             raise SpecError(source, f"accelerators[{i}].name", name, "two accelerators have this name")
     shared = spec.shared_bw_gbps if spec.shared_bw_gbps is not None else max(a.offchip_bw_gbps for a in accs)
     return System(spec.name, tuple(accs), shared, spec.dram_pj_per_byte, spec.source)
+
+
+def _optional_fields(acc: Accelerator) -> dict[str, Any]:
+    """The optional fields ``acc`` declares (:mod:`dse.pe_energy`), as in its YAML form."""
+    fields = {"node_nm": acc.node_nm, "buffer_bw_gbps": acc.buffer_bw_gbps, "noc_bw_gbps": acc.noc_bw_gbps}
+    out = {k: v for k, v in fields.items() if v is not None}
+    if acc.word_bits != 8:
+        out["word_bits"] = acc.word_bits
+    return out
 
 
 def system_to_dict(system: System) -> dict[str, Any]:
@@ -304,7 +326,8 @@ def system_to_dict(system: System) -> dict[str, Any]:
         "dram_pj_per_byte": system.dram_pj_per_byte,
         "accelerators": [{"name": a.name, "pes": a.pes, "dataflow": a.dataflow, "buffer_kib": a.buffer_kib,
                           "offchip_bw_gbps": a.offchip_bw_gbps, "idle_w": round(a.idle_w, 6),
-                          "active_w": round(a.active_w, 6), "freq_mhz": a.freq_mhz} for a in system.accelerators],
+                          "active_w": round(a.active_w, 6), "freq_mhz": a.freq_mhz, **_optional_fields(a)}
+                         for a in system.accelerators],
     }
 
 

@@ -352,8 +352,9 @@ def _platform_figures(m: Measurement, cost_model: Any) -> tuple[float, float, fl
 
 
 def _pe_array_figures(m: Measurement) -> tuple[float, float, float]:
-    """(period s, latency s, chip energy J per call) of ``m``'s layers, one after another on the PE array
-    (off-chip DRAM energy left out: the chip's measured power excludes it)."""
+    """(period s, latency s, chip energy J per call) of ``m``'s layers, one after another on the PE array:
+    the layers' dynamic energy plus the chip's idle power over their time (off-chip DRAM energy left
+    out: the chip's measured power excludes it)."""
     from dse.accelerator_cost import layer_cost
 
     system = m.device.system
@@ -363,7 +364,7 @@ def _pe_array_figures(m: Measurement) -> tuple[float, float, float]:
         cost = layer_cost(layer, acc, system)
         seconds += cost.time_ns * 1e-9
         joules += (cost.energy_pj - cost.offchip_bytes * system.dram_pj_per_byte) * 1e-12
-    return seconds, seconds, joules
+    return seconds, seconds, joules + acc.idle_w * seconds
 
 
 def predict(m: Measurement, cost_model: Any = None) -> float:

@@ -52,3 +52,30 @@ def fit_efficiency(rows: Sequence[Measurement], device_class: str, op_class: str
         if score < best_score - 1e-12:
             best, best_score = value, score
     return best
+
+
+#: Candidate idle (leakage and clock) powers of a PE array, W: 0 to 1 W in 1 mW steps.
+IDLE_GRID = tuple(round(x * 1e-3, 3) for x in range(0, 1001))
+
+
+def _with_idle(m: Measurement, idle_w: float) -> Measurement:
+    system = m.device.system
+    acc = dataclasses.replace(system.accelerators[0], idle_w=idle_w)
+    return dataclasses.replace(m, device=dataclasses.replace(
+        m.device, system=dataclasses.replace(system, accelerators=(acc,))))
+
+
+def fit_idle_power(rows: Sequence[Measurement], device_id: str) -> float | None:
+    """The idle power of :data:`IDLE_GRID` with the smallest median ``|log(predicted / measured)|`` over the
+    fit part's ``power_w`` rows of the PE array ``device_id`` (every other figure as declared, the energy
+    per access of :mod:`dse.pe_energy` included); ``None`` when there are no such rows."""
+    chosen = [m for m in rows if m.split == "fit" and m.metric == "power_w" and m.device.id == device_id
+              and m.device.system is not None]
+    if not chosen:
+        return None
+    best, best_score = IDLE_GRID[0], math.inf
+    for value in IDLE_GRID:
+        score = float(np.median([abs(math.log(predict(_with_idle(m, value)) / m.value)) for m in chosen]))
+        if score < best_score - 1e-12:
+            best, best_score = value, score
+    return best
