@@ -148,7 +148,8 @@ def cli_reference() -> str:
            "(the line names the constraint and by how much), 130 interrupted (Ctrl-C), 143 SIGTERM.", "",
            "```", parser.format_usage().strip(), "```", "",
            "| option | meaning |", "|---|---|",
-           *(f"| `{', '.join(a.option_strings)}` | {a.help} |" for a in parser._actions if a.option_strings), ""]
+           *(f"| `{', '.join(a.option_strings)}` | {(a.help or '').replace('%%', '%')} |"
+             for a in parser._actions if a.option_strings), ""]
     for name, sub in _subcommands(parser).items():
         out += [f"## `dse {name}`", "", _help_of(parser, name), "", "```", sub.format_usage().strip(), "```", "",
                 "| argument | meaning |", "|---|---|"]
@@ -157,7 +158,8 @@ def cli_reference() -> str:
                 continue
             flag = ", ".join(action.option_strings) or action.dest
             meta = f" {action.metavar}" if action.metavar and action.option_strings else ""
-            out.append(f"| `{flag}{meta}` | {(action.help or '').replace('|', chr(92) + '|')} |")
+            text = (action.help or "").replace("%%", "%").replace("|", chr(92) + "|")  # argparse's escaped %
+            out.append(f"| `{flag}{meta}` | {text} |")
         out.append("")
     return "\n".join(out) + "\n"
 

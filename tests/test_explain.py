@@ -119,3 +119,26 @@ def test_infeasible_line_in_tu_explains_tu(tmp_path, capsys) -> None:
     code, _, err = run(capsys, "solve", str(spec), "--quiet")
     assert code == 3 and err.count("\n") == 1
     assert "deadline 30 tu cannot be met" in err and "(tu: the workload's own time unit)" in err
+
+
+def test_explain_prints_a_dag_schedule_with_start_and_finish_and_units(capsys) -> None:
+    """docs/family-dag.md works this schedule by hand: a on p0 from 0 to 10, c after it to 25, b on p1
+    from 14 (a's result after its transfer) to 26, d on p1 from 28 to 37."""
+    from dse import cli
+
+    assert cli.main(["explain", "docs/examples/dot_spec.yaml", "--genome", "0 1 0 1 0 1 2 3"]) == 0
+    out = capsys.readouterr().out
+    for line in ("a on p0: 0 - 10", "c on p0: 10 - 25", "b on p1: 14 - 26", "d on p1: 28 - 37"):
+        assert line in out
+    assert "schedule (start - finish, tu)" in out
+    assert "of the limit to spare" in out
+
+
+def test_explain_gives_memory_and_slack_units(capsys) -> None:
+    from dse import cli
+
+    assert cli.main(["explain", "quickstart", "--genome", "0 1 1 1 1 1 1"]) == 0
+    out = capsys.readouterr().out
+    assert "/40 GiB" not in out and "MiB of 40 GiB" in out  # was "memory 0.00102/40 GiB"
+    assert "memory 0 B of 8 GiB" in out  # the unused FPGA
+    assert all("of the limit" in line for line in out.splitlines() if line.strip().startswith("constraint"))

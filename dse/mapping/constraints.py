@@ -54,6 +54,8 @@ class Constraint(ABC):
     name: ClassVar[str]
     unit: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    #: whether the violation is relative to the limit (a share of it) rather than a count of ``unit``
+    relative: ClassVar[bool] = True
 
     @property
     def limit(self) -> float:
@@ -77,6 +79,29 @@ class Constraint(ABC):
         return None
 
 
+def readable_bytes(n_bytes: float) -> str:
+    """``n_bytes`` in the largest binary unit that keeps it at 1 or more: ``"253 KiB"``, ``"40 GiB"``."""
+    value, unit = float(n_bytes), "B"
+    for bigger in ("KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.3g} {unit}"
+
+
+def describe_slack(name: str, slack: float) -> str:
+    """One line of a mapping's explanation for constraint ``name`` with slack ``slack`` (``-violation``):
+    a share of the limit for memory, deadline and power ("met, 31% of the limit to spare"), a count of ops
+    for the others ("violated by 2 ops")."""
+    counted = {cls.name: cls.unit for cls in Constraint.__subclasses__() if not cls.relative}
+    if name in counted:
+        return (f"  constraint {name}: met" if slack >= 0
+                else f"  constraint {name}: VIOLATED by {abs(slack):.0f} {counted[name]}")
+    if slack >= 0:
+        return f"  constraint {name}: met, {slack:.1%} of the limit to spare"
+    return f"  constraint {name}: VIOLATED by {abs(slack):.1%} of the limit"
+
+
 @dataclass(frozen=True)
 class AllowedDevices(Constraint):
     """Every op on a device that may run it (device kind, precision, the workload's device constraint)."""
@@ -84,6 +109,7 @@ class AllowedDevices(Constraint):
     noun: str = "op"
     name: ClassVar[str] = "allowed"
     unit: ClassVar[str] = "ops"
+    relative: ClassVar[bool] = False
     description: ClassVar[str] = "every op on a device that supports it"
 
     def violation(self, population: Population) -> np.ndarray:
@@ -208,6 +234,7 @@ class Colocation(Constraint):
     leaders: np.ndarray
     name: ClassVar[str] = "colocation"
     unit: ClassVar[str] = "ops"
+    relative: ClassVar[bool] = False
     description: ClassVar[str] = "every colocation group on one device"
 
     @classmethod

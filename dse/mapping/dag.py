@@ -44,7 +44,14 @@ from dse.mapping.base import (
     Objective,
     leading_device_genes,
 )
-from dse.mapping.constraints import AllowedDevices, Colocation, Constraint, Deadline, MemoryCapacity
+from dse.mapping.constraints import (
+    AllowedDevices,
+    Colocation,
+    Constraint,
+    Deadline,
+    MemoryCapacity,
+    describe_slack,
+)
 from dse.mapping.dag_structure import DagStructure, list_schedule_population
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
@@ -107,8 +114,17 @@ class DagSchedule(DecodedMapping):
             lines.append(f"  {name}: {int(mine.sum())} tasks, busy {busy} {self.time_unit} "
                          f"({busy / max(self.makespan, 1):.0%})")
         for name, slack in self.constraint_slack.items():
-            lines.append(f"  constraint {name}: {'slack' if slack >= 0 else 'VIOLATED by'} {abs(slack):.3g}")
+            lines.append(describe_slack(name, slack))
+        rows = self.schedule
+        lines.append(f"schedule (start - finish, {self.time_unit}), in start order:")
+        lines += [f"  {task} on {device}: {start} - {finish}" for task, device, start, finish in rows[:EXPLAIN_ROWS]]
+        if len(rows) > EXPLAIN_ROWS:
+            lines.append(f"  ... {len(rows) - EXPLAIN_ROWS} more tasks (dse solve --gantt or trace.json shows them all)")
         return "\n".join(lines)
+
+
+#: Most schedule rows ``explain()`` prints.
+EXPLAIN_ROWS = 60
 
 
 class DagProblem(MappingProblem):

@@ -36,7 +36,15 @@ from dse.mapping.base import (
     Objective,
     leading_device_genes,
 )
-from dse.mapping.constraints import AllowedDevices, Constraint, Deadline, MemoryCapacity, PowerCap
+from dse.mapping.constraints import (
+    AllowedDevices,
+    Constraint,
+    Deadline,
+    MemoryCapacity,
+    PowerCap,
+    describe_slack,
+    readable_bytes,
+)
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 
@@ -108,12 +116,12 @@ class PipelineMapping(DecodedMapping):
             level = f" at {self.device_level[dev]}" if dev in self.device_level else ""
             lines.append(
                 f"  {dev}{level}: {len(ops)} ops, busy {load * s * 1e3:.4g} ms/item ({share:.0%} of period), "
-                f"memory {used / 2**30:.3g}/{cap / 2**30:.3g} GiB" + (f": {', '.join(ops)}" if ops else "")
+                f"memory {readable_bytes(used)} of {readable_bytes(cap)}" + (f": {', '.join(ops)}" if ops else "")
             )
         for (a, b), load in self.link_load.items():
             lines.append(f"  link {a} -> {b}: {load * s * 1e3:.4g} ms/item")
         for name, slack in self.constraint_slack.items():
-            lines.append(f"  constraint {name}: {'slack' if slack >= 0 else 'VIOLATED by'} {abs(slack):.3g}")
+            lines.append(describe_slack(name, slack))
         return "\n".join(lines)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from dse.cost import CostTables
 from dse.errors import InfeasibleError, SpecError
 from dse.mapping.base import DecodedMapping, Formulation, MappingProblem, Objective
-from dse.mapping.constraints import Constraint, ModelContext
+from dse.mapping.constraints import Constraint, ModelContext, describe_slack, readable_bytes
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 from dse.mapping.split_model import (
@@ -177,11 +177,11 @@ class SplitMapping(DecodedMapping):
             used, cap = self.device_memory[dev]
             stream = f", streamed in {self.pieces[dev]} pieces" if self.pieces[dev] > 1 else ""
             lines.append(f"  {dev}: {c} chunks, rows {a}:{b}, busy {self.device_time[dev] * 1e-6:.4g} ms, "
-                         f"memory {used / 2**30:.3g}/{cap / 2**30:.3g} GiB{stream}")
+                         f"memory {readable_bytes(used)} of {readable_bytes(cap)}{stream}")
         for pool, t in self.pool_link.items():
             lines.append(f"  host link of {pool}: {t * 1e-6:.4g} ms")
         for name, slack in self.constraint_slack.items():
-            lines.append(f"  constraint {name}: {'slack' if slack >= 0 else 'VIOLATED by'} {abs(slack):.3g}")
+            lines.append(describe_slack(name, slack))
         return "\n".join(lines)
 
 
