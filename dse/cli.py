@@ -331,8 +331,11 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
             continue
         frame = front.to_frame()
         if len(frame) > MAX_TABLE_ROWS:  # an evenly spread sample; front.csv has every point
-            print(f"   ({MAX_TABLE_ROWS} of {len(frame)} points shown; every point is in front.csv)")
-            frame = frame.iloc[np.linspace(0, len(frame) - 1, MAX_TABLE_ROWS).round().astype(int)]
+            print(f"   ({MAX_TABLE_ROWS} of {len(frame)} points shown, the knee among them; every point is in "
+                  "front.csv)")
+            knee = front.points.index(front.knee())
+            rows = set(np.linspace(0, len(frame) - 1, MAX_TABLE_ROWS - 1).round().astype(int).tolist()) | {knee}
+            frame = frame.iloc[sorted(rows)]
         frame["mapping"] = [problem.describe(front.points[i].genome) for i in frame.index]
         shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]
         cols = ["proven", *front.columns] + [c for c in shown if c in frame and c not in front.columns]

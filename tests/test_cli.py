@@ -124,3 +124,21 @@ def test_interrupt_keeps_what_was_found(tmp_path, capsys, monkeypatch) -> None:
 def test_catalog_lists_entries(capsys) -> None:
     code, out, _ = run(capsys, "catalog")
     assert code == 0 and "platforms:" in out and "builders:" in out
+
+
+def test_a_shortened_front_table_keeps_the_knee(capsys) -> None:
+    """A front longer than the printed table is sampled evenly; the knee point is always among the rows."""
+    import dse
+    from dse.cli import MAX_TABLE_ROWS, _print_report
+    from dse.mapping.split import SplitProblem
+
+    problem = dse.load_problem("split_gemm")
+    assert isinstance(problem, SplitProblem)
+    front = dse.solve(problem, "cpsat", time_limit=60, seed=0, progress=False)
+    assert len(front) > MAX_TABLE_ROWS
+    capsys.readouterr()
+    _print_report(problem, [front])
+    out = capsys.readouterr().out
+    column = front.columns[0]
+    assert f"{front.knee().objectives[column]:.5g}" in out
+    assert "the knee among them" in out
