@@ -386,20 +386,24 @@ def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spe
 
     import pandas as pd
 
+    from dse.error_bands import band_columns, problem_error
     from dse.plot import plot_fronts, plot_schedule, save
 
     out.mkdir(parents=True, exist_ok=True)
+    error = problem_error(problem)  # the cost model's measured error as bands (dse.error_bands)
     frames = []
     for f in fronts:
         frame = f.to_frame()
         frame.insert(2, "status", f.status)
+        for name, values in band_columns([p.objectives for p in f.points], f.columns, error).items():
+            frame[name] = values
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
     replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
            "fronts": [json.loads(f.to_json()) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
-    replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts), tmp))
+    replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
     if gantt:
         best = next((f for f in fronts if len(f)), None)
         if best is not None:

@@ -226,6 +226,28 @@ class ParetoSet:
             f"{other.solver}_points_dominated_by_{self.solver}": dominated_by(theirs, mine),
         }
 
+    # ------------------------------------------------------------------ error bands
+    def robust(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
+        """The points that no other point (of the front or its baselines) dominates with certainty when
+        every objective may be off by the relative error ``r`` (one value, or one per point): see
+        :mod:`dse.error_bands`. Raises ``ValueError`` for a bad ``r``."""
+        from dse.error_bands import front_and_baselines, robust_indices
+
+        F, rs = self._banded(r, front_and_baselines)
+        return tuple(self.points[i] for i in robust_indices(F, rs, len(self.points)))
+
+    def stable(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
+        """The points that no other point (of the front or its baselines) can dominate when every objective
+        may be off by ``r``: Pareto-optimal whatever the true values within the bands."""
+        from dse.error_bands import front_and_baselines, stable_indices
+
+        F, rs = self._banded(r, front_and_baselines)
+        return tuple(self.points[i] for i in stable_indices(F, rs, len(self.points)))
+
+    def _banded(self, r: float | Sequence[float], combine: Any) -> tuple[np.ndarray, list[float]]:
+        return combine([p.objectives for p in self.points], [p.objectives for p in self.baselines.values()],
+                       self.columns, [o.sense for o in self.objectives], r)
+
     # ------------------------------------------------------------------ export
     def to_records(self) -> list[dict[str, Any]]:
         rows = []

@@ -154,7 +154,8 @@ def _unit_notes(objectives: Sequence[Any]) -> str:
 
 
 def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = True, title: str | None = None,
-                interactive: bool = False, problem: MappingProblem | None = None) -> Any:
+                interactive: bool = False, problem: MappingProblem | None = None,
+                error: float | None = None) -> Any:
     """Draw fronts; returns the matplotlib axis (or a plotly figure with ``interactive=True``).
 
     Two objectives: first on x, second on y; exact fronts on top of approximate
@@ -165,7 +166,8 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
     them. One objective: a dot per solver and baseline. Three or more: pairwise
     panels in a new figure (the first panel's axis is returned), or parallel
     coordinates when ``ax`` is given. ``problem`` adds each point's mapping to
-    the interactive hover text.
+    the interactive hover text. ``error``: a relative error drawn as each point's band on a
+    two-objective plot (:mod:`dse.error_bands`).
     """
     if interactive:
         return plot_fronts_interactive(fronts, baselines=baselines, title=title, problem=problem)
@@ -183,7 +185,7 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
             return _plot_parallel(fronts, ax, baselines, title)
         return _plot_pairwise(fronts, baselines, title)
     ax = _axis(ax, constrained=True)
-    _draw_pair(ax, fronts, 0, 1, baselines, legend=True)
+    _draw_pair(ax, fronts, 0, 1, baselines, legend=True, error=error)
     ax.set_title(_with_note(title or f"Pareto front: {fronts[0].problem}", note))
     _inset_if_squashed(ax, fronts, 0, 1)
     return ax
@@ -193,13 +195,17 @@ def _with_note(title: str, note: str) -> str:
     return f"{title}\n({note})" if note else title
 
 
-def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: bool, legend: bool) -> None:
-    """Objectives ``i`` (x) and ``j`` (y) of every front and baseline on ``ax``."""
+def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: bool, legend: bool,
+               error: float | None = None) -> None:
+    """Objectives ``i`` (x) and ``j`` (y) of every front and baseline on ``ax`` (with ``error``, each front
+    point's error band)."""
     objs = fronts[0].objectives
     xcol, ycol = objs[i].column, objs[j].column
     for k, front in _drawing_order(fronts):
         _draw_front(ax, front, k, xcol, ycol, steps=objs[i].sense == "min" and objs[j].sense == "min" and (i, j) == (0, 1),
                     fronts=fronts)
+        if error is not None:
+            _draw_bands(ax, front, xcol, ycol, error, _style(front, k, fronts)["color"])
     if baselines:
         _draw_baselines(ax, _baselines(fronts), xcol, ycol)
     _log_if_wide(ax, fronts, xcol, ycol, baselines)
@@ -269,6 +275,22 @@ def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: 
             kw.update(facecolors="none", edgecolors=kw.pop("color"))
         ax.scatter(*zip(*unproven, strict=True), label=label + (" (not proven)" if exact else ""),
                    zorder=zorder, s=size, linewidths=1.5, **kw)
+
+
+def _draw_bands(ax: Any, front: ParetoSet, xcol: str, ycol: str, error: float, color: str) -> None:
+    """Each point's error band (:func:`dse.error_bands.band` of both objectives) as light error bars."""
+    from dse.error_bands import band
+
+    pts = [p for p in front.points if all(np.isfinite(p.objectives[c]) for c in (xcol, ycol))]
+    if not pts:
+        return
+    xs, ys = np.array([p.objectives[xcol] for p in pts]), np.array([p.objectives[ycol] for p in pts])
+    xb = np.array([band(float(x), error) for x in xs]).reshape(-1, 2)
+    yb = np.array([band(float(y), error) for y in ys]).reshape(-1, 2)
+    xerr = np.vstack([np.abs(xs - xb[:, 0]), np.abs(xb[:, 1] - xs)])
+    yerr = np.vstack([np.abs(ys - yb[:, 0]), np.abs(yb[:, 1] - ys)])
+    ax.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=color, alpha=0.35, elinewidth=0.8,
+                zorder=BASELINE_Z - 0.5)
 
 
 def _draw_baselines(ax: Any, baselines: dict[str, ParetoPoint], xcol: str, ycol: str) -> None:
