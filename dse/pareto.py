@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
     from dse.mapping.base import MappingProblem, Objective
 
+#: Largest gene value a front file may hold (every gene is a device index, a level or a priority).
+MAX_GENE_VALUE = 2**31 - 1
+
 STATUSES = ("optimal", "feasible", "time_limit", "interrupted", "infeasible", "unknown")
 
 
@@ -317,7 +320,11 @@ def read_front_genomes(path: str | Path) -> list[np.ndarray]:
         fronts = doc["fronts"] if "fronts" in doc else [doc]
         rows = [tuple(int(g) for g in point["genome"]) for front in fronts for point in front["points"]]
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{type(exc).__name__}: {exc}") from None
+        raise ValueError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+    for row in rows:  # range-checked before numpy sees them (a huge integer would overflow int64)
+        bad = next((g for g in row if not 0 <= g <= MAX_GENE_VALUE), None)
+        if bad is not None:
+            raise ValueError(f"a gene ({str(bad)[:20]}) is outside [0, {MAX_GENE_VALUE}]")
     return [np.array(row, dtype=np.int64) for row in dict.fromkeys(rows)]
 
 

@@ -202,3 +202,17 @@ def test_the_plot_shades_the_unexplored_region_of_a_cut_short_front() -> None:
     assert (ax.get_xlim(), ax.get_ylim()) == (plot_fronts([cut]).get_xlim(), plot_fronts([cut]).get_ylim())
     ax = plot_fronts([full])
     assert full.complete and not [p for p in ax.patches if "unexplored" in str(p.get_label())]
+
+
+def test_front_genomes_are_range_checked_before_conversion(tmp_path) -> None:
+    import json
+
+    from dse.pareto import read_front_genomes
+
+    path = tmp_path / "front.json"
+    path.write_text(json.dumps({"fronts": [{"points": [{"genome": [1, 10**30]}]}]}))
+    with pytest.raises(ValueError, match="outside"):
+        read_front_genomes(path)
+    path.write_text(json.dumps({"fronts": [{"points": [{"genome": [1, -2]}]}]}))
+    with pytest.raises(ValueError, match="outside"):
+        read_front_genomes(path)
