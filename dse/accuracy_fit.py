@@ -54,15 +54,37 @@ def fit_efficiency(rows: Sequence[Measurement], device_class: str, op_class: str
     return best
 
 
-#: Candidate idle (leakage and clock) powers of a PE array, W: 0 to 1 W in 1 mW steps.
-IDLE_GRID = tuple(round(x * 1e-3, 3) for x in range(0, 1001))
+#: Candidate global-buffer bandwidths of a PE array, GB/s: 0.5 to 50 in 0.1 steps.
+BUFFER_BW_GRID = tuple(round(x * 0.1, 1) for x in range(5, 501))
 
 
-def _with_idle(m: Measurement, idle_w: float) -> Measurement:
+def _with_accelerator(m: Measurement, **fields: float) -> Measurement:
     system = m.device.system
-    acc = dataclasses.replace(system.accelerators[0], idle_w=idle_w)
+    acc = dataclasses.replace(system.accelerators[0], **fields)
     return dataclasses.replace(m, device=dataclasses.replace(
         m.device, system=dataclasses.replace(system, accelerators=(acc,))))
+
+
+def fit_buffer_bandwidth(rows: Sequence[Measurement], device_id: str) -> float | None:
+    """The global-buffer bandwidth of :data:`BUFFER_BW_GRID` with the smallest **mean**
+    ``|log(predicted / measured)|`` over the fit part's ``latency_s`` rows of the PE array ``device_id``
+    (the median is flat over a wide range: the median row is not buffer-bound); ``None`` when there are
+    no such rows. Latency does not depend on the idle power, so this fit comes first."""
+    chosen = [m for m in rows if m.split == "fit" and m.metric == "latency_s" and m.device.id == device_id
+              and m.device.system is not None]
+    if not chosen:
+        return None
+    best, best_score = BUFFER_BW_GRID[0], math.inf
+    for value in BUFFER_BW_GRID:
+        score = float(np.mean([abs(math.log(predict(_with_accelerator(m, buffer_bw_gbps=value)) / m.value))
+                               for m in chosen]))
+        if score < best_score - 1e-12:
+            best, best_score = value, score
+    return best
+
+
+#: Candidate idle (leakage and clock) powers of a PE array, W: 0 to 1 W in 1 mW steps.
+IDLE_GRID = tuple(round(x * 1e-3, 3) for x in range(0, 1001))
 
 
 def fit_idle_power(rows: Sequence[Measurement], device_id: str) -> float | None:
@@ -75,7 +97,7 @@ def fit_idle_power(rows: Sequence[Measurement], device_id: str) -> float | None:
         return None
     best, best_score = IDLE_GRID[0], math.inf
     for value in IDLE_GRID:
-        score = float(np.median([abs(math.log(predict(_with_idle(m, value)) / m.value)) for m in chosen]))
+        score = float(np.median([abs(math.log(predict(_with_accelerator(m, idle_w=value)) / m.value)) for m in chosen]))
         if score < best_score - 1e-12:
             best, best_score = value, score
     return best

@@ -19,9 +19,10 @@ access instead of with a flat active power:
 
 Access counts come from the layer's dataflow (:func:`access_counts`): every MAC reads its operands
 and updates its partial sum in the register file as far as the dataflow keeps them there
-(:data:`RF_ACCESSES_PER_MAC`); the global buffer serves each operand once per tile of the array over
-the dimensions that do not index it (weights once per column tile, inputs once, partial sums written
-and read back once per row tile of the reduction), and every buffer word crosses the network on chip.
+(:data:`RF_ACCESSES_PER_MAC`); the global buffer serves the weights once per column tile of the
+array, the inputs once, and writes and reads back the partial sums once per pass over the reduction
+(:func:`reduction_passes`: for row-stationary, as many channels per pass as PE sets fit the array
+and input planes fit half the buffer), and every buffer word crosses the network on chip.
 
 Traffic limits (:func:`traffic_time_ns`): a layer takes at least its buffer traffic over the buffer's
 declared bandwidth (``buffer_bw_gbps``) and its network traffic over the network's (``noc_bw_gbps``);
@@ -68,15 +69,36 @@ def mac_energy_pj(word_bits: int, node_nm: float) -> float:
     return (MULT_8BIT_PJ_45NM * width**2 + ADD_8BIT_PJ_45NM * width) * node_nm / REFERENCE_NODE_NM
 
 
-def access_counts(layer: Layer, acc: Accelerator) -> AccessCounts:
-    """Accesses of ``layer`` on ``acc`` at the register file, network and global buffer (see the module
-    docstring); tiles from :func:`dse.accelerator_cost.spatial_dims` and the array shape."""
+def reduction_passes(layer: Layer, acc: Accelerator) -> int:
+    """Passes over the reduction whose partial sums go back to the buffer between them.
+
+    Weight- and output-stationary: one per row tile of the array over the reduced dimension.
+    Row-stationary: ``ceil(C / c)`` with ``c`` the input channels reduced in one pass, the fewest of
+    (a) the PE sets of ``R`` rows by ``min(Y, cols)`` columns that fit the array, one channel each
+    (``pes // (R * min(Y, cols))``, at least 1), and (b) the channels whose input planes
+    (``N x Y x X`` elements) fit half the buffer (at least 1), as the off-chip rule gives half the
+    buffer to one operand."""
     from dse.accelerator_cost import array_shape, spatial_dims
 
     rows, cols = array_shape(acc.pes)
-    d_rows, d_cols = spatial_dims(layer, acc.dataflow)
-    row_tiles, col_tiles = math.ceil(d_rows / rows), math.ceil(d_cols / cols)
-    buffer = layer.weight_bytes * col_tiles + layer.input_bytes + layer.output_bytes * (2 * row_tiles - 1)
+    if acc.dataflow != "rs":
+        return math.ceil(spatial_dims(layer, acc.dataflow)[0] / rows)
+    sets = max(1, acc.pes // (layer.r * min(layer.y, cols)))
+    buffer_words = acc.buffer_kib * 1024 * 8 / acc.word_bits
+    fit = max(1, int(buffer_words / 2 // (layer.n * layer.y * layer.x)))
+    return math.ceil(layer.reduce_channels / min(sets, fit, layer.reduce_channels))
+
+
+def access_counts(layer: Layer, acc: Accelerator) -> AccessCounts:
+    """Accesses of ``layer`` on ``acc`` at the register file, network and global buffer (see the module
+    docstring): weights once per column tile of the array, inputs once, partial sums written and read
+    back once per :func:`reduction_passes` (the last written once)."""
+    from dse.accelerator_cost import array_shape, spatial_dims
+
+    _, cols = array_shape(acc.pes)
+    col_tiles = math.ceil(spatial_dims(layer, acc.dataflow)[1] / cols)
+    passes = reduction_passes(layer, acc)
+    buffer = layer.weight_bytes * col_tiles + layer.input_bytes + layer.output_bytes * (2 * passes - 1)
     return AccessCounts(layer.macs, layer.macs * RF_ACCESSES_PER_MAC[acc.dataflow], buffer, buffer)
 
 
