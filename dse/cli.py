@@ -282,7 +282,7 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
 def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
     """The genomes of every point in ``folder/front.json`` (a previous ``dse solve --out``), checked against
     ``problem``'s genome; SpecError (exit 2) naming ``--resume`` when the file is missing or does not fit."""
-    from dse.pareto import read_front_genomes
+    from dse.pareto import GeneRangeError, read_front_genomes
 
     path = folder / "front.json"
     if not path.is_file():
@@ -290,8 +290,8 @@ def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
                         "has no front.json (give the --out folder of a previous run)")
     try:
         genomes = read_front_genomes(path)
-    except OverflowError:  # a gene past int64: no genome of any problem
-        raise SpecError(str(path), "fronts.points.genome", None, "a gene is not an integer in [0, 2^63)") from None
+    except GeneRangeError as exc:  # e.g. a gene past int64: no genome of any problem
+        raise SpecError(str(path), "fronts.points.genome", None, str(exc)) from None
     except ValueError as exc:
         raise SpecError(str(path), "fronts", "front.json", f"cannot be read: {exc}") from None
     for g in genomes:

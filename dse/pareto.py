@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 #: Largest gene value a front file may hold (every gene is a device index, a level or a priority).
 MAX_GENE_VALUE = 2**31 - 1
 
+class GeneRangeError(ValueError):
+    """A front file's gene outside [0, :data:`MAX_GENE_VALUE`]."""
+
+
 STATUSES = ("optimal", "feasible", "time_limit", "interrupted", "infeasible", "unknown")
 
 
@@ -313,7 +317,8 @@ def read_front_genomes(path: str | Path) -> list[np.ndarray]:
     """Distinct genomes of every point in a ``front.json`` written by ``dse solve`` (one document with
     ``fronts``) or by :meth:`ParetoSet.to_json` (one front), in file order.
 
-    Raises ``ValueError`` when the file is not such a document.
+    Raises ``ValueError`` when the file is not such a document (:class:`GeneRangeError` for a gene out of
+    range).
     """
     try:
         doc = json.loads(Path(path).read_text())
@@ -324,7 +329,7 @@ def read_front_genomes(path: str | Path) -> list[np.ndarray]:
     for row in rows:  # range-checked before numpy sees them (a huge integer would overflow int64)
         bad = next((g for g in row if not 0 <= g <= MAX_GENE_VALUE), None)
         if bad is not None:
-            raise ValueError(f"a gene ({str(bad)[:20]}) is outside [0, {MAX_GENE_VALUE}]")
+            raise GeneRangeError(f"a gene ({str(bad)[:20]}) is outside [0, {MAX_GENE_VALUE}]")
     return [np.array(row, dtype=np.int64) for row in dict.fromkeys(rows)]
 
 
