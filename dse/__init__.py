@@ -16,19 +16,7 @@ from dse.pareto import ParetoPoint, ParetoSet
 from dse.solvers import solve
 from dse.solvers.certify import certify
 from dse.spec import build_problem, load_problem, load_spec
-
-
-def _version() -> str:
-    """The installed distribution's version (pyproject.toml), or ``0+unknown`` when not installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("dse")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-__version__ = _version()
+from dse.version import __version__
 
 __all__ = [
     "DseError",

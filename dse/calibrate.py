@@ -15,7 +15,9 @@ Example::
     save_calibration(cal, "models/calibration/mybox.yaml")
     load_calibration("models/calibration/mybox.yaml")              # SpecError on another machine kind
 
-The model and the file format are described in ``docs/calibration.md``.
+The model and the file format are described in ``docs/calibration.md``. This module measures;
+the fitted model is :mod:`dse.calibration_model`, the fitting :mod:`dse.calibration_fit`, the
+files :mod:`dse.calibration_files` (their public names are importable from here too).
 """
 
 from __future__ import annotations
@@ -23,348 +25,108 @@ from __future__ import annotations
 import math
 import operator
 import os
-import platform
-import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dse.calibration_files import (
+    FILE_FORMAT,
+    calibration_from_dict,
+    calibration_to_dict,
+    load_calibration,
+    save_calibration,
+)
+from dse.calibration_fit import (
+    fit_kernel,
+    mape,
+)
+from dse.calibration_model import (
+    CACHE_CANDIDATES_BYTES,
+    CPU_DTYPES,
+    CUDA_DTYPES,
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_INNER_CACHE_BYTES,
+    FIT_PARAMS,
+    GPU_DEVICES,
+    GPU_KERNELS,
+    KERNEL_DIMS,
+    KERNEL_TERMS,
+    KERNELS,
+    TENSORCORE_DTYPES,
+    Calibration,
+    KernelFit,
+    MachineInfo,
+    check_devices,
+    check_dtypes,
+    check_kernels,
+    device_dtypes,
+    device_threads,
+    kernel_terms,
+)
+from dse.dtypes import DTYPE_BYTES
 from dse.errors import SpecError
-from dse.files import replace_atomically
 from dse.interrupt import stop_point
-from dse.mapping.split_model import DTYPE_BYTES as GEMM_DTYPE_BYTES
 from dse.progress import Progress, silent
 
-#: Version tag written at the top of every calibration file.
-FILE_FORMAT = "dse-calibration/1"
-KERNELS = ("gemm", "spmm", "spmv")
-DTYPE_BYTES = GEMM_DTYPE_BYTES  # the dtypes a GEMM is profiled in
-#: Element types each device kind can be profiled in.
-CPU_DTYPES = ("fp32", "fp64")
-CUDA_DTYPES = ("fp32",)
-TENSORCORE_DTYPES = ("fp16", "bf16", "tf32")
-GPU_DEVICES = ("cuda", "tensorcore")
-#: Kernels profiled on each GPU device (sparse kernels run on the CPU only).
-GPU_KERNELS = ("gemm",)
-#: Dimensions each kernel's terms read; ``row_cv`` may be left out (taken as 0: uniform rows).
-KERNEL_DIMS: dict[str, tuple[str, ...]] = {
-    "gemm": ("m", "n", "k"),
-    "spmm": ("rows", "cols", "nnz", "width", "row_cv"),
-    "spmv": ("rows", "cols", "nnz", "row_cv"),
-}
-#: Regression terms of each kernel (see :func:`kernel_terms` for their definitions).
-KERNEL_TERMS: dict[str, tuple[str, ...]] = {
-    "gemm": ("const", "flops", "a_bytes", "b_bytes", "c_bytes"),
-    "spmm": ("const", "rows", "nnz", "out_bytes", "flops", "gather_inner_miss_bytes", "gather_miss_rows",
-             "gather_miss_bytes", "flops_x_row_cv"),
-    "spmv": ("const", "rows", "nnz", "gather_inner_miss_nnz", "gather_miss_nnz", "nnz_x_row_cv"),
-}
-#: Cache sizes tried for the sparse kernels' miss terms (128 KiB to 128 MiB); the fit keeps the
-#: pair (inner < outer) that fits best.
-CACHE_CANDIDATES_BYTES = tuple(2**p for p in range(17, 28))
-#: Cache sizes assumed by :func:`kernel_terms` when none are given (fits record their own):
-#: an outer (last-level) cache and an inner (per-core) one.
-DEFAULT_CACHE_BYTES = 2**22
-DEFAULT_INNER_CACHE_BYTES = 2**19
-#: Fitted settings a :class:`KernelFit` may carry in ``params``.
-FIT_PARAMS = ("cache_bytes", "inner_cache_bytes")
-_DEVICE_RE = re.compile(r"^cpu(?::t([0-9]+))?$")
-
-
-# ----------------------------------------------------------------------------- machine identity
-
-
-@dataclass(frozen=True)
-class MachineInfo:
-    """What a calibration was measured on; ``kind`` must match for a calibration to apply."""
-
-    kind: str
-    cpu_model: str
-    logical_cores: int
-    gpu: str | None = None
-
-    @staticmethod
-    def current() -> MachineInfo:
-        """This machine: architecture, CPU model name and logical core count (and its first GPU)."""
-        model = _cpu_model()
-        cores = os.cpu_count() or 1
-        return MachineInfo(f"{platform.machine() or 'unknown'} | {model} | {cores} cores", model, cores,
-                           _gpu_model())
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Model", "cpu model") and value.strip():
-                    return " ".join(value.split())
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def _gpu_model() -> str | None:
-    """The first NVIDIA GPU's model from the driver's ``/proc`` entry (never imports torch)."""
-    root = Path("/proc/driver/nvidia/gpus")
-    try:
-        for entry in sorted(root.iterdir()):
-            for line in (entry / "information").read_text(errors="replace").splitlines():
-                key, _, value = line.partition(":")
-                if key.strip() == "Model" and value.strip():
-                    return value.strip()
-    except OSError:
-        pass
-    return None
-
-
-# ----------------------------------------------------------------------------- fits and models
-
-
-@dataclass(frozen=True)
-class KernelFit:
-    """Fitted seconds-per-call model of one (kernel, device, dtype).
-
-    ``coefficients[i]`` is seconds per unit of ``terms[i]`` (non-negative); ``mape_heldout`` the
-    mean absolute percentage error (a fraction) on ``n_heldout`` samples of sizes the fit did
-    not see; ``n_samples`` the samples it was fitted on; ``params`` fitted settings of the terms
-    (``cache_bytes`` for the sparse kernels' miss terms).
-    """
-
-    kernel: str
-    device: str
-    dtype: str
-    terms: tuple[str, ...]
-    coefficients: tuple[float, ...]
-    mape_heldout: float
-    n_samples: int
-    n_heldout: int = 0
-    params: tuple[tuple[str, float], ...] = ()
-
-    def param(self, name: str, default: float) -> float:
-        """The fitted setting ``name`` (``default`` when the fit has none)."""
-        return dict(self.params).get(name, default)
-
-    def predict_s(self, **dims: Any) -> Any:
-        """Seconds per call for ``dims`` (float, or an array when a dim is an array)."""
-        values = kernel_terms(self.kernel, self.dtype, cache_bytes=self.param("cache_bytes", DEFAULT_CACHE_BYTES),
-                              inner_cache_bytes=self.param("inner_cache_bytes", DEFAULT_INNER_CACHE_BYTES), **dims)
-        total = sum(c * np.asarray(values[t], dtype=float) for t, c in zip(self.terms, self.coefficients,
-                                                                            strict=True))
-        result = np.asarray(total, dtype=float)
-        return float(result) if result.ndim == 0 else result
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """The fits measured on ``machine``; ``source`` says where it came from (a file, or a run)."""
-
-    machine: MachineInfo
-    fits: tuple[KernelFit, ...]
-    source: str
-    note: str = ""
-    _index: dict[tuple[str, str, str], KernelFit] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_index", {(f.kernel, f.device, f.dtype): f for f in self.fits})
-
-    def fit(self, kernel: str, device: str, dtype: str = "fp32") -> KernelFit:
-        """The fit of (kernel, device, dtype); ``KeyError`` naming them and what exists otherwise."""
-        try:
-            return self._index[(kernel, device, dtype)]
-        except KeyError:
-            known = ", ".join(f"({k}, {d}, {t})" for k, d, t in self._index) or "none"
-            raise KeyError(f"no calibration for ({kernel}, {device}, {dtype}) in {self.source}; "
-                           f"calibrated: {known}") from None
-
-    def predict_s(self, kernel: str, device: str, dtype: str = "fp32", **dims: Any) -> Any:
-        """Predicted seconds of one call (broadcasts over array dims).
-
-        dims: gemm ``m, n, k``; spmm ``rows, cols, nnz, width, row_cv``; spmv ``rows, cols, nnz,
-        row_cv``. Raises ``KeyError`` when (kernel, device, dtype) was not calibrated and
-        :class:`SpecError` for a missing, unknown or negative dim.
-        """
-        return self.fit(kernel, device, dtype).predict_s(**dims)
-
-    def devices(self, kernel: str | None = None) -> tuple[str, ...]:
-        """Devices with at least one fit (of ``kernel`` when given), in first-seen order."""
-        return tuple(dict.fromkeys(f.device for f in self.fits if kernel is None or f.kernel == kernel))
-
-    def has(self, kernel: str, device: str, dtype: str = "fp32") -> bool:
-        """Whether (kernel, device, dtype) was calibrated."""
-        return (kernel, device, dtype) in self._index
-
-
-def kernel_terms(kernel: str, dtype: str, *, cache_bytes: float = DEFAULT_CACHE_BYTES,
-                 inner_cache_bytes: float = DEFAULT_INNER_CACHE_BYTES, **dims: Any) -> dict[str, Any]:
-    """The regression features of one call (floats, or arrays broadcast from array dims).
-
-    - gemm (``C[m,n] = A[m,k] B[k,n]``): ``const`` 1, ``flops`` 2mnk, ``a_bytes`` mk x b,
-      ``b_bytes`` kn x b, ``c_bytes`` mn x b (b = bytes per element). The byte terms carry the
-      packing and edge costs that keep small and skinny GEMMs off peak.
-    - spmm (CSR ``A[rows, cols]`` with ``nnz`` entries times a dense ``B[cols, width]``):
-      ``const``, ``rows``, ``nnz``, ``out_bytes`` rows x width x b, ``flops`` 2 nnz x width,
-      ``gather_inner_miss_bytes`` nnz x width x b x miss(inner_cache_bytes),
-      ``gather_miss_rows`` nnz x miss, ``gather_miss_bytes`` nnz x width x b x miss,
-      ``flops_x_row_cv`` flops x row_cv, where miss(c) = max(0, 1 - c / (cols x width x b)) is
-      the share of uniformly random gathers of B's rows that miss a cache of c bytes, and miss
-      = miss(cache_bytes).
-    - spmv: ``const``, ``rows``, ``nnz``, ``gather_inner_miss_nnz`` nnz x miss(inner_cache_bytes),
-      ``gather_miss_nnz`` nnz x miss (as above with width 1), ``nnz_x_row_cv``.
-
-    Raises :class:`SpecError` for an unknown kernel or dtype and a missing, unknown, negative
-    or non-finite dim.
-    """
-    source = f"kernel_terms({kernel})"
-    if kernel not in KERNEL_DIMS:
-        raise SpecError(source, "kernel", kernel, f"unknown kernel; known: {', '.join(KERNELS)}")
-    if dtype not in DTYPE_BYTES:
-        raise SpecError(source, "dtype", dtype, f"unknown dtype; known: {', '.join(DTYPE_BYTES)}")
-    names = KERNEL_DIMS[kernel]
-    for name in dims:
-        if name not in names:
-            raise SpecError(source, name, dims[name], f"unknown dimension; {kernel} takes {', '.join(names)}")
-    values: dict[str, Any] = {}
-    for name in names:
-        if name not in dims:
-            if name == "row_cv":
-                values[name] = 0.0
-                continue
-            raise SpecError(source, name, None, f"missing dimension; {kernel} takes {', '.join(names)}")
-        try:
-            array = np.asarray(dims[name], dtype=float)
-        except (TypeError, ValueError):
-            raise SpecError(source, name, dims[name], "must be a number or an array of numbers") from None
-        if not np.all(np.isfinite(array)) or np.any(array < 0):
-            raise SpecError(source, name, dims[name], "must be finite and >= 0")
-        values[name] = array
-    b = float(DTYPE_BYTES[dtype])
-    if kernel == "gemm":
-        m, n, k = values["m"], values["n"], values["k"]
-        terms = {"const": np.ones(np.broadcast(m, n, k).shape), "flops": 2.0 * m * n * k,
-                 "a_bytes": m * k * b, "b_bytes": k * n * b, "c_bytes": m * n * b}
-    else:
-        rows, cols, nnz, cv = values["rows"], values["cols"], values["nnz"], values["row_cv"]
-        width = values["width"] if kernel == "spmm" else np.asarray(1.0)
-        footprint = np.maximum(cols * width * b, 1.0)
-        miss = np.clip(1.0 - float(cache_bytes) / footprint, 0.0, 1.0)
-        inner = np.clip(1.0 - float(inner_cache_bytes) / footprint, 0.0, 1.0)
-        const = np.ones(np.broadcast(rows, cols, nnz, width, cv).shape)
-        if kernel == "spmm":
-            flops = 2.0 * nnz * width
-            terms = {"const": const, "rows": rows, "nnz": nnz, "out_bytes": rows * width * b, "flops": flops,
-                     "gather_inner_miss_bytes": nnz * width * b * inner, "gather_miss_rows": nnz * miss,
-                     "gather_miss_bytes": nnz * width * b * miss, "flops_x_row_cv": flops * cv}
-        else:
-            terms = {"const": const, "rows": rows, "nnz": nnz, "gather_inner_miss_nnz": nnz * inner,
-                     "gather_miss_nnz": nnz * miss, "nnz_x_row_cv": nnz * cv}
-    return {name: (float(v) if np.ndim(v) == 0 else v) for name, v in terms.items()}
-
-
-def mape(predicted: Any, measured: Any) -> float:
-    """Mean absolute percentage error as a fraction: mean(|predicted - measured| / measured)."""
-    p = np.asarray(predicted, dtype=float)
-    m = np.asarray(measured, dtype=float)
-    if m.size == 0:
-        return math.nan
-    return float(np.mean(np.abs(p - m) / m))
-
-
-def _nnls_relative(features: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, float]:
-    """Non-negative coefficients minimizing the squared *relative* error; returns them and that error."""
-    from scipy.optimize import nnls  # type: ignore[import-untyped, unused-ignore]
-
-    scaled = features / seconds[:, None]
-    norms = np.abs(scaled).max(axis=0)
-    norms[norms == 0] = 1.0
-    solution, _ = nnls(scaled / norms, np.ones(len(seconds)), maxiter=50 * features.shape[1])
-    coefficients = solution / norms
-    residual = features @ coefficients / seconds - 1.0
-    return coefficients, float(residual @ residual)
-
-
-def _size_key(kernel: str, frame: pd.DataFrame) -> pd.Series:
-    """The 'size' of each sample: the shape for GEMM, the rows for the sparse kernels."""
-    if kernel == "gemm":
-        return frame["m"].astype(int).astype(str) + "x" + frame["n"].astype(int).astype(str) + "x" + \
-            frame["k"].astype(int).astype(str)
-    return frame["rows"].astype(int).astype(str)
-
-
-def fit_kernel(samples: pd.DataFrame, kernel: str, device: str, dtype: str) -> KernelFit:
-    """Fit the seconds of ``samples`` (dims columns + ``seconds``) for (kernel, device, dtype).
-
-    Rows whose ``kernel``/``device``/``dtype`` columns (when present) differ are ignored. A
-    boolean ``heldout`` column says which samples to hold out; without it, every other distinct
-    size (shape for GEMM, ``rows`` for sparse kernels, in sorted order) is held out. The
-    coefficients are fitted on the other samples only (non-negative least squares on the
-    relative error, :func:`scipy.optimize.nnls`), so ``mape_heldout`` is the error of exactly
-    the model returned. For the sparse kernels the two cache sizes of the miss terms (inner <
-    outer) are chosen from :data:`CACHE_CANDIDATES_BYTES` by the training error.
-
-    Raises :class:`SpecError` (source ``samples``) for a missing column, a non-positive or
-    non-finite time, or fewer than 2 training or 1 held-out sample.
-    """
-    source = "samples"
-    if kernel not in KERNEL_TERMS:
-        raise SpecError(source, "kernel", kernel, f"unknown kernel; known: {', '.join(KERNELS)}")
-    frame = samples
-    for column, wanted in (("kernel", kernel), ("device", device), ("dtype", dtype)):
-        if column in frame.columns:
-            frame = frame[frame[column] == wanted]
-    required = [d for d in KERNEL_DIMS[kernel] if d != "row_cv"] + ["seconds"]
-    for column in required:
-        if column not in frame.columns:
-            raise SpecError(source, column, None, f"missing column; {kernel} samples need {', '.join(required)}")
-    seconds = frame["seconds"].to_numpy(dtype=float)
-    if not np.all(np.isfinite(seconds)) or np.any(seconds <= 0):
-        raise SpecError(source, "seconds", float(seconds[~(np.isfinite(seconds) & (seconds > 0))][0]),
-                        "every time must be finite and > 0")
-    if "heldout" in frame.columns:
-        heldout = frame["heldout"].to_numpy(dtype=bool)
-    else:
-        keys = _size_key(kernel, frame)
-        order = {key: i for i, key in enumerate(sorted(set(keys), key=_natural_key))}
-        heldout = keys.map(lambda key: order[key] % 2 == 1).to_numpy(dtype=bool)
-    n_train, n_test = int((~heldout).sum()), int(heldout.sum())
-    if n_train < 2 or n_test < 1:
-        raise SpecError(source, "heldout", f"{n_train} training, {n_test} held out",
-                        f"{kernel} on {device} {dtype} needs at least 2 training and 1 held-out sample")
-    dims = {d: frame[d].to_numpy(dtype=float) for d in KERNEL_DIMS[kernel] if d in frame.columns}
-    terms = KERNEL_TERMS[kernel]
-    candidates: Sequence[tuple[float, float]] = [(DEFAULT_INNER_CACHE_BYTES, DEFAULT_CACHE_BYTES)]
-    if kernel != "gemm":
-        candidates = [(a, b) for b in CACHE_CANDIDATES_BYTES for a in CACHE_CANDIDATES_BYTES if a < b]
-    best: tuple[float, np.ndarray, tuple[float, float]] | None = None
-    for inner, outer in candidates:
-        values = kernel_terms(kernel, dtype, cache_bytes=outer, inner_cache_bytes=inner, **dims)
-        features = np.column_stack([np.broadcast_to(values[t], seconds.shape) for t in terms])
-        coefficients, error = _nnls_relative(features[~heldout], seconds[~heldout])
-        if best is None or error < best[0] * (1 - 1e-9):
-            best = (error, coefficients, (inner, outer))
-    assert best is not None
-    _, coefficients, (inner, outer) = best
-    params = (("cache_bytes", float(outer)), ("inner_cache_bytes", float(inner))) if kernel != "gemm" else ()
-    fitted = KernelFit(kernel, device, dtype, terms, tuple(float(c) for c in coefficients), math.nan,
-                       n_train, n_test, params)
-    test_dims = {d: v[heldout] for d, v in dims.items()}
-    error = mape(fitted.predict_s(**test_dims), seconds[heldout])
-    return KernelFit(kernel, device, dtype, terms, fitted.coefficients, error, n_train, n_test, params)
-
-
-def _natural_key(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"[0-9]+", text))
-
+#: Public names: this module's (measuring) and, as before the split, those of the model, fitting and files modules.
+__all__ = [
+    "CACHE_CANDIDATES_BYTES",
+    "CLOCKS",
+    "CPU_DTYPES",
+    "CUDA_DTYPES",
+    "Calibration",
+    "DEFAULT_CACHE_BYTES",
+    "DEFAULT_INNER_CACHE_BYTES",
+    "DTYPE_BYTES",
+    "FILE_FORMAT",
+    "FIT_PARAMS",
+    "GPU_DEVICES",
+    "GPU_KERNELS",
+    "KERNELS",
+    "KERNEL_DIMS",
+    "KERNEL_TERMS",
+    "KernelFit",
+    "LONG_CALL_S",
+    "MAX_SPMM_WORK",
+    "MAX_WINDOWS",
+    "MachineInfo",
+    "ROUNDS",
+    "SHORT_CALL_BUDGET_S",
+    "SparseCase",
+    "TENSORCORE_DTYPES",
+    "calibration_from_dict",
+    "calibration_plan",
+    "calibration_to_dict",
+    "check_clock",
+    "check_devices",
+    "check_dtypes",
+    "check_kernels",
+    "cuda_available",
+    "device_dtypes",
+    "device_threads",
+    "fit_kernel",
+    "gemm_shapes",
+    "kernel_terms",
+    "load_calibration",
+    "mape",
+    "profile_samples",
+    "random_csr",
+    "report_frame",
+    "row_cv",
+    "run_calibration",
+    "save_calibration",
+    "sparse_cases",
+    "spmm_widths",
+    "time_call",
+]
 
 # ----------------------------------------------------------------------------- what to measure
 
@@ -453,49 +215,6 @@ def _numpy_dtype(dtype: str) -> Any:
     return {"fp64": np.float64, "fp32": np.float32}[dtype]
 
 
-# ----------------------------------------------------------------------------- argument checks
-
-
-def check_kernels(kernels: Iterable[str], source: str = "command line", field: str = "--kernels") -> tuple[str, ...]:
-    """The kernels, checked; :class:`SpecError` for an unknown or missing one."""
-    return _known_names(kernels, KERNELS, "kernel", source, field)
-
-
-def _known_names(values: Iterable[str], known: Iterable[str], noun: str, source: str, field: str) -> tuple[str, ...]:
-    """``values`` stripped, deduplicated and each one of ``known``; :class:`SpecError` otherwise or when empty."""
-    known = tuple(known)
-    result = tuple(dict.fromkeys(v.strip() for v in values if v.strip()))
-    if not result:
-        raise SpecError(source, field, "", f"give at least one {noun} of {', '.join(known)}")
-    for value in result:
-        if value not in known:
-            raise SpecError(source, field, value, f"unknown {noun}; known: {', '.join(known)}")
-    return result
-
-
-def check_devices(devices: Iterable[str], source: str = "command line", field: str = "--devices") -> tuple[str, ...]:
-    """The devices, checked: ``cpu``, ``cpu:tN`` (1 <= N <= cores), ``cuda``, ``tensorcore``."""
-    cores = os.cpu_count() or 1
-    result = tuple(dict.fromkeys(d.strip() for d in devices if d.strip()))
-    if not result:
-        raise SpecError(source, field, "", "give at least one device: cpu, cpu:tN, cuda or tensorcore")
-    for device in result:
-        if device in GPU_DEVICES:
-            continue
-        match = _DEVICE_RE.match(device)
-        if match is None:
-            raise SpecError(source, field, device, "unknown device; known: cpu, cpu:tN (N threads), cuda, tensorcore")
-        if match.group(1) is not None and not 1 <= int(match.group(1)) <= cores:
-            raise SpecError(source, field, device, f"thread count must be in [1, {cores}] on this machine "
-                                                   f"({cores} logical cores)")
-    return result
-
-
-def check_dtypes(dtypes: Iterable[str], source: str = "command line", field: str = "--dtypes") -> tuple[str, ...]:
-    """The element types, checked against :data:`DTYPE_BYTES`."""
-    return _known_names(dtypes, DTYPE_BYTES, "dtype", source, field)
-
-
 def check_clock(clock: str, devices: Iterable[str], source: str = "command line", field: str = "--clock") -> str:
     """The clock, checked: one of :data:`CLOCKS`; ``thread`` only with single-thread CPU devices."""
     if clock not in CLOCKS:
@@ -507,21 +226,6 @@ def check_clock(clock: str, devices: Iterable[str], source: str = "command line"
                                                       f"{device} is not a one-thread CPU device (use cpu:t1)")
     return clock
 
-
-def device_threads(device: str) -> int:
-    """BLAS threads of a CPU device: N for ``cpu:tN``, every logical core for ``cpu``."""
-    match = _DEVICE_RE.match(device)
-    if match is None:
-        raise SpecError("device", "device", device, "not a CPU device (cpu or cpu:tN)")
-    return int(match.group(1)) if match.group(1) else (os.cpu_count() or 1)
-
-
-def device_dtypes(device: str, dtypes: Sequence[str] | None) -> tuple[str, ...]:
-    """The dtypes profiled on ``device``: those of ``dtypes`` it supports (its defaults when None)."""
-    supported = {"cuda": CUDA_DTYPES, "tensorcore": TENSORCORE_DTYPES}.get(device, CPU_DTYPES)
-    if dtypes is None:
-        return ("fp32",) if device not in GPU_DEVICES else supported
-    return tuple(t for t in dtypes if t in supported)
 
 
 def cuda_available() -> bool:
@@ -867,138 +571,3 @@ def report_frame(calibration: Calibration, samples: pd.DataFrame | None = None) 
                                                                                  strict=True) if c > 0)})
     return pd.DataFrame(records, columns=["kernel", "device", "dtype", "samples", "heldout", "mape_heldout",
                                           "spread", "coefficients"])
-
-
-# ----------------------------------------------------------------------------- files
-
-
-class _MachineModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kind: str = Field(min_length=1)
-    cpu_model: str
-    logical_cores: int = Field(ge=1)
-    gpu: str | None = None
-
-
-class _FitModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kernel: str
-    device: str
-    dtype: str
-    terms: list[str] = Field(min_length=1)
-    coefficients_s: list[float]
-    mape_heldout: float | None = None
-    n_samples: int = Field(ge=0)
-    n_heldout: int = Field(default=0, ge=0)
-    params: dict[str, float] = Field(default_factory=dict)
-
-
-class _FileModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    format: str
-    machine: _MachineModel
-    note: str = ""
-    fits: list[_FitModel]
-
-
-def _fit_from_model(model: _FitModel, i: int, source: str) -> KernelFit:
-    where = f"fits[{i}]"
-    if model.kernel not in KERNELS:
-        raise SpecError(source, f"{where}.kernel", model.kernel, f"unknown kernel; known: {', '.join(KERNELS)}")
-    check_dtypes([model.dtype], source, f"{where}.dtype")
-    if model.device not in GPU_DEVICES and _DEVICE_RE.match(model.device) is None:
-        raise SpecError(source, f"{where}.device", model.device, "unknown device; known: cpu, cpu:tN, cuda, tensorcore")
-    known = KERNEL_TERMS[model.kernel]
-    for j, term in enumerate(model.terms):
-        if term not in known:
-            raise SpecError(source, f"{where}.terms[{j}]", term, f"unknown {model.kernel} term; known: {', '.join(known)}")
-    if len(set(model.terms)) != len(model.terms):
-        raise SpecError(source, f"{where}.terms", model.terms, "a term is listed twice")
-    if len(model.coefficients_s) != len(model.terms):
-        raise SpecError(source, f"{where}.coefficients_s", model.coefficients_s,
-                        f"needs one coefficient per term ({len(model.terms)})")
-    for j, value in enumerate(model.coefficients_s):
-        if not math.isfinite(value) or value < 0:
-            raise SpecError(source, f"{where}.coefficients_s[{j}]", value, "must be finite and >= 0")
-    for name, value in model.params.items():
-        if name not in FIT_PARAMS:
-            raise SpecError(source, f"{where}.params.{name}", value, f"unknown parameter; known: {', '.join(FIT_PARAMS)}")
-        if not math.isfinite(value) or value <= 0:
-            raise SpecError(source, f"{where}.params.{name}", value, "must be finite and > 0")
-    error = math.nan if model.mape_heldout is None else model.mape_heldout
-    if not (math.isnan(error) or error >= 0):
-        raise SpecError(source, f"{where}.mape_heldout", model.mape_heldout, "must be >= 0")
-    return KernelFit(model.kernel, model.device, model.dtype, tuple(model.terms), tuple(model.coefficients_s),
-                     error, model.n_samples, model.n_heldout, tuple(sorted(model.params.items())))
-
-
-def calibration_from_dict(data: Any, source: str, *, check_machine: bool = True) -> Calibration:
-    """Build a :class:`Calibration` from a parsed YAML mapping; :class:`SpecError` naming ``source``."""
-    from dse.platform import spec_error_from_validation
-
-    if not isinstance(data, Mapping):
-        raise SpecError(source, "<root>", type(data).__name__, "a calibration file is a mapping (format, machine, fits)")
-    try:
-        model = _FileModel.model_validate(data)
-    except ValidationError as exc:
-        raise spec_error_from_validation(source, exc, data) from None
-    if model.format != FILE_FORMAT:
-        raise SpecError(source, "format", model.format, f"expected {FILE_FORMAT}")
-    machine = MachineInfo(model.machine.kind, model.machine.cpu_model, model.machine.logical_cores, model.machine.gpu)
-    fits = tuple(_fit_from_model(f, i, source) for i, f in enumerate(model.fits))
-    seen: set[tuple[str, str, str]] = set()
-    for i, f in enumerate(fits):
-        if (f.kernel, f.device, f.dtype) in seen:
-            raise SpecError(source, f"fits[{i}]", f"{f.kernel}/{f.device}/{f.dtype}", "a second fit of the same "
-                                                                                        "kernel, device and dtype")
-        seen.add((f.kernel, f.device, f.dtype))
-    if check_machine:
-        here = MachineInfo.current()
-        if machine.kind != here.kind:
-            raise SpecError(source, "machine.kind", machine.kind,
-                            f"calibrated on another machine kind; this machine is {here.kind!r} "
-                            f"(run dse calibrate here, or load with check_machine=False)")
-        gpu_fits = any(f.device in GPU_DEVICES for f in fits)
-        if gpu_fits and machine.gpu and here.gpu and machine.gpu != here.gpu:
-            raise SpecError(source, "machine.gpu", machine.gpu, f"GPU fits made on another GPU; this one is {here.gpu!r}")
-    return Calibration(machine, fits, source, model.note)
-
-
-def load_calibration(path: str | Path, *, check_machine: bool = True) -> Calibration:
-    """Read a calibration YAML file.
-
-    Raises :class:`SpecError` naming the file, the field and the value for a missing or
-    malformed file, and (field ``machine.kind``) for one made on another machine kind when
-    ``check_machine``.
-    """
-    from dse.yamlio import read_yaml
-
-    return calibration_from_dict(read_yaml(path), str(path), check_machine=check_machine)
-
-
-def calibration_to_dict(cal: Calibration) -> dict[str, Any]:
-    """The YAML mapping of ``cal`` (what :func:`save_calibration` writes)."""
-    return {
-        "format": FILE_FORMAT,
-        "machine": {"kind": cal.machine.kind, "cpu_model": cal.machine.cpu_model,
-                    "logical_cores": cal.machine.logical_cores, "gpu": cal.machine.gpu},
-        "note": cal.note,
-        "fits": [{"kernel": f.kernel, "device": f.device, "dtype": f.dtype, "terms": list(f.terms),
-                  "coefficients_s": [float(c) for c in f.coefficients],
-                  "mape_heldout": None if math.isnan(f.mape_heldout) else float(f.mape_heldout), "n_samples": f.n_samples, "n_heldout": f.n_heldout,
-                  "params": dict(f.params)}
-                 for f in cal.fits],
-    }
-
-
-def save_calibration(cal: Calibration, path: str | Path) -> None:
-    """Write ``cal`` as YAML to ``path`` (replaced atomically); :class:`SpecError` if it cannot be written."""
-    import yaml
-
-    path = Path(path)
-    text = "# Kernel calibration written by `dse calibrate`; see docs/calibration.md.\n" + \
-        yaml.safe_dump(calibration_to_dict(cal), sort_keys=False, width=120, default_flow_style=None)
-    try:
-        replace_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(str(path), "<file>", str(path), f"cannot write: {exc.strerror or exc}") from None

@@ -1,27 +1,22 @@
 """The bundled catalog: platforms and workloads under ``models/``, problem specs under ``problems/``.
 
 The catalog is found in ``$DSE_HOME`` if set, else in the checkout that
-holds this package (``<repo>/models``, ``<repo>/problems``).
+holds this package (``<repo>/models``, ``<repo>/problems``): :mod:`dse.home`.
 """
 
 from __future__ import annotations
 
-import os
+import inspect
+from collections import Counter
 from pathlib import Path
 
-
-def home() -> Path:
-    """Root folder holding ``models/`` and ``problems/``."""
-    env = os.environ.get("DSE_HOME")
-    return Path(env) if env else Path(__file__).resolve().parents[1]
-
-
-def models_dir() -> Path:
-    return home() / "models"
-
-
-def problems_dir() -> Path:
-    return home() / "problems"
+from dse.builders import BUILDERS
+from dse.errors import SpecError
+from dse.home import home as home
+from dse.home import models_dir as models_dir
+from dse.home import problems_dir as problems_dir
+from dse.platform import load_platform
+from dse.workload import load_workload
 
 
 def _names(folder: Path) -> list[str]:
@@ -53,8 +48,6 @@ def problems() -> list[str]:
 
 
 def builders() -> list[str]:
-    from dse.builders import BUILDERS
-
     return sorted(BUILDERS)
 
 
@@ -158,8 +151,6 @@ def details(name: str) -> str:
 
     Raises :class:`~dse.errors.SpecError` (field ``--details``) for a name in no catalog list.
     """
-    from dse.errors import SpecError
-
     if name in platforms():
         return _platform_details(models_dir() / "platforms" / f"{name}.yaml")
     if name in builders():
@@ -188,8 +179,6 @@ def other_kinds() -> dict[str, list[str]]:
 
 
 def _platform_details(path: Path) -> str:
-    from dse.platform import load_platform
-
     platform = load_platform(path)
     lines = [f"platform {platform.name}: {platform.description}".rstrip(": "), "", "devices:"]
     for d in platform.devices:
@@ -213,10 +202,6 @@ def _platform_details(path: Path) -> str:
 
 def builder_details(name: str) -> str:
     """A builder's summary and one line per parameter: name, type, default, meaning and unit."""
-    import inspect
-
-    from dse.builders import BUILDERS
-
     fn = BUILDERS[name]
     doc = inspect.getdoc(fn) or ""
     lines = [f"builder {name}: {doc.split(chr(10) + chr(10))[0].replace(chr(10), ' ')}", "", "parameters:"]
@@ -231,10 +216,6 @@ def builder_details(name: str) -> str:
 
 
 def _workload_details(path: Path) -> str:
-    from collections import Counter
-
-    from dse.workload import load_workload
-
     w = load_workload(path)
     classes = Counter(op.op_class for op in w.ops)
     header = [line.lstrip("# ").rstrip() for line in path.read_text().splitlines() if line.startswith("#")]

@@ -3,9 +3,9 @@
 A platform device may list operating points (``dvfs:`` in its platform file,
 :class:`~dse.platform.OperatingPoint`): a frequency with factors on the
 compute-bound time and on the dynamic power. The roofline cost model turns
-them into :class:`LevelTables`, attached to the :class:`~dse.cost.CostTables`
-it returns (:func:`levels_of` reads them back), so that every consumer of the
-tables sees the same integers; the ``pipeline`` family then adds one frequency
+them into :class:`LevelTables`, the ``levels`` field of the
+:class:`~dse.cost.CostTables` it returns (:func:`levels_of` reads them), so that
+every consumer of the tables sees the same integers; the ``pipeline`` family then adds one frequency
 gene per device with two or more levels.
 
 Example::
@@ -17,70 +17,25 @@ Example::
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
-
 import numpy as np
 
-from dse.cost import CostTables
+from dse.cost_tables import CostTables, LevelTables
 
-
-@dataclass(frozen=True, eq=False)
-class LevelTables:
-    """Integer costs per operating point.
-
-    ``time, energy``: int64 ``(n_levels, n_ops, n_dev)`` (time in the tables' unit, energy in pJ);
-    ``count``: levels per device ``(n_dev,)`` (1 for a device without DVFS: level 0 is then its
-    nominal cost); entries past a device's count repeat its last level. ``freq_mhz[d]``: the
-    frequencies of device ``d``'s levels (empty without DVFS).
-    """
-
-    time: np.ndarray
-    energy: np.ndarray
-    count: np.ndarray
-    freq_mhz: tuple[tuple[float, ...], ...]
-
-    def __post_init__(self) -> None:
-        for name in ("time", "energy", "count"):
-            array = getattr(self, name)
-            if array.dtype != np.int64:
-                raise TypeError(f"LevelTables.{name} must be int64, got {array.dtype}")
-            array.setflags(write=False)
-
-    @property
-    def n_levels(self) -> int:
-        return int(self.time.shape[0])
-
-    @property
-    def devices(self) -> np.ndarray:
-        """Indices of the devices with a frequency gene (two or more levels)."""
-        return np.flatnonzero(self.count >= 2)
-
-    def label(self, device: int, level: int) -> str:
-        """``"1410 MHz"`` for a DVFS device, ``"nominal"`` otherwise."""
-        freqs = self.freq_mhz[device]
-        return f"{freqs[level]:g} MHz" if freqs else "nominal"
-
-
-_LEVELS: weakref.WeakKeyDictionary[CostTables, LevelTables] = weakref.WeakKeyDictionary()
+__all__ = ["LevelTables", "attach_levels", "levels_of", "scaled_levels"]
 
 
 def attach_levels(tables: CostTables, levels: LevelTables) -> CostTables:
-    """Record ``levels`` as the operating-point costs of ``tables``; returns ``tables``.
+    """``tables`` with ``levels`` as their operating-point costs (a copy: the tables are frozen; the
+    levels are its ``levels`` field).
 
     Raises ``ValueError`` when the shapes do not match the tables.
     """
-    if levels.time.shape[1:] != (tables.n_ops, tables.n_dev) or levels.energy.shape != levels.time.shape \
-            or levels.count.shape != (tables.n_dev,):
-        raise ValueError(f"level tables of shape {levels.time.shape} do not fit {tables.n_ops} ops x "
-                         f"{tables.n_dev} devices")
-    _LEVELS[tables] = levels
-    return tables
+    return tables.replaced(levels=levels)
 
 
 def levels_of(tables: CostTables) -> LevelTables | None:
     """The operating-point costs attached to ``tables``, or ``None`` when no device has two levels."""
-    levels = _LEVELS.get(tables)
+    levels = tables.levels
     return levels if levels is not None and len(levels.devices) else None
 
 

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from dse.errors import SpecError
+from dse.home import models_dir
+from dse.yamlio import read_yaml
 
 #: ``source`` of the errors about inputs given in a spec.
 SOURCE = "inputs"
@@ -123,11 +125,8 @@ def _check_dataset(name: str, entry: Any, source: str) -> DatasetStats:
 
 @cache
 def _catalog() -> dict[str, DatasetStats]:
-    from dse import catalog
-    from dse.yamlio import read_yaml
-
     out: dict[str, DatasetStats] = {}
-    for path in sorted((catalog.models_dir() / "datasets").glob("*.yaml")):
+    for path in sorted((models_dir() / "datasets").glob("*.yaml")):
         data = read_yaml(path)
         entries = data.get("datasets") if isinstance(data, Mapping) else None
         if not isinstance(entries, Mapping):

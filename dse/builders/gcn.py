@@ -44,6 +44,7 @@ import numpy as np
 
 from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive, require_size
 from dse.errors import SpecError
+from dse.inputs import dataset as lookup
 from dse.workload import Op, Workload
 
 #: Planetoid statistics (PyTorch Geometric dataset table) and estimated degree CV (see module doc).
@@ -109,7 +110,6 @@ def gcn(
     """
     known = DATASETS.get(dataset)
     if dataset != "custom" and known is None:
-        from dse.inputs import dataset as lookup
 
         real = lookup(dataset, SOURCE, "dataset")  # any catalog dataset (models/datasets); SpecError if unknown
         known = dict(nodes=real.rows, edges=real.nnz, features=real.features, classes=real.classes,

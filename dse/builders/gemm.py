@@ -6,14 +6,15 @@ precision, the :class:`~dse.errors.SpecError` source and the dense GEMM op.
 
 from __future__ import annotations
 
+from dse.dtypes import BYTES
 from dse.errors import SpecError
 from dse.workload import MAX_EDGES, MAX_OPS, Op, Workload
+
+__all__ = ["BYTES", "SOURCE", "bytes_per_element", "gemm", "gemm_op", "require_positive", "require_size"]
 
 #: ``source`` of every :class:`SpecError` a builder raises.
 SOURCE = "workload.builder"
 
-#: Bytes per element of each precision a builder accepts.
-BYTES: dict[str, int] = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "int8": 1}
 
 
 def bytes_per_element(precision: str) -> int:

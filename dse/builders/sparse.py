@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dse.builders.gcn import INDEX_BYTES, spmm_op
 from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive, require_size
 from dse.errors import SpecError
+from dse.inputs import dataset as lookup
 from dse.workload import Op, Workload
 
 
@@ -47,7 +48,6 @@ def _input(dataset: str, rows: int | None, nnz: int | None, row_cv: float | None
             raise SpecError(SOURCE, missing[0], None, "required with dataset: custom")
         stats: dict[str, float | int | None] = dict(rows=rows, nnz=nnz, row_cv=0.0, width=width or 1, classes=1)
     else:
-        from dse.inputs import dataset as lookup
 
         d = lookup(dataset, SOURCE, "dataset")
         stats = dict(rows=d.rows, nnz=d.nnz, row_cv=d.row_cv, width=d.features, classes=d.classes)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dse.cost import CostTables
-from dse.dvfs import LevelTables, levels_of
+from dse.dvfs import LevelTables, attach_levels, levels_of, scaled_levels
 from dse.errors import SpecError
 from dse.mapping.base import (
     DecodedMapping,
@@ -447,7 +447,6 @@ def example_problem(seed: int) -> PipelineProblem:
 
     Every third seed (``seed % 3 == 2``) adds DVFS: 2-3 operating points on some devices (frequency genes).
     """
-    from dse.dvfs import attach_levels, scaled_levels
     from dse.synthetic import random_tables
 
     rng = np.random.default_rng(10_000 + seed)
@@ -462,7 +461,7 @@ def example_problem(seed: int) -> PipelineProblem:
             time_scale[d, :k] = np.sort(lv.uniform(1.0, 2.5, k))
             time_scale[d, 0] = 1.0
             power_scale[d, :k] = 1.0 / time_scale[d, :k] ** lv.uniform(1.5, 2.5)
-        attach_levels(tables, scaled_levels(tables, time_scale, power_scale))
+        tables = attach_levels(tables, scaled_levels(tables, time_scale, power_scale))
     deadline = int(rng.integers(20, 300)) if rng.random() < 0.5 else None
     power = int(rng.integers(1, 30)) if rng.random() < 0.4 else None
     objectives = ("throughput", "energy") if rng.random() < 0.75 else ("latency", "energy")

@@ -34,15 +34,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse import catalog
-from dse.builders.gemm import BYTES
+from dse.calibration_files import load_calibration
 from dse.cost import BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, LAUNCH_OVERHEAD_S, CostTables
+from dse.dtypes import DTYPE_BYTES
+from dse.dtypes import DTYPE_TOLERANCE as DTYPE_TOLERANCE  # re-exported: its former home
 from dse.errors import SpecError
 from dse.platform import Platform, platform_from_dict, spec_error_from_validation
 
-#: Bytes per element of each dtype the family knows.
-DTYPE_BYTES = {k: v for k, v in BYTES.items() if k != "int8"}  # the GEMM dtypes the devices run
-#: Relative error (max |C - ref| / max |ref|) accepted when checking a co-executed result.
-DTYPE_TOLERANCE = {"fp64": 1e-9, "fp32": 1e-4, "tf32": 5e-3, "fp16": 1e-2, "bf16": 5e-2}
 #: Device kinds that can take a share of the rows.
 SPLIT_KINDS = ("cpu", "gpu", "tensorcore")
 #: Calibration device name of each platform device kind (a CPU worker group of N threads is ``cpu:tN``).
@@ -608,8 +606,6 @@ class CalibratedSplitModel:
     check_machine: bool = True
 
     def tables(self, workload: GemmWorkload, platform: Platform | SplitPlatform) -> SplitCostTables:
-        from dse.calibrate import load_calibration
-
         if not self.file:
             raise SpecError("<problem>", "cost_model.file", self.file, "give the calibration file")
         path = find_calibration(self.file)
