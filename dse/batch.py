@@ -36,8 +36,10 @@ from typing import TYPE_CHECKING, Any
 from dse.errors import DseError, InfeasibleError, SpecError
 from dse.interrupt import children_ignore_sigint
 from dse.progress import Progress
+from dse.runner import check_some_feasible, run_spec_solvers
 from dse.store import RETRYABLE, JobResult, Store, jobs_frame, points_frame
 from dse.sweep import Job, SpecInput, expand_jobs
+from dse.version import __version__
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,8 +74,6 @@ class BatchReport:
 
 
 def _engine_version() -> str:
-    from dse import __version__
-
     return __version__
 
 
@@ -81,7 +81,6 @@ def run_job(spec: Mapping[str, Any], source: str = "<spec>", base: str = ".") ->
     """Solve one resolved spec mapping as ``dse solve`` would (its solver settings, ``all`` included);
     returns a :class:`~dse.store.JobResult` as a dict. Never raises for a bad spec, an infeasible
     problem or a solver error: the status and message say what happened. Runs on the workers."""
-    from dse.cli import check_some_feasible, run_spec_solvers
     from dse.interrupt import StopToken
     from dse.spec import build_problem, spec_from_dict
 

@@ -8,29 +8,27 @@ interrupted by SIGINT and 143 by SIGTERM (after writing what was found).
 from __future__ import annotations
 
 import argparse
-import inspect
-import signal
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from dse import catalog
 from dse.catalog import spec_path, time_unit_note
-from dse.errors import DseError, GenomeError, InfeasibleError, SpecError
-from dse.files import replace_atomically
+from dse.errors import DseError, GenomeError, SpecError
+from dse.files import check_out_folder, replace_atomically
 from dse.interrupt import Interrupted, interruptible
 from dse.jit import time_limit_ends
 from dse.limits import check_seed, check_time_limit
 from dse.pareto import ParetoSet
+from dse.runner import check_some_feasible, run_spec_solvers
 from dse.solvers.registry import solvers
 from dse.trace import chrome_trace, mapping_timeline, write_trace
+from dse.version import __version__
 
 
 def _parser() -> argparse.ArgumentParser:
-    from dse import __version__
-
     parser = argparse.ArgumentParser(prog="dse", description="Design-space exploration of workload mappings.")
     parser.add_argument("--version", action="version", version=f"dse {__version__}",
                         help="print the installed version and exit")
@@ -105,8 +103,6 @@ def _with_unit_note(message: str) -> str:
 
 
 def _catalog(details: str | None = None) -> int:
-    from dse import catalog
-
     if details is not None:
         print(catalog.details(details))
         return 0
@@ -175,19 +171,6 @@ def _write_trace(out: Path, problem, fronts: list[ParetoSet], row: int | None) -
     return which
 
 
-def check_out_folder(out: Path, flag: str = "--out") -> None:
-    """Create folder ``out`` and check it is writable; SpecError (exit 2) naming ``flag`` otherwise."""
-    where = "command line"
-    if out.exists() and not out.is_dir():
-        raise SpecError(where, flag, str(out), "is a file; give a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
-            pass
-    except OSError as exc:
-        raise SpecError(where, flag, str(out), f"cannot write there: {exc.strerror or exc}") from None
-
-
 def _solve(args: argparse.Namespace) -> int:
     # outside each solver's own time limit (reports, plots, Gantt charts) no kernel compiles inline either:
     # on a cold cache they run uncompiled while the one-time compilation runs in the background (dse.jit)
@@ -230,55 +213,6 @@ def _solve_spec(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
-                     quiet: bool = False, on_front=None, resume: list[np.ndarray] | None = None,
-                     source: str = "<spec>") -> tuple[list[ParetoSet], list[str]]:
-    """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
-    with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
-    skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
-    every solver; ``resume`` genomes (a previous front) go to every solver that takes a ``resume`` option.
-    Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
-    ``source``) when every solver skipped the problem and no stop was requested."""
-    from dse.progress import Progress
-    from dse.solvers import solve
-    from dse.solvers.registry import lookup
-
-    entries = lookup("all") if name == "all" else lookup(name, problem)
-    show = False if quiet else None
-    fronts: list[ParetoSet] = []
-    skipped: list[str] = []
-    for entry, _fixed in entries:
-        if token.stopped:
-            break
-        reason = entry.supports(problem)
-        if reason is not None:
-            print(f"note: {entry.name} skipped: {reason}", file=sys.stderr)
-            skipped.append(f"{entry.name}: {reason}")
-            continue
-        label = name if name.startswith("heuristic:") else entry.name
-        configured = settings.options.get(entry.name)
-        options = dict(configured) if isinstance(configured, dict) else {}
-        if resume and "resume" in inspect.signature(entry.run).parameters:
-            options["resume"] = resume
-        if not quiet:
-            print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
-                  file=sys.stderr, flush=True)
-        try:
-            front = solve(problem, label, time_limit=time_limit, seed=seed,
-                          progress=Progress(entry.name, enabled=show), **options)
-        except KeyboardInterrupt:  # a stop that reached us as an exception: keep what the others found
-            token.request(signal.SIGINT)
-            break
-        fronts.append(front)
-        if on_front is not None:
-            on_front(fronts)
-        if front.status == "interrupted":
-            token.request()
-    if not fronts and skipped and not token.stopped:
-        raise SpecError(source, "solver.name", name, "no solver can take this problem: " + "; ".join(skipped))
-    return fronts, skipped
-
-
 def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
     """The genomes of every point in ``folder/front.json`` (a previous ``dse solve --out``), checked against
     ``problem``'s genome; SpecError (exit 2) naming ``--resume`` when the file is missing or does not fit."""
@@ -301,15 +235,6 @@ def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
             raise SpecError(str(path), "fronts.points.genome", " ".join(map(str, g[:8].tolist())),
                             f"does not fit this problem ({exc}): was it written for another spec?") from None
     return genomes
-
-
-def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
-    """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point."""
-    from dse.solvers.registry import collect_seeds
-
-    if not any(p.feasible for f in fronts for p in f.points):
-        proven = any(f.status == "infeasible" for f in fronts)
-        raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
 
 
 #: Front rows printed per solver; larger fronts are sampled evenly.

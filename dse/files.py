@@ -1,4 +1,4 @@
-"""Writing result files so that a kill mid-write never leaves half of one."""
+"""Writing result files so that a kill mid-write never leaves half of one; checking an output folder."""
 
 from __future__ import annotations
 
@@ -71,3 +71,16 @@ def clear_partial(folder: str | Path) -> None:
     path = Path(folder) / PARTIAL_MARKER
     if path.is_file():
         path.unlink()
+
+
+def check_out_folder(out: Path, flag: str = "--out") -> None:
+    """Create folder ``out`` and check it is writable; SpecError (exit 2) naming ``flag`` otherwise."""
+    where = "command line"
+    if out.exists() and not out.is_dir():
+        raise SpecError(where, flag, str(out), "is a file; give a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise SpecError(where, flag, str(out), f"cannot write there: {exc.strerror or exc}") from None

@@ -29,6 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dse.catalog import time_unit_note
+from dse.figures import close, new_figure, save
+from dse.solvers.registry import solvers
+
+__all__ = ["INSET_AREA", "LOG_RATIO", "MAX_NAMED_BASELINES", "close", "column_label", "new_figure", "plot_fronts",
+           "plot_fronts_interactive", "plot_gantt", "plot_schedule", "plot_store_fronts", "plot_stream_timeline",
+           "save", "stream_phases", "transfers"]
+
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
     from dse.pareto import ParetoPoint, ParetoSet
@@ -55,31 +63,6 @@ INSET_AREA = 0.04
 LOG_RATIO = 20.0
 
 
-def new_figure(nrows: int = 1, ncols: int = 1, **kwargs: Any) -> tuple[Any, Any]:
-    """``(figure, axes)`` as ``plt.subplots`` returns them. Through pyplot (figures a notebook shows)
-    when pyplot or IPython is already loaded; otherwise a bare :class:`matplotlib.figure.Figure`, which
-    saves to a file without importing pyplot and its GUI back ends (half a second of a short CLI run)."""
-    import sys
-
-    if "matplotlib.pyplot" in sys.modules or "IPython" in sys.modules:
-        import matplotlib.pyplot as plt
-
-        return plt.subplots(nrows, ncols, **kwargs)
-    from matplotlib.figure import Figure
-
-    subplot_keys = ("sharex", "sharey", "squeeze", "subplot_kw", "gridspec_kw", "width_ratios", "height_ratios")
-    figure = Figure(**{k: v for k, v in kwargs.items() if k not in subplot_keys})
-    return figure, figure.subplots(nrows, ncols, **{k: v for k, v in kwargs.items() if k in subplot_keys})
-
-
-def close(figure: Any) -> None:
-    """Release a figure made by :func:`new_figure` (pyplot keeps its own until closed)."""
-    import sys
-
-    if "matplotlib.pyplot" in sys.modules:
-        sys.modules["matplotlib.pyplot"].close(figure)
-
-
 def _axis(ax: Any, constrained: bool = False) -> Any:
     """``ax``, or the axis of a new figure (with constrained layout: a legend outside the axis stays
     inside the figure when it is saved)."""
@@ -90,8 +73,6 @@ def _axis(ax: Any, constrained: bool = False) -> Any:
 
 def _is_exact(front: ParetoSet) -> bool:
     """True for a front from an exact solver (registry flag; ``cpsat``, ``exhaustive``)."""
-    from dse.solvers.registry import solvers
-
     entry = solvers().get(front.solver)
     return bool(entry.exact) if entry is not None else False
 
@@ -147,8 +128,6 @@ def column_label(column: str, sense: str | None = None) -> str:
 
 def _unit_notes(objectives: Sequence[Any]) -> str:
     """The explanation of every workload-defined unit among ``objectives``, once each."""
-    from dse.catalog import time_unit_note
-
     units = dict.fromkeys(o.unit for o in objectives if time_unit_note(o.unit))
     return "; ".join(f"{u}: the workload's own time unit" for u in units)
 
@@ -539,8 +518,6 @@ def plot_schedule(problem: MappingProblem, genome: Sequence[int] | np.ndarray, a
     transfers, and the period as a dashed line. Returns the axis; an empty
     axis when the family's decoded mapping has no schedule.
     """
-    from dse.catalog import time_unit_note
-
     x = np.asarray(genome, dtype=np.int64)
     mapping = problem.decode(x)
     t = problem.tables
@@ -754,12 +731,3 @@ def plot_stream_timeline(trace: Any) -> Any:
         ax.grid(True, alpha=0.3)
     return ax_t
 
-
-def save(ax: Any, path: str) -> None:
-    """Save the figure holding ``ax`` and close it (tight layout unless the figure has a layout engine or
-    placed its own legend)."""
-    fig = ax.figure
-    if not fig.legends and fig.get_layout_engine() is None:
-        fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    close(fig)

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 
 from dse.mapping.dag import DagProblem
-from dse.solvers.memetic import (
+from dse.solvers.local_search import (
     CriticalPath,
     _feasible,
     _segment_moves,

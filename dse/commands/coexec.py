@@ -58,7 +58,7 @@ def _split(text: str) -> str | list[int]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dse.cli import check_out_folder
+    from dse.files import check_out_folder
     from dse.limits import check_seed
     from dse.mapping.split_model import DTYPE_BYTES, GemmWorkload, calibration_predictor
     from dse.progress import Progress

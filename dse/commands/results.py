@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {out}: {len(points)} Pareto points of {len(ids)} jobs")
         return 0
     if args.plot and out is not None:
-        from dse.plot import save
+        from dse.figures import save
         from dse.store import objective_columns
 
         points = points_frame(args.store, ids)

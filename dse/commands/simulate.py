@@ -36,7 +36,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from dse.cli import check_out_folder
+    from dse.files import check_out_folder
     from dse.limits import check_seed
     from dse.mapping.registry import family
     from dse.spec import load_spec

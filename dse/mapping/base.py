@@ -27,6 +27,7 @@ from dse.cost import CostTables
 from dse.errors import GenomeError
 from dse.mapping.constraints import Constraint
 from dse.mapping.population import FlatTables, Population
+from dse.mapping.registry import family_of
 
 
 @dataclass(frozen=True)
@@ -257,8 +258,6 @@ class MappingProblem(ABC):
 
     def user_metrics(self, metrics: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The family's declared metrics (registry) in user units, keyed by column (``latency_ms``...)."""
-        from dse.mapping.registry import family_of
-
         out = {}
         for metric in family_of(self).metrics:
             values = metrics.get(metric.key)

@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from dse import catalog
-from dse.accelerator_cost import AcceleratorCostModel, MultiModelTables
+from dse.accelerator_cost import PODS, AcceleratorCostModel, MultiModelTables
 from dse.accelerators import (
     Accelerator,
     Layer,
@@ -36,13 +36,17 @@ from dse.accelerators import (
 )
 from dse.cost import CostTables
 from dse.errors import SpecError
+from dse.figures import close, new_figure
 from dse.files import clear_partial, mark_partial, replace_atomically
+from dse.importers.maestro import read_maestro_hardware, read_maestro_network
 from dse.interrupt import Interrupted, active_token
 from dse.mapping.base import DecodedMapping, MappingProblem, Objective
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
-from dse.runtime.realtime import SimResult, SimSetup, setup, simulate
-from dse.runtime.schedulers import FCFS, SCHEDULERS, Mapped, static_partition
+from dse.progress import Progress
+from dse.runtime import xr_metrics
+from dse.runtime.realtime import TRACE_COLUMNS, SimResult, SimSetup, setup, simulate
+from dse.runtime.schedulers import FCFS, SCHEDULERS, Mapped, make_scheduler, static_partition
 
 MULTIMODEL_OBJECTIVES = ("uxcost", "energy")
 #: Internal UXCost unit: millionths.
@@ -250,7 +254,6 @@ def _build(inputs: ProblemInputs) -> MultiModelProblem:
 
 
 def _resolve(ref: Any, source: str, base: Path, kind: str) -> Any:
-    from dse.importers.maestro import read_maestro_hardware, read_maestro_network
 
     field_name = "platform" if kind == "systems" else "workload"
     from_dict = system_from_dict if kind == "systems" else scenario_from_dict
@@ -308,9 +311,6 @@ def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any
     """
     import pandas as pd
 
-    from dse.progress import Progress
-    from dse.runtime import xr_metrics
-    from dse.runtime.schedulers import make_scheduler
 
     settings = spec.scenario if isinstance(spec.scenario, ScenarioSettings) else ScenarioSettings()
     for i, name in enumerate(settings.schedulers):
@@ -377,7 +377,6 @@ def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any
 
 
 def _trace_columns() -> tuple[str, ...]:
-    from dse.runtime.realtime import TRACE_COLUMNS
 
     return TRACE_COLUMNS
 
@@ -388,7 +387,6 @@ def plot_timeline(trace: Any, accelerators: Sequence[str], models: Sequence[str]
     from matplotlib import colormaps
     from matplotlib.patches import Rectangle
 
-    from dse.plot import close, new_figure
 
     schedulers = list(dict.fromkeys(trace["scheduler"]))
     fig, axes = new_figure(len(schedulers), 1, figsize=(11, 1.0 + 0.55 * (len(accelerators) + 1) * len(schedulers)),
@@ -423,7 +421,6 @@ def plot_timeline(trace: Any, accelerators: Sequence[str], models: Sequence[str]
 def _lane(label: str, row: int) -> tuple[float, float]:
     """Vertical extent of a trace's accelerator label in row ``row``: ``ACC`` the whole row, ``ACC[i,j]``
     the band of its sub-arrays (of :data:`~dse.accelerator_cost.PODS`)."""
-    from dse.accelerator_cost import PODS
 
     if "[" not in label:
         return row - 0.4, 0.8

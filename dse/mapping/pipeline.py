@@ -472,9 +472,6 @@ def _ms(tables: CostTables) -> float:
     return tables.seconds_per_time_unit * 1e3
 
 
-# the run-time scenario (``dse simulate``): DyPe's data-aware input streams (dse/runtime/stream.py)
-from dse.runtime.stream import ScenarioSpec, simulate  # noqa: E402
-
 FAMILY = register_family(Family(
     name="pipeline",
     problem_class=PipelineProblem,
@@ -490,7 +487,5 @@ FAMILY = register_family(Family(
     ),
     exact=True,
     gantt=True,
-    scenario=ScenarioSpec,
-    simulate=simulate,
     description="DyPe: device per op, items streaming through a pipeline (throughput vs energy)",
 ))

@@ -224,9 +224,8 @@ def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str
                 f"cannot be spread over the devices' capacities ({t.mem_capacity.sum() / 2**30:.3g} GiB in all)")
     base = [c for c in by_name if c in ("memory", "allowed")]
     if "deadline" in by_name:
-        from dse.mapping.pipeline import PipelineProblem
-
-        probe = PipelineProblem(problem.tables, ("latency", "energy"), memory=problem.memory, name=problem.name)
+        # the same family's problem on latency alone (type(problem): no import back up to the family)
+        probe = type(problem)(problem.tables, ("latency", "energy"), memory=problem.memory, name=problem.name)
         form = probe.cpsat(include=base)
         form.model.minimize(form.named_vars["latency"])
         status, solver = solve(form)

@@ -17,7 +17,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 
 #: Modules that register the built-in families (a new family adds its module here).
 BUILTIN_FAMILY_MODULES = ("dse.mapping.pipeline", "dse.mapping.dag", "dse.mapping.split", "dse.mapping.multimodel")
+#: Modules that give built-in families their run-time scenario (:func:`register_scenario`): simulators
+#: that use a family's solutions live above the families, so they add themselves to its entry.
+BUILTIN_SCENARIO_MODULES = ("dse.runtime.stream",)
 
 
 class NoOptions(BaseModel):
@@ -137,16 +140,35 @@ class Family:
 
 
 _FAMILIES: dict[str, Family] = {}
+_SCENARIOS: dict[str, tuple[type[BaseModel], Callable[..., Any]]] = {}
 
 
 def register_family(entry: Family) -> Family:
-    """Add ``entry`` to the registry (re-registering a name replaces it); returns it."""
+    """Add ``entry`` to the registry (re-registering a name replaces it); returns it, with the run-time
+    scenario registered for its name (:func:`register_scenario`) when it declares none itself."""
+    hook = _SCENARIOS.get(entry.name)
+    if hook is not None and entry.scenario is None and entry.simulate is None:
+        entry = replace(entry, scenario=hook[0], simulate=hook[1])
     _FAMILIES[entry.name] = entry
     return entry
 
 
+def register_scenario(name: str, scenario: type[BaseModel], simulate: Callable[..., Any]) -> None:
+    """Give family ``name`` its run-time scenario: ``scenario``, the pydantic model of a spec's
+    ``scenario`` mapping, and ``simulate``, what ``dse simulate`` runs (see :class:`Family`).
+
+    For simulators that sit above the families because they use a family's solutions (DyPe's
+    input streams select among a pipeline's Pareto configurations); either registration may
+    come first.
+    """
+    _SCENARIOS[name] = (scenario, simulate)
+    entry = _FAMILIES.get(name)
+    if entry is not None:
+        _FAMILIES[name] = replace(entry, scenario=scenario, simulate=simulate)
+
+
 def _load() -> None:
-    load_plugins_once("dse.families", BUILTIN_FAMILY_MODULES)
+    load_plugins_once("dse.families", BUILTIN_FAMILY_MODULES + BUILTIN_SCENARIO_MODULES)
 
 
 def families() -> dict[str, Family]:

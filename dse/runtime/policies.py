@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.errors import SpecError
+from dse.mapping.pipeline import PipelineProblem
 
 if TYPE_CHECKING:
     from dse.inputs import InputFeatures
-    from dse.mapping.pipeline import PipelineProblem
     from dse.runtime.library import ConfigLibrary
 
 #: The policy names, in the order outputs list them.
@@ -150,8 +150,6 @@ class Figures:
     @staticmethod
     def of(problem: PipelineProblem, genomes: np.ndarray) -> Figures:
         """Evaluate ``genomes`` on ``problem`` (period, energy, latency; memory and allowed devices as validity)."""
-        from dse.mapping.pipeline import PipelineProblem
-
         t = problem.tables
         plain = PipelineProblem(t, ("throughput", "energy", "latency"), memory=problem.memory)
         ev = plain.evaluate(plain.repair(np.atleast_2d(genomes)))

@@ -28,8 +28,10 @@ Everything is in integer nanoseconds and picojoules, and a run is deterministic 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -37,9 +39,6 @@ from dse.accelerator_cost import MultiModelTables
 from dse.accelerators import Scenario
 from dse.interrupt import stop_point
 from dse.runtime.core import EventQueue
-
-if TYPE_CHECKING:
-    from dse.runtime.schedulers import Scheduler
 
 #: Columns of a trace (one row per executed block, one per dropped frame with empty accelerator).
 #: Events between two checks for a stop request (a power of two minus one: a bit mask).
@@ -123,6 +122,35 @@ class SimResult:
     @property
     def mean_latency_s(self) -> float:
         return self.latency_ns_sum * 1e-9 / self.completed if self.completed else 0.0
+
+
+class Scheduler(ABC):
+    """A run-time policy: ``pick`` a ready frame for a free accelerator."""
+
+    name: ClassVar[str] = "scheduler"
+    #: Sub-arrays per accelerator: 1, whole accelerators (``pick`` decides); more, spatial (``place`` decides).
+    pods: int = 1
+
+    def start(self, setup: SimSetup) -> None:
+        """Called once before a run (reset state here)."""
+        self.setup = setup
+
+    @abstractmethod
+    def pick(self, now: int, acc: int, ready: Sequence[Frame]) -> Frame | None:
+        """The frame whose next block runs on ``acc`` now, or ``None``."""
+
+    def place(self, now: int, free: Sequence[int], ready: Sequence[Frame]) -> tuple[Frame, int, int] | None:
+        """Spatial schedulers only: ``(frame, acc, k)`` to start a waiting ``frame`` on ``k`` of ``acc``'s
+        ``free[acc]`` free sub-arrays, where it runs all its blocks; ``None`` to start nothing more now."""
+        raise NotImplementedError(f"{self.name} is not a spatial scheduler")
+
+    def hopeless(self, now: int, frame: Frame) -> bool:
+        """True to drop a waiting ``frame`` before its deadline (default: never)."""
+        return False
+
+    def finished(self, now: int, frame: Frame, dropped: bool) -> None:
+        """Called when a frame completes or is dropped (default: nothing to update)."""
+        return None
 
 
 def setup(tables: MultiModelTables, scenario: Scenario | None = None) -> SimSetup:

@@ -23,43 +23,15 @@ Example::
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import ClassVar
 
 import numpy as np
 
 from dse.accelerator_cost import PODS
-from dse.runtime.realtime import Frame, SimSetup, pod_costs
+from dse.runtime.realtime import Frame, Scheduler, SimSetup, pod_costs
 
-
-class Scheduler(ABC):
-    """A run-time policy: ``pick`` a ready frame for a free accelerator."""
-
-    name: ClassVar[str] = "scheduler"
-    #: Sub-arrays per accelerator: 1, whole accelerators (``pick`` decides); more, spatial (``place`` decides).
-    pods: int = 1
-
-    def start(self, setup: SimSetup) -> None:
-        """Called once before a run (reset state here)."""
-        self.setup = setup
-
-    @abstractmethod
-    def pick(self, now: int, acc: int, ready: Sequence[Frame]) -> Frame | None:
-        """The frame whose next block runs on ``acc`` now, or ``None``."""
-
-    def place(self, now: int, free: Sequence[int], ready: Sequence[Frame]) -> tuple[Frame, int, int] | None:
-        """Spatial schedulers only: ``(frame, acc, k)`` to start a waiting ``frame`` on ``k`` of ``acc``'s
-        ``free[acc]`` free sub-arrays, where it runs all its blocks; ``None`` to start nothing more now."""
-        raise NotImplementedError(f"{self.name} is not a spatial scheduler")
-
-    def hopeless(self, now: int, frame: Frame) -> bool:
-        """True to drop a waiting ``frame`` before its deadline (default: never)."""
-        return False
-
-    def finished(self, now: int, frame: Frame, dropped: bool) -> None:
-        """Called when a frame completes or is dropped (default: nothing to update)."""
-        return None
+__all__ = ["SCHEDULERS", "Dream", "EDF", "FCFS", "LeastSlack", "Mapped", "Planaria", "Scheduler", "Static",
+           "make_scheduler", "static_partition"]
 
 
 class FCFS(Scheduler):

@@ -31,11 +31,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from dse.builders import build
+from dse.cost import RooflineCostModel
 from dse.errors import InfeasibleError, SpecError
 from dse.files import check_writable_file, clear_partial, mark_partial, replace_atomically
 from dse.inputs import InputFeatures, input_features
 from dse.interrupt import Interrupted, stop_point
 from dse.limits import MAX_DEADLINE_TU
+from dse.mapping.pipeline import PipelineProblem
+from dse.mapping.registry import register_scenario
 from dse.progress import Progress
 from dse.runtime.core import EventQueue, Trace, energy_j
 from dse.runtime.library import ConfigLibrary, build_library, load_library, save_library
@@ -54,11 +58,11 @@ from dse.runtime.policies import (
     select,
     selecting_policy,
 )
+from dse.workload import validate_workload
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from dse.mapping.pipeline import PipelineProblem
 
 #: Most inputs a stream may hold.
 MAX_STREAM = 100_000
@@ -231,8 +235,6 @@ def make_stream(scenario: ScenarioSpec, source: str = "scenario", seed: int = 0)
 
 def workload_for(params: Mapping[str, Any], features: InputFeatures) -> Any:
     """The scenario's workload (builder ``params``) on an input with ``features``; raises :class:`SpecError`."""
-    from dse.builders import build
-    from dse.workload import validate_workload
 
     p = {k: v for k, v in params.items() if k != "builder"}
     builder = str(params["builder"])
@@ -251,7 +253,6 @@ class ProblemFactory:
     """Pipeline problems of the stream's inputs on one platform, cached by input key."""
 
     def __init__(self, spec: Any, scenario: ScenarioSpec) -> None:
-        from dse.cost import RooflineCostModel
 
         self.spec = spec
         self.scenario = scenario
@@ -267,7 +268,6 @@ class ProblemFactory:
         return Limits(self.power_w, self.deadline_s, self.scenario.min_throughput)
 
     def __call__(self, features: InputFeatures, key: str | None = None) -> PipelineProblem:
-        from dse.mapping.pipeline import PipelineProblem
 
         key = key or repr(features)
         if key not in self._cache:
@@ -678,3 +678,7 @@ def _write_partial(folder: Path | None, stop: Interrupted) -> str:
                 f"(partial, see {folder}/partial.json)")
     return (f"{len(run.finished)} of {len(run.finished) + len(run.missing)} policies finished "
             f"({', '.join(run.finished)}); written to {folder} (partial, see {folder}/partial.json)")
+
+
+# ``dse simulate`` for the pipeline family: its entry gets this scenario (the family sits below the runtime)
+register_scenario("pipeline", ScenarioSpec, simulate)

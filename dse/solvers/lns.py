@@ -38,6 +38,7 @@ from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
 from dse.progress import Progress, silent
 from dse.solvers.common import result
+from dse.solvers.local_search import local_search, local_search_unsupported
 from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
 
 if TYPE_CHECKING:
@@ -87,8 +88,6 @@ def solve_lns(
 ) -> ParetoSet:
     """The module docstring's search; returns the incumbent (status ``time_limit`` or ``interrupted``,
     nothing proven). ``warm_share`` of ``time_limit`` goes to the memetic local search first."""
-    from dse.solvers.memetic import local_search
-
     dag: DagProblem = problem  # type: ignore[assignment]
     progress = progress or silent()
     start = time.monotonic()
@@ -127,9 +126,7 @@ def solve_lns(
 
 
 def _supports(problem: MappingProblem) -> str | None:
-    from dse.solvers.memetic import _supports as memetic_supports
-
-    reason = memetic_supports(problem)
+    reason = local_search_unsupported(problem)
     if reason is not None:
         return reason
     if len(problem.objectives) != 1:

@@ -5,156 +5,17 @@ device indices or priorities), the family's ``repair``, duplicate elimination.
 An archive keeps every feasible nondominated genome seen, so the result is
 the best front found so far whenever the run stops (generation budget, time
 limit or Ctrl-C). Same seed and same generation budget give the same result;
-a time limit caps the run and may cut it at a different generation.
+a time limit caps the run and may cut it at a different generation. The run itself is
+:mod:`dse.solvers.evolution` (shared with the ``memetic`` solver); this module registers it.
 """
+
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from dse.solvers.evolution import Nsga2Options, initial_population, solve_nsga2
+from dse.solvers.registry import Solver, register_solver
 
-import numpy as np
-from pydantic import Field
-
-from dse.interrupt import interruptible
-from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet, SolveStats, nondominated
-from dse.progress import Progress, silent
-from dse.solvers.common import result
-from dse.solvers.registry import Solver, SolverOptions, collect_seeds, register_solver
-
-
-def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:
-    """Hypervolume of internal objective values, normalized to the front's own range (a progress signal)."""
-    from pymoo.indicators.hv import HV
-
-    F = F.astype(float)
-    lo, hi = F.min(axis=0), F.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return float(HV(ref_point=np.full(F.shape[1], 1.1))((F - lo) / span))
-
-
-def initial_population(problem: MappingProblem, pop_size: int, seeds: list[np.ndarray], rng: np.random.Generator,
-                       resume: Sequence[np.ndarray] = ()) -> np.ndarray:
-    """``resume`` genomes (a previous front, up to the whole population), then seed genomes (deduplicated, up to
-    half the population), then uniform random ones (with ``resume``: copies of its genomes with about two genes
-    redrawn each); repaired."""
-    def distinct(rows: Sequence[np.ndarray]) -> np.ndarray:
-        arr = np.array(list(rows), dtype=np.int64).reshape(-1, problem.n_genes)
-        first = np.unique(arr, axis=0, return_index=True)[1]
-        return arr[np.sort(first)]
-
-    kept = distinct(resume)[:pop_size]
-    seeds_arr = distinct([*kept, *seeds])[: max(pop_size // 2, len(kept))]
-    rand = rng.integers(problem.lower, problem.upper + 1, size=(pop_size - len(seeds_arr), problem.n_genes))
-    if len(kept):  # continuing a run: the rest are neighbours of the previous front, not strangers
-        parents = kept[rng.integers(0, len(kept), size=len(rand))]
-        rand = np.where(rng.random(rand.shape) < 2.0 / problem.n_genes, rand, parents)
-    return problem.repair(np.vstack([seeds_arr, rand]))
-
-
-def solve_nsga2(
-    problem: MappingProblem,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    pop_size: int = 100,
-    generations: int = 1_000_000,
-    seeds: list[np.ndarray] | None = None,
-    use_heuristic_seeds: bool = True,
-    mutation_rate: float | None = None,
-    patience: int | None = 60,
-    progress: Progress | None = None,
-    callback: Callable[[int, float, np.ndarray, np.ndarray], bool | None] | None = None,
-    resume: Sequence[np.ndarray] = (),
-) -> ParetoSet:
-    """Run NSGA-II; returns the archive's front as a :class:`ParetoSet` (nothing proven).
-
-    ``seeds`` are extra starting genomes; the family's heuristic seeds are
-    added unless ``use_heuristic_seeds`` is false. ``callback(gen, elapsed_s,
-    front_X, front_F)`` runs after each generation; returning True stops.
-    ``patience``: stop once the archive front has not changed for that many
-    generations (None: run to the generation budget or time limit). ``resume`` genomes (a previous run's
-    front, see ``dse solve --resume``) start the population and the archive, so the result is never
-    worse than that front.
-    """
-    # pymoo loads here, on first use, not in every command that lists the solvers
-    from pymoo.algorithms.moo.nsga2 import NSGA2
-    from pymoo.operators.crossover.ux import UX
-
-    from dse.solvers.pymoo_adapter import FamilyRepair, PymooAdapter, RandomResetMutation
-
-    progress = progress or silent()
-    start = time.monotonic()
-    rng = np.random.default_rng(seed)
-    all_seeds = list(seeds or []) + (collect_seeds(problem) if use_heuristic_seeds else [])
-    X0 = initial_population(problem, pop_size, all_seeds, rng, resume)
-    adapter = PymooAdapter(problem)
-    algorithm = NSGA2(
-        pop_size=pop_size,
-        sampling=X0.astype(float),
-        crossover=UX(),
-        mutation=RandomResetMutation(mutation_rate),
-        repair=FamilyRepair(),
-        eliminate_duplicates=True,
-    )
-    algorithm.setup(adapter, termination=("n_gen", generations), seed=seed, verbose=False)
-    arch_X = np.zeros((0, problem.n_genes), dtype=np.int64)
-    arch_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
-    if len(resume):  # the previous front is the archive's start
-        R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
-        ev = problem.evaluate(R)
-        keep = nondominated(ev.F[ev.feasible])
-        arch_X, arch_F = R[ev.feasible][keep], ev.F[ev.feasible][keep].astype(np.int64)
-    status, gen, stalled = "feasible", 0, 0
-    with interruptible() as token:
-        try:
-            while algorithm.has_next() and not token.stopped:
-                algorithm.next()
-                gen += 1
-                pop = algorithm.pop
-                X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
-                F = pop.get("F").astype(np.int64)
-                G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
-                ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
-                cand_X, cand_F = np.vstack([arch_X, X[ok]]), np.vstack([arch_F, F[ok]])
-                keep = nondominated(cand_F)
-                changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
-                arch_X, arch_F = cand_X[keep], cand_F[keep]
-                stalled = 0 if changed else stalled + 1
-                elapsed = time.monotonic() - start
-                if progress.due():
-                    hv = _hypervolume(problem, arch_F) if len(arch_F) else 0.0
-                    progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, "
-                                    f"{len(arch_X)} front points, hypervolume {hv:.4g}")
-                if callback is not None and callback(gen, elapsed, arch_X, arch_F):
-                    break
-                if elapsed >= time_limit:
-                    status = "time_limit"
-                    break
-                if patience is not None and stalled >= patience:
-                    break
-        except KeyboardInterrupt:
-            status = "interrupted"
-        if token.stopped:
-            status = "interrupted"
-    if len(arch_X) == 0 and status == "feasible":
-        status = "unknown"  # no feasible genome found; not a proof of infeasibility
-    order = np.lexsort(arch_F.T[::-1]) if len(arch_F) else np.zeros(0, dtype=np.int64)
-    stats = SolveStats(wall_s=time.monotonic() - start, evaluations=adapter.evaluations, generations=gen)
-    return result(problem, arch_X[order], "nsga2", status, stats, proven=False)
-
-
-class Nsga2Options(SolverOptions):
-    """NSGA-II's settings."""
-
-    pop_size: int = Field(default=100, ge=1, description="the population")
-    generations: int = Field(default=1_000_000, ge=1, description="the most generations (besides the time limit)")
-    use_heuristic_seeds: bool = Field(default=True, description="start from the family's heuristic mappings")
-    mutation_rate: float | None = Field(default=None, gt=0, le=1,
-                                        description="chance a gene is redrawn (null: 1 / genes)")
-    patience: int | None = Field(default=60, ge=1, description="stop after this many generations without a "
-                                                                "change of the front (null: never)")
-
+__all__ = ["Nsga2Options", "initial_population", "solve_nsga2"]
 
 register_solver(Solver(
     "nsga2", solve_nsga2, in_all=True, options=Nsga2Options,

@@ -31,7 +31,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet
 from dse.plugins import load_plugins_once
 from dse.suggest import did_you_mean
 
@@ -66,7 +65,7 @@ class Solver:
     model of its settings (:class:`SolverOptions`)."""
 
     name: str
-    run: Callable[..., ParetoSet]
+    run: Callable[..., Any]  # returns a dse.pareto.ParetoSet (the registry sits below the fronts)
     supports: Callable[[MappingProblem], str | None] = lambda problem: None
     exact: bool = False
     in_all: bool = False
