@@ -31,6 +31,7 @@ demo: $(STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/ruff check dse tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 # The documentation site, built into out/site (the docs extra is never part of make test's install).
