@@ -17,15 +17,18 @@ import numpy as np
 from dse import catalog
 from dse.catalog import spec_path, time_unit_note
 from dse.errors import DseError, GenomeError, SpecError
-from dse.files import check_out_folder, replace_atomically
+from dse.files import check_out_folder
 from dse.interrupt import Interrupted, interruptible
 from dse.jit import time_limit_ends
 from dse.limits import check_seed, check_time_limit
 from dse.pareto import ParetoSet
-from dse.runner import check_some_feasible, run_spec_solvers
+from dse.runner import check_some_feasible, run_spec_solvers, write_fronts
 from dse.solvers.registry import solvers
 from dse.trace import chrome_trace, mapping_timeline, write_trace
 from dse.version import __version__
+
+#: Where ``dse solve --out`` writes its fronts (:func:`dse.runner.write_fronts`), under its former name here.
+_write = write_fronts
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -194,13 +197,13 @@ def _solve_spec(args: argparse.Namespace) -> int:
     with interruptible() as token:
         def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
             if args.out:
-                _write(args.out, problem, fronts, gantt=args.gantt, spec=spec_file)
+                write_fronts(args.out, problem, fronts, gantt=args.gantt, spec=spec_file)
 
         fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
                                      on_front=written, resume=resume, source=str(args.spec))
     interrupted = token.stopped
     if interrupted and args.out and not fronts:
-        _write(args.out, problem, fronts, gantt=args.gantt, spec=spec_file)
+        write_fronts(args.out, problem, fronts, gantt=args.gantt, spec=spec_file)
     _print_report(problem, fronts)
     traced = _write_trace(args.out, problem, fronts, args.point) if args.out else None
     if args.out:
@@ -301,42 +304,6 @@ def compare_line(first: ParetoSet, second: ParetoSet) -> str:
         parts.append(f"{front.solver} gives {len(mine)} of its points, {obj.name} {xs.min():.4g} to {xs.max():.4g} {obj.unit}")
     return (f"{first.solver}'s front is not proven complete ({first.status}), so no hypervolume ratio; "
             "on the combined front " + "; ".join(parts))
-
-
-def _write(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None) -> None:
-    """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
-    front yet, the files still say so (a header-only CSV, an empty plot). ``spec``: the spec file's path,
-    recorded in front.json (``dse certify`` rebuilds the problem from it)."""
-    import json
-
-    import pandas as pd
-
-    from dse.error_bands import band_columns, problem_error
-    from dse.plot import plot_fronts, plot_schedule, save
-
-    out.mkdir(parents=True, exist_ok=True)
-    error = problem_error(problem)  # the cost model's measured error as bands (dse.error_bands)
-    frames = []
-    for f in fronts:
-        frame = f.to_frame()
-        frame.insert(2, "status", f.status)
-        for name, values in band_columns([p.objectives for p in f.points], f.columns, error).items():
-            frame[name] = values
-        frames.append(frame)
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
-    replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
-    doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
-           "fronts": [json.loads(f.to_json()) for f in fronts]}
-    replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
-    replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
-    if gantt:
-        best = next((f for f in fronts if len(f)), None)
-        if best is not None:
-            genome = np.asarray(best.knee().genome)
-            if problem.decode(genome).schedule:
-                title = f"{problem.name}: knee point"
-                replace_atomically(out / "gantt.png", lambda tmp: save(
-                    plot_schedule(problem, genome, title=title), tmp))
 
 
 if __name__ == "__main__":

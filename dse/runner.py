@@ -2,20 +2,26 @@
 
 :func:`run_spec_solvers` runs every solver a spec's ``solver.name`` stands for with the spec's
 per-solver options, between stops; :func:`check_some_feasible` turns "no feasible point in any
-front" into the problem's diagnosis (exit 3).
+front" into the problem's diagnosis (exit 3); :func:`write_fronts` writes the fronts into a run
+folder (``dse solve --out``, ``dse certify --out``).
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import signal
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from dse import solvers  # solvers.solve looked up at each call (tests and embedders may replace it)
+from dse.error_bands import band_columns, problem_error
 from dse.errors import InfeasibleError, SpecError
+from dse.files import replace_atomically
 from dse.pareto import ParetoSet
+from dse.plot import plot_fronts, plot_schedule, save
 from dse.progress import Progress
 from dse.solvers.registry import collect_seeds, lookup
 
@@ -70,3 +76,34 @@ def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
     if not any(p.feasible for f in fronts for p in f.points):
         proven = any(f.status == "infeasible" for f in fronts)
         raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
+
+
+def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None) -> None:
+    """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
+    front yet, the files still say so (a header-only CSV, an empty plot). ``spec``: the spec file's path,
+    recorded in front.json (``dse certify`` rebuilds the problem from it)."""
+    import pandas as pd
+
+    out.mkdir(parents=True, exist_ok=True)
+    error = problem_error(problem)  # the cost model's measured error as bands (dse.error_bands)
+    frames = []
+    for f in fronts:
+        frame = f.to_frame()
+        frame.insert(2, "status", f.status)
+        for name, values in band_columns([p.objectives for p in f.points], f.columns, error).items():
+            frame[name] = values
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
+    replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
+    doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
+           "fronts": [json.loads(f.to_json()) for f in fronts]}
+    replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
+    replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
+    if gantt:
+        best = next((f for f in fronts if len(f)), None)
+        if best is not None:
+            genome = np.asarray(best.knee().genome)
+            if problem.decode(genome).schedule:
+                title = f"{problem.name}: knee point"
+                replace_atomically(out / "gantt.png", lambda tmp: save(
+                    plot_schedule(problem, genome, title=title), tmp))

@@ -6,7 +6,7 @@
   source itself (the syntax tree), apart from import-linter, so that a lazy import can never
   carry a forbidden dependency past the contracts;
 * no import loop joins modules of two layers (imports under TYPE_CHECKING and inside functions
-  count), and no loop of run-time imports exists beyond the one listed below.
+  count), and no loop of run-time imports exists at all.
 
 The checkers are tried on a small package written here with a known violation, so that a
 checker that could never fail would be caught.
@@ -28,9 +28,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "dse"
 
-#: Loops of run-time imports allowed to remain, with why: both modules are one solver (CP-SAT), split over
-#: two files whose shared helper stays where it is while those files change.
-RUNTIME_LOOPS_ALLOWED = [{"dse.solvers.cpsat", "dse.solvers.cpsat_single"}]
 
 
 @dataclass(frozen=True)
@@ -109,26 +106,26 @@ def function_imports(package: Path) -> list[tuple[str, str, int]]:
     root = package.name
     found = []
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(), str(path))
         is_package = path.name == "__init__.py"
-        for func in ast.walk(tree):
-            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                continue
-            for node in ast.walk(func):
-                targets: list[str] = []
-                if isinstance(node, ast.Import):
-                    targets = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    if node.level:
-                        anchor = name if is_package else name.rpartition(".")[0]
-                        for _ in range(node.level - 1):
-                            anchor = anchor.rpartition(".")[0]
-                        base = f"{anchor}.{base}" if base else anchor
-                    targets = [f"{base}.{a.name}" for a in node.names]
-                for target in targets:
-                    if target == root or target.startswith(root + "."):
-                        found.append((name, _resolve(target, modules), node.lineno))
+        stack: list[tuple[ast.AST, bool]] = [(ast.parse(path.read_text(), str(path)), False)]
+        while stack:
+            node, in_function = stack.pop()
+            targets: list[str] = []
+            if in_function and isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif in_function and isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = name if is_package else name.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        anchor = anchor.rpartition(".")[0]
+                    base = f"{anchor}.{base}" if base else anchor
+                targets = [f"{base}.{a.name}" for a in node.names]
+            for target in targets:
+                if target == root or target.startswith(root + "."):
+                    found.append((name, _resolve(target, modules), node.lineno))
+            inside = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            stack.extend((child, inside) for child in ast.iter_child_nodes(node))
     return sorted(set(found))
 
 
@@ -219,7 +216,7 @@ def test_no_import_loop_between_layers() -> None:
         for loop in loops_across_layers(graph, contract):
             inside = {(a, b) for a, b in graph.subgraph(loop).edges}
             assert inside & contract.ignored, f"{contract.name}: loop {sorted(loop)}"
-    assert [loop for loop in runtime_loops(graph) if loop not in RUNTIME_LOOPS_ALLOWED] == []
+    assert runtime_loops(graph) == []
 
 
 # ------------------------------------------------------------------------------------- the checkers fail

@@ -23,6 +23,7 @@ from dse.jit import time_limit_ends
 from dse.limits import check_seed, check_time_limit
 from dse.pareto import read_front_genomes
 from dse.progress import Progress
+from dse.runner import write_fronts as _write
 from dse.solvers.certify import certify
 from dse.spec import load_problem
 
@@ -86,8 +87,6 @@ def _genomes(json_file: Path | None, csv_file: Path | None) -> list[np.ndarray]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dse.cli import _write
-
     time_limit = check_time_limit(args.time_limit, WHERE, "--time-limit")
     seed = check_seed(args.seed, WHERE, "--seed")
     json_file, csv_file = _sources(args.front)

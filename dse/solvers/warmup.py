@@ -23,7 +23,7 @@ from dse.mapping import dag_structure
 from dse.mapping.dag import DagProblem
 from dse.mapping.dag_bounds import communication_bound, destructive_bound
 from dse.mapping.dag_chain_bound import Block, BlockModel, block_costs, chain_bound
-from dse.solvers import memetic
+from dse.solvers import local_search
 from dse.solvers.registry import collect_seeds
 from dse.synthetic import random_tables
 
@@ -57,7 +57,9 @@ def compile_all() -> float:
             block_costs(problem, model, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64))
         x = seeds[0]
         fastest = np.argsort(tables.time, axis=1, kind="stable")[:, :2]
-        memetic.neighbours(problem, x, memetic.critical_path(problem, x), np.random.default_rng(0), 4, fastest)
+        path = local_search.critical_path(problem, x)
+        local_search.neighbours(problem, x, path, np.random.default_rng(0), 4, fastest)
+    assert dag_bounds._COMPILED and dag_chain_bound._COMPILED and local_search._KERNELS  # every kernel compiled
     return time.monotonic() - start
 
 
