@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dse.errors import SpecError
+from dse.errors import SpecError, spec_error_from_validation
 from dse.yamlio import read_yaml
 
 #: Dataflows of a PE array: weight-, output- and row-stationary.
@@ -232,8 +232,6 @@ class ScenarioModel(_Strict):
 
 
 def _validated(model: type[BaseModel], data: Any, source: str) -> Any:
-    from dse.platform import spec_error_from_validation
-
     if not isinstance(data, Mapping):
         raise SpecError(source, "<root>", type(data).__name__, "must be a YAML mapping")
     try:

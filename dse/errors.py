@@ -6,6 +6,12 @@ traceback: the file, the field and the offending value.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 #: Characters of a value that a message quotes (a longer value is cut, with its length said).
 EXCERPT_CHARS = 80
 
@@ -74,3 +80,15 @@ class OutputError(DseError, OSError):
     is left. The message names the file and the system's reason."""
 
     exit_code = 1
+
+
+def spec_error_from_validation(source: str, exc: ValidationError, data: Any) -> SpecError:
+    """Turn pydantic's first error into a :class:`SpecError` naming field and value."""
+    err = exc.errors()[0]
+    loc = err.get("loc", ())
+    field_name = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
+    value: Any = err.get("input", None)
+    if isinstance(value, Mapping) and loc:
+        value = value.get(loc[-1], value) if err.get("type") != "missing" else None
+    message = err.get("msg", "invalid value").removeprefix("Value error, ")
+    return SpecError(source, field_name or "<root>", value, message)

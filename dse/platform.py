@@ -22,7 +22,8 @@ from typing import Annotated, Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from dse.errors import SpecError
+from dse.errors import SpecError, spec_error_from_validation
+from dse.workload import OP_CLASSES
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
 
@@ -255,8 +256,6 @@ class DeviceSpec(_Strict):
             raise ValueError(f"active_w {self.active_w} is below idle_w {self.idle_w}")
         if not self.peak_tflops and self.speed <= 0:
             raise ValueError("give peak_tflops (per precision) or a positive speed")
-        from dse.workload import OP_CLASSES
-
         unknown = sorted(set(self.compute_efficiency) - set(OP_CLASSES))
         if unknown:
             raise ValueError(f"compute_efficiency: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
@@ -345,18 +344,6 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base
             isolated = [n for n in names if graph.degree(n) == 0] or names
             raise SpecError(source, "links", isolated[0], "device is not connected to the others by any link")
     return platform
-
-
-def spec_error_from_validation(source: str, exc: ValidationError, data: Any) -> SpecError:
-    """Turn pydantic's first error into a :class:`SpecError` naming field and value."""
-    err = exc.errors()[0]
-    loc = err.get("loc", ())
-    field_name = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
-    value: Any = err.get("input", None)
-    if isinstance(value, Mapping) and loc:
-        value = value.get(loc[-1], value) if err.get("type") != "missing" else None
-    message = err.get("msg", "invalid value").removeprefix("Value error, ")
-    return SpecError(source, field_name or "<root>", value, message)
 
 
 def load_platform(path: str | Path) -> Platform:

@@ -24,7 +24,7 @@ import networkx as nx
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from dse.errors import SpecError
+from dse.errors import SpecError, spec_error_from_validation
 
 # Size and value bounds of a workload. Far past any real model (GPT-3's whole training run is
 # ~3e23 FLOPs), and small enough that one op's bytes fit the int64 cost tables.
@@ -267,8 +267,6 @@ class WorkloadSpec(_Strict):
 
 def workload_from_dict(data: Mapping[str, Any], source: str = "<workload>") -> Workload:
     """Build a workload from YAML data: ops listed with ``inputs`` naming their producers."""
-    from dse.platform import spec_error_from_validation
-
     try:
         spec = WorkloadSpec.model_validate(data)
     except ValidationError as exc:

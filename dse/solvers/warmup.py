@@ -59,7 +59,6 @@ def compile_all() -> float:
         fastest = np.argsort(tables.time, axis=1, kind="stable")[:, :2]
         path = local_search.critical_path(problem, x)
         local_search.neighbours(problem, x, path, np.random.default_rng(0), 4, fastest)
-    assert dag_bounds._COMPILED and dag_chain_bound._COMPILED and local_search._KERNELS  # every kernel compiled
     return time.monotonic() - start
 
 
