@@ -209,11 +209,11 @@ def test_stream_timeline_phases_every_line_switches_and_spike() -> None:
 
 
 def test_frame_timeline_legend_names_only_models_in_the_window(monkeypatch, tmp_path) -> None:
-    import dse.plot
+    import dse.figures
     from dse.mapping.multimodel import plot_timeline
 
     figures = []
-    monkeypatch.setattr(dse.plot, "close", figures.append)
+    monkeypatch.setattr(dse.figures, "close", figures.append)
     trace = pd.DataFrame([
         dict(scheduler="dream", model="hand", frame=0, block=0, accelerator="acc0", start_ms=0.0, end_ms=5.0),
         dict(scheduler="dream", model="eyes", frame=0, block=0, accelerator="acc1", start_ms=1.0, end_ms=4.0),

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from dse import catalog
+from dse import catalog, figures  # figures.close is looked up at each call
 from dse.accelerator_cost import PODS, AcceleratorCostModel, MultiModelTables
 from dse.accelerators import (
     Accelerator,
@@ -36,7 +36,6 @@ from dse.accelerators import (
 )
 from dse.cost import CostTables
 from dse.errors import SpecError
-from dse.figures import close, new_figure
 from dse.files import clear_partial, mark_partial, replace_atomically
 from dse.importers.maestro import read_maestro_hardware, read_maestro_network
 from dse.interrupt import Interrupted, active_token
@@ -389,8 +388,8 @@ def plot_timeline(trace: Any, accelerators: Sequence[str], models: Sequence[str]
 
 
     schedulers = list(dict.fromkeys(trace["scheduler"]))
-    fig, axes = new_figure(len(schedulers), 1, figsize=(11, 1.0 + 0.55 * (len(accelerators) + 1) * len(schedulers)),
-                             squeeze=False, sharex=True)
+    height = 1.0 + 0.55 * (len(accelerators) + 1) * len(schedulers)
+    fig, axes = figures.new_figure(len(schedulers), 1, figsize=(11, height), squeeze=False, sharex=True)
     colors = {m: colormaps["tab10"](k % 10) for k, m in enumerate(models)}
     shown = trace[trace["start_ms"] < window_ms]
     for ax, name in zip(axes[:, 0], schedulers, strict=True):
@@ -415,7 +414,7 @@ def plot_timeline(trace: Any, accelerators: Sequence[str], models: Sequence[str]
     height = fig.get_figheight()  # fixed margins in inches (tight_layout costs seconds on long traces)
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.55 / height, top=1 - 0.5 / height, hspace=0.35)
     fig.savefig(path, dpi=110)
-    close(fig)
+    figures.close(fig)
 
 
 def _lane(label: str, row: int) -> tuple[float, float]:
