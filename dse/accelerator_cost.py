@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dse.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.accelerators import Accelerator, Layer, Model, Scenario, System, array_shape, spatial_dims
 from dse.cost import CostTables
 from dse.errors import SpecError
 from dse.pe_energy import access_counts, chip_energy_pj, traffic_time_ns
@@ -55,23 +55,6 @@ class LayerCost:
     memory_ns: float
     time_ns: float
     energy_pj: float
-
-
-def array_shape(pes: int) -> tuple[int, int]:
-    """``(rows, cols)`` of a PE array of ``pes`` PEs (rows the largest power of two <= sqrt(pes))."""
-    rows = 1 << int(math.floor(math.log2(math.sqrt(pes))))
-    return rows, max(1, pes // rows)
-
-
-def spatial_dims(layer: Layer, dataflow: str) -> tuple[int, int]:
-    """The loop products mapped onto the array's rows and columns under ``dataflow``."""
-    if dataflow == "ws":
-        return layer.reduce_channels, layer.out_channels
-    if dataflow == "os":
-        return layer.y, layer.x
-    if dataflow == "rs":
-        return layer.r * layer.reduce_channels, layer.y
-    raise ValueError(f"unknown dataflow {dataflow!r}")
 
 
 def compute_cycles(layer: Layer, acc: Accelerator) -> int:

@@ -54,6 +54,23 @@ IDLE_FRACTION = 0.1
 DRAM_PJ_PER_BYTE = 32.0
 
 
+def array_shape(pes: int) -> tuple[int, int]:
+    """``(rows, cols)`` of a PE array of ``pes`` PEs (rows the largest power of two <= sqrt(pes))."""
+    rows = 1 << int(math.floor(math.log2(math.sqrt(pes))))
+    return rows, max(1, pes // rows)
+
+
+def spatial_dims(layer: Layer, dataflow: str) -> tuple[int, int]:
+    """The loop products mapped onto the array's rows and columns under ``dataflow``."""
+    if dataflow == "ws":
+        return layer.reduce_channels, layer.out_channels
+    if dataflow == "os":
+        return layer.y, layer.x
+    if dataflow == "rs":
+        return layer.r * layer.reduce_channels, layer.y
+    raise ValueError(f"unknown dataflow {dataflow!r}")
+
+
 @dataclass(frozen=True)
 class Layer:
     """One layer: ``type`` in :data:`LAYER_TYPES` and its loop dimensions.

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dse.accelerators import Accelerator, Layer
+from dse.accelerators import Accelerator, Layer, array_shape, spatial_dims
 
 #: Horowitz (ISSCC 2014), 45 nm, 0.9 V: 8-bit integer multiply and add, pJ.
 MULT_8BIT_PJ_45NM = 0.2
@@ -78,8 +78,6 @@ def reduction_passes(layer: Layer, acc: Accelerator) -> int:
     (``pes // (R * min(Y, cols))``, at least 1), and (b) the channels whose input planes
     (``N x Y x X`` elements) fit half the buffer (at least 1), as the off-chip rule gives half the
     buffer to one operand."""
-    from dse.accelerator_cost import array_shape, spatial_dims
-
     rows, cols = array_shape(acc.pes)
     if acc.dataflow != "rs":
         return math.ceil(spatial_dims(layer, acc.dataflow)[0] / rows)
@@ -93,8 +91,6 @@ def access_counts(layer: Layer, acc: Accelerator) -> AccessCounts:
     """Accesses of ``layer`` on ``acc`` at the register file, network and global buffer (see the module
     docstring): weights once per column tile of the array, inputs once, partial sums written and read
     back once per :func:`reduction_passes` (the last written once)."""
-    from dse.accelerator_cost import array_shape, spatial_dims
-
     _, cols = array_shape(acc.pes)
     col_tiles = math.ceil(spatial_dims(layer, acc.dataflow)[1] / cols)
     passes = reduction_passes(layer, acc)
