@@ -145,6 +145,8 @@ def _close(own: tuple[Any, Any] | None, stopped: bool) -> None:
     if own is None:
         return
     cluster, client = own
+    if stopped:
+        _silence_dask_logs()
     if stopped and cluster is not None:
         _kill_workers(cluster)
     timeout = STOP_CLOSE_S if stopped else None
@@ -155,6 +157,15 @@ def _close(own: tuple[Any, Any] | None, stopped: bool) -> None:
     except (TimeoutError, OSError):
         if not stopped:
             raise
+
+
+def _silence_dask_logs() -> None:
+    """Turn off every logger of Dask and its network layer in this process: after a stop, the connections
+    the killed workers leave behind close with INFO lines and tracebacks that say nothing to the user."""
+    manager = logging.Logger.manager
+    for name in ["distributed", "tornado", "asyncio", *manager.loggerDict]:
+        if name.split(".")[0] in ("distributed", "tornado", "asyncio"):
+            logging.getLogger(name).disabled = True
 
 
 def _kill_workers(cluster: Any) -> None:
