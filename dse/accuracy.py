@@ -38,7 +38,16 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dse.accelerator_cost import layer_cost
+from dse.accelerators import make_layer, system_from_dict
+from dse.builders import BUILDERS, build
+from dse.catalog import find, models_dir
+from dse.cost import RooflineCostModel
 from dse.errors import SpecError
+from dse.files import replace_atomically
+from dse.mapping.pipeline import PipelineProblem
+from dse.platform import Platform, load_platform, platform_from_dict, spec_error_from_validation
+from dse.yamlio import read_yaml
 
 #: Seed of the fixed fit / held-out split (:func:`split_of`).
 SPLIT_SEED = 28
@@ -60,7 +69,6 @@ BUILDER_OP_CLASS = {
 
 def measurements_dir() -> Path:
     """The catalog's ``models/measurements`` folder."""
-    from dse.catalog import models_dir
 
     return models_dir() / "measurements"
 
@@ -239,9 +247,6 @@ class AccuracyReport:
 
 def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
     """The :class:`MeasuredDevice` of a file's ``devices[index]``; :class:`SpecError` if ill-formed."""
-    from dse.accelerators import system_from_dict
-    from dse.catalog import find
-    from dse.platform import load_platform, platform_from_dict
 
     where = f"devices[{index}]"
     given = [k for k in ("platform", "catalog", "accelerator") if getattr(spec, k) is not None]
@@ -272,10 +277,6 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
 def load_file(path: str | Path) -> list[Measurement]:
     """The measurements of one file; :class:`SpecError` naming the file, field and value if ill-formed
     (also a row whose ``split`` is not :func:`split_of` its id, or an unknown builder or device)."""
-    from dse.accelerators import make_layer
-    from dse.builders import BUILDERS
-    from dse.platform import spec_error_from_validation
-    from dse.yamlio import read_yaml
 
     source = str(path)
     data = read_yaml(path)
@@ -334,10 +335,6 @@ def load_measurements(folder: str | Path | None = None) -> list[Measurement]:
 def _platform_figures(m: Measurement, cost_model: Any) -> tuple[float, float, float]:
     """(period s, latency s, energy J per call) of ``m``'s workload with every op on its device, as the
     ``pipeline`` family decodes that mapping from the cost tables."""
-    from dse.builders import build
-    from dse.cost import RooflineCostModel
-    from dse.mapping.pipeline import PipelineProblem
-    from dse.platform import Platform
 
     workload = build(m.builder or "", **dict(m.params))
     platform = Platform(m.device.id, (m.device.device,))
@@ -355,7 +352,6 @@ def _pe_array_figures(m: Measurement) -> tuple[float, float, float]:
     """(period s, latency s, chip energy J per call) of ``m``'s layers, one after another on the PE array:
     the layers' dynamic energy plus the chip's idle power over their time (off-chip DRAM energy left
     out: the chip's measured power excludes it)."""
-    from dse.accelerator_cost import layer_cost
 
     system = m.device.system
     acc = system.accelerators[0]
@@ -424,7 +420,6 @@ def write_outputs(report: AccuracyReport, out: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from dse.files import replace_atomically
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)

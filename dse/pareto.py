@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dse.error_bands import front_and_baselines, robust_indices, stable_indices
 from dse.genome import Genome
 
 if TYPE_CHECKING:
@@ -238,16 +239,12 @@ class ParetoSet:
         """The points that no other point (of the front or its baselines) dominates with certainty when
         every objective may be off by the relative error ``r`` (one value, or one per point): see
         :mod:`dse.error_bands`. Raises ``ValueError`` for a bad ``r``."""
-        from dse.error_bands import front_and_baselines, robust_indices
-
         F, rs = self._banded(r, front_and_baselines)
         return tuple(self.points[i] for i in robust_indices(F, rs, len(self.points)))
 
     def stable(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
         """The points that no other point (of the front or its baselines) can dominate when every objective
         may be off by ``r``: Pareto-optimal whatever the true values within the bands."""
-        from dse.error_bands import front_and_baselines, stable_indices
-
         F, rs = self._banded(r, front_and_baselines)
         return tuple(self.points[i] for i in stable_indices(F, rs, len(self.points)))
 

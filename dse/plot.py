@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.catalog import time_unit_note
+from dse.error_bands import band
 from dse.figures import close, new_figure, save
 from dse.solvers.registry import solvers
 
@@ -258,8 +259,6 @@ def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: 
 
 def _draw_bands(ax: Any, front: ParetoSet, xcol: str, ycol: str, error: float, color: str) -> None:
     """Each point's error band (:func:`dse.error_bands.band` of both objectives) as light error bars."""
-    from dse.error_bands import band
-
     pts = [p for p in front.points if all(np.isfinite(p.objectives[c]) for c in (xcol, ycol))]
     if not pts:
         return

@@ -16,7 +16,7 @@ from typing import Any
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
-from dse.files import replace_atomically
+from dse.files import check_out_folder, replace_atomically
 from dse.interrupt import Interrupted, interruptible
 
 WHERE = "command line"
@@ -44,7 +44,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def check_out_file(out: Path, flag: str = "--out", suffixes: tuple[str, ...] = (".yaml", ".yml")) -> None:
     """Check that file ``out`` (ending in one of ``suffixes``) can be written (its folder is
     created); SpecError (exit 2) naming ``flag`` otherwise."""
-    from dse.files import check_out_folder
 
     if out.suffix not in suffixes:
         raise SpecError(WHERE, flag, str(out), f"give a {suffixes[0]} file name")

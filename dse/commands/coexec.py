@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
-from dse.files import clear_partial, mark_partial, replace_atomically
+from dse.files import check_out_folder, clear_partial, mark_partial, replace_atomically
 from dse.interrupt import Interrupted, interruptible
 from dse.trace import chrome_trace, coexec_timeline, write_trace
 
@@ -58,7 +58,6 @@ def _split(text: str) -> str | list[int]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dse.files import check_out_folder
     from dse.limits import check_seed
     from dse.mapping.split_model import DTYPE_BYTES, GemmWorkload, calibration_predictor
     from dse.progress import Progress

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
-from dse.files import mark_partial
+from dse.files import check_out_folder, mark_partial
 from dse.interrupt import Interrupted, StopToken, interruptible
 from dse.trace import write_simulation_trace
 
@@ -36,7 +36,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from dse.files import check_out_folder
     from dse.limits import check_seed
     from dse.mapping.registry import family
     from dse.spec import load_spec
