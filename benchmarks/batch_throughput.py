@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import yaml
+from stopping import BenchmarkStop, benchmark_stops
 
 import dse.batch
 from dse.store import JobResult, Store
@@ -51,7 +52,7 @@ def _grid(n_jobs: int) -> dict[str, list[int]]:
     return {"constraints.power_w": list(range(200, 200 + n_jobs))}
 
 
-def _local(workers: int, n_jobs: int, folder: Path) -> tuple[float, float]:
+def _local(workers: int, n_jobs: int, folder: Path, stop: BenchmarkStop) -> tuple[float, float]:
     """(jobs per minute, store ms per job) of one sweep on a warmed-up LocalCluster."""
     from distributed import Client, LocalCluster
 
@@ -59,9 +60,9 @@ def _local(workers: int, n_jobs: int, folder: Path) -> tuple[float, float]:
                            silence_logs=logging.CRITICAL)
     with Client(cluster) as client:
         warm = expand_jobs(SPEC, {"constraints.power_w": [100 + k for k in range(workers * 2)]})
-        dse.batch.execute(warm, folder / f"warm{workers}.sqlite", client)
+        stop.keep(dse.batch.execute(warm, folder / f"warm{workers}.sqlite", client), "warm-up")
         jobs = expand_jobs(SPEC, _grid(n_jobs))
-        report = dse.batch.execute(jobs, folder / f"w{workers}.sqlite", client)
+        report = stop.keep(dse.batch.execute(jobs, folder / f"w{workers}.sqlite", client), f"{workers} worker(s)")
     cluster.close()
     assert report.finished == n_jobs and report.failed == 0, report
     return report.finished / report.wall_s * 60, report.store_write_s / report.finished * 1e3
@@ -79,7 +80,7 @@ def _store_only(folder: Path, n: int = 2000) -> float:
         return (time.perf_counter() - start) / n * 1e3
 
 
-def _scale_out(n_jobs: int, folder: Path) -> float:
+def _scale_out(n_jobs: int, folder: Path, stop: BenchmarkStop) -> float:
     """Jobs per minute through ``dse batch --scheduler`` with a scheduler and two workers as processes."""
     dask = shutil.which("dask", path=str(Path(sys.executable).parent)) or "dask"
     sched_file = folder / "scheduler.json"
@@ -98,16 +99,16 @@ def _scale_out(n_jobs: int, folder: Path) -> float:
         with Client(address) as client:
             client.wait_for_workers(2, timeout=60)
             warm = expand_jobs(SPEC, {"constraints.power_w": [100, 101, 102, 103]})
-            dse.batch.execute(warm, folder / "warm_remote.sqlite", client)
+            stop.keep(dse.batch.execute(warm, folder / "warm_remote.sqlite", client), "warm-up")
         spec = folder / "tiny.yaml"
         spec.write_text(yaml.safe_dump(SPEC))
         grid = folder / "grid.yaml"
         grid.write_text(yaml.safe_dump(_grid(n_jobs)))
         store = folder / "remote.sqlite"
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "dse.cli", "batch", str(spec), "--grid", str(grid),
+        done = stop.run([sys.executable, "-m", "dse.cli", "batch", str(spec), "--grid", str(grid),
                                "--store", str(store), "--scheduler", address, "--quiet"],
-                              capture_output=True, text=True, timeout=600)
+                        capture_output=True, timeout=600)
         wall = time.perf_counter() - start
         assert done.returncode == 0, done.stderr
         frame = dse.batch.load(store)
@@ -128,20 +129,21 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=120, help="jobs per sweep")
     parser.add_argument("--scale-out", action="store_true", help="also run against dask scheduler + 2 dask workers")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, benchmark_stops("batch_throughput") as stop:
         folder = Path(tmp)
         print(f"sweep of {args.jobs} small jobs (3-op pipeline, 2 devices, exhaustive)")
         rates = {}
         for workers in (1, 2):
-            rate, store_ms = _local(workers, args.jobs, folder)
+            rate, store_ms = _local(workers, args.jobs, folder, stop)
             rates[workers] = rate
             print(f"  LocalCluster, {workers} worker process(es): {rate:7.0f} jobs/min; "
                   f"store commit {store_ms:.2f} ms/job")
         print(f"  2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")
+        stop.check()
         print(f"  store alone, 2,000 commits of a 2-point job: {_store_only(folder):.2f} ms/job")
         if args.scale_out:
             print(f"  dse batch --scheduler, dask scheduler + 2 dask worker processes: "
-                  f"{_scale_out(args.jobs, folder):7.0f} jobs/min (CLI start-up included)")
+                  f"{_scale_out(args.jobs, folder, stop):7.0f} jobs/min (CLI start-up included)")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from stopping import benchmark_stops
 
 from dse.cost import TableCostModel
 from dse.heuristics import names as heuristic_names
@@ -138,16 +139,18 @@ def main() -> int:
     print(f"{'graph':<7} {'dev':>4} {'best heuristic':>22} {'memetic':>10} {'cpsat':>10} {'lns':>10} {'cp bound':>10} "
           f"{'comm bound':>11} {'destructive':>12} {'chain':>12} {'cpsat bound':>12} {'best':>10} {'bound':>10} "
           f"{'gap':>7}")
-    for device_file in args.devices:
-        for graph in args.graphs:
-            r = measure(graph, device_file, args.time, args.cpsat_max_cells, args.workers, args.lns,
-                        args.chain_inner, args.seed)
-            cp_bound = "-" if r["cpsat_bound"] is None else f"{r['cpsat_bound']:,.0f}"
-            print(f"{r['graph']:<7} {r['devices']:>4} {r['heuristic']:>10} {r['heuristic_makespan']:>11,} "
-                  f"{_found(r['memetic']):>10} {_found(r['cpsat']):>10} {_found(r['lns']):>10} {r['critical_path_bound']:>10,} "
-                  f"{r['communication_bound']:>11,} {r['destructive_bound']:>7,} {r['destructive_s']:>3.0f}s "
-                  f"{r['chain_bound']:>7,} {r['chain_s']:>3.0f}s {cp_bound:>12} "
-                  f"{r['best']:>10,} {r['bound']:>10,.0f} {r['gap']:>7.1%}", flush=True)
+    with benchmark_stops("dag_bounds") as stop:
+        for device_file in args.devices:
+            for graph in args.graphs:
+                stop.check()
+                r = stop.keep(measure(graph, device_file, args.time, args.cpsat_max_cells, args.workers, args.lns,
+                                      args.chain_inner, args.seed), f"{graph} on {device_file}")
+                cp_bound = "-" if r["cpsat_bound"] is None else f"{r['cpsat_bound']:,.0f}"
+                print(f"{r['graph']:<7} {r['devices']:>4} {r['heuristic']:>10} {r['heuristic_makespan']:>11,} "
+                      f"{_found(r['memetic']):>10} {_found(r['cpsat']):>10} {_found(r['lns']):>10} {r['critical_path_bound']:>10,} "
+                      f"{r['communication_bound']:>11,} {r['destructive_bound']:>7,} {r['destructive_s']:>3.0f}s "
+                      f"{r['chain_bound']:>7,} {r['chain_s']:>3.0f}s {cp_bound:>12} "
+                      f"{r['best']:>10,} {r['bound']:>10,.0f} {r['gap']:>7.1%}", flush=True)
     return 0
 
 

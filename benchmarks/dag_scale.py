@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
 import numpy as np
+from stopping import BenchmarkStop, benchmark_stops
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "tf-paper"
@@ -127,7 +127,7 @@ def tf_specs(device_counts: list[int]) -> list[tuple[str, Path]]:
     return specs
 
 
-def figures(args: argparse.Namespace, tag: str) -> None:
+def figures(args: argparse.Namespace, tag: str, stop: BenchmarkStop) -> None:
     from dse.heuristics import run as run_heuristic
     from dse.mapping.dag import DagProblem
 
@@ -135,10 +135,12 @@ def figures(args: argparse.Namespace, tag: str) -> None:
     run_heuristic(warm, "heft")  # one-time costs (compiled kernels loaded once per process) stay out of the figures
     warm.evaluate(warm.repair(np.zeros((2, warm.n_genes), dtype=np.int64)))
     for n in args.heft_sizes:
+        stop.check()
         problem = DagProblem(layered_tables(n, 8, seed=n), ("makespan",), memory=False, insertion=True)
         result = run_heuristic(problem, "heft")
         seconds = best_of(args.repeat, lambda p=problem: run_heuristic(p, "heft"))
         print(f"[{tag}] HEFT {n} tasks x 8 devices: {seconds:.3f} s (makespan {result.makespan})")
+    stop.check()
     n = args.decoder_size
     problem = DagProblem(layered_tables(n, 10, seed=1), ("makespan",), memory=False)
     X = problem.repair(np.random.default_rng(0).integers(problem.lower, problem.upper + 1, size=(100, problem.n_genes)))
@@ -157,8 +159,8 @@ def figures(args: argparse.Namespace, tag: str) -> None:
         print(f"[{tag}] TF rules, dynamic_rnn ({tf.n_tasks} tasks) x 10 devices, population 100: "
               f"{100 / seconds:,.0f} schedules/s")
     for label, spec in tf_specs(args.tf_devices):
-        done = subprocess.run([sys.executable, "-P", "-c", LOAD, str(spec)], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=1800)
+        done = stop.run([sys.executable, "-P", "-c", LOAD, str(spec)], capture_output=True,
+                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=1800)
         if done.returncode:
             print(f"[{tag}] load dynamic_rnn on {label}: failed ({done.stderr.strip().splitlines()[-1:]})")
             continue
@@ -166,8 +168,8 @@ def figures(args: argparse.Namespace, tag: str) -> None:
         print(f"[{tag}] load dynamic_rnn ({tasks} tasks, {edges} edges) on {label}: {seconds} s, "
               f"peak RSS {peak} MiB ({added} MiB above the imported package)")
     for label, spec in tf_specs([])[:1]:  # the paper's 100-device file: a Gantt chart's transfer bars
-        done = subprocess.run([sys.executable, "-P", "-c", GANTT, str(spec)], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=1800)
+        done = stop.run([sys.executable, "-P", "-c", GANTT, str(spec)], capture_output=True,
+                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=1800)
         if done.returncode:
             print(f"[{tag}] Gantt transfers of HEFT's dynamic_rnn schedule on {label}: failed "
                   f"({done.stderr.strip().splitlines()[-1:]})")
@@ -177,7 +179,7 @@ def figures(args: argparse.Namespace, tag: str) -> None:
               f"{seconds} s, peak RSS +{added} MiB")
 
 
-def nsga(args: argparse.Namespace) -> None:
+def nsga(args: argparse.Namespace, stop: BenchmarkStop) -> None:
     from dse.heuristics import run as run_heuristic
     from dse.mapping.dag import DagProblem
     from dse.solvers.nsga2 import solve_nsga2
@@ -185,7 +187,9 @@ def nsga(args: argparse.Namespace) -> None:
     for seed in range(args.seeds):
         problem = DagProblem(layered_tables(args.nsga_size, 8, seed=100 + seed), ("makespan",), memory=False)
         heft = run_heuristic(problem, "heft").makespan
-        front = solve_nsga2(problem, time_limit=args.nsga_time, seed=seed, patience=None)
+        stop.check()
+        front = stop.keep(solve_nsga2(problem, time_limit=args.nsga_time, seed=seed, patience=None),
+                          f"NSGA-II, seed {seed}")
         best = front.points[0].internal[0]
         print(f"NSGA-II vs HEFT, {args.nsga_size} tasks, seed {seed}: {best} vs {heft} "
               f"({1 - best / heft:+.1%}), {front.stats.generations} generations in {front.stats.wall_s:.0f} s")
@@ -208,10 +212,12 @@ def main() -> None:
         k = argv.index("--before")
         del argv[k: k + 2]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(args.before).resolve()), str(ROOT)])}
-        subprocess.run([sys.executable, __file__, *argv, "--seeds", "0", "--tag", "before"], env=env, check=False)
-    figures(args, args.tag)
-    if args.tag == "now":
-        nsga(args)
+    with benchmark_stops("dag_scale") as stop:
+        if args.before:
+            stop.run([sys.executable, __file__, *argv, "--seeds", "0", "--tag", "before"], env=env)
+        figures(args, args.tag, stop)
+        if args.tag == "now":
+            nsga(args, stop)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import argparse
 import time
 
 from dag_bounds import DATA, DEVICE_FILES, GRAPHS, tf_problem, warm_up  # the sibling script
+from stopping import benchmark_stops
 
 from dse.heuristics import run as run_heuristic
 from dse.solvers import solve
@@ -32,19 +33,22 @@ def main() -> int:
         return 0
     warm_up(tf_problem(args.graphs[0], args.devices[0]))
     print(f"{'graph':<7} {'dev':>4} {'solver':<8} {'makespan':>12} {'vs HEFT':>8} {'wall s':>7}  notes")
-    for device_file in args.devices:
-        for graph in args.graphs:
-            problem = tf_problem(graph, device_file)
-            start = time.perf_counter()
-            heft = run_heuristic(problem, "heft").makespan
-            m = problem.tables.n_dev
-            print(f"{graph:<7} {m:>4} {'heft':<8} {heft:>12,} {'':>8} {time.perf_counter() - start:>7.1f}", flush=True)
-            for name in args.solvers:
-                front = solve(problem, name, time_limit=args.time, seed=0, progress=False)
-                value = front.points[0].internal[0]
-                note = f"{front.stats.generations} generations" if front.stats.generations else front.stats.message
-                print(f"{graph:<7} {m:>4} {name:<8} {value:>12,} {1 - value / heft:>8.1%} {front.stats.wall_s:>7.1f}  "
-                      f"{note}", flush=True)
+    with benchmark_stops("dag_search") as stop:
+        for device_file in args.devices:
+            for graph in args.graphs:
+                problem = tf_problem(graph, device_file)
+                start = time.perf_counter()
+                heft = run_heuristic(problem, "heft").makespan
+                m = problem.tables.n_dev
+                print(f"{graph:<7} {m:>4} {'heft':<8} {heft:>12,} {'':>8} {time.perf_counter() - start:>7.1f}", flush=True)
+                for name in args.solvers:
+                    stop.check()
+                    front = stop.keep(solve(problem, name, time_limit=args.time, seed=0, progress=False),
+                                      f"{graph} on {device_file}, {name}")
+                    value = front.points[0].internal[0]
+                    note = f"{front.stats.generations} generations" if front.stats.generations else front.stats.message
+                    print(f"{graph:<7} {m:>4} {name:<8} {value:>12,} {1 - value / heft:>8.1%} {front.stats.wall_s:>7.1f}  "
+                          f"{note}", flush=True)
     return 0
 
 

@@ -15,6 +15,7 @@ import argparse
 import time
 
 import numpy as np
+from stopping import benchmark_stops
 
 from dse.mapping.pipeline import PipelineProblem
 from dse.synthetic import random_tables
@@ -36,16 +37,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     print(f"{'ops':>5} {'devs':>4} {'deadline':>8} {'vectorized/s':>14} {'loop/s':>10} {'ratio':>7}")
-    for n_ops, n_dev in ((64, 4), (512, 8)):
-        tables = random_tables(seed=1, n_ops=n_ops, n_dev=n_dev, disallow=0.0)
-        for deadline in (None, 10**9):
-            problem = PipelineProblem(tables, deadline=deadline)
-            rng = np.random.default_rng(0)
-            X = rng.integers(0, n_dev, size=(args.pop, n_ops))
-            vec = rate(lambda X=X, p=problem: p.evaluate(X), args.pop, args.repeats)
-            sample = X[: args.loop_sample]
-            loop = rate(lambda s=sample, p=problem: [p.evaluate(x[None, :]) for x in s], len(sample), 1)
-            print(f"{n_ops:>5} {n_dev:>4} {'yes' if deadline else 'no':>8} {vec:>14,.0f} {loop:>10,.0f} {vec / loop:>7.0f}x")
+    with benchmark_stops("eval_throughput") as stop:
+        for n_ops, n_dev in ((64, 4), (512, 8)):
+            tables = random_tables(seed=1, n_ops=n_ops, n_dev=n_dev, disallow=0.0)
+            for deadline in (None, 10**9):
+                stop.check()
+                problem = PipelineProblem(tables, deadline=deadline)
+                rng = np.random.default_rng(0)
+                X = rng.integers(0, n_dev, size=(args.pop, n_ops))
+                vec = rate(lambda X=X, p=problem: p.evaluate(X), args.pop, args.repeats)
+                sample = X[: args.loop_sample]
+                loop = rate(lambda s=sample, p=problem: [p.evaluate(x[None, :]) for x in s], len(sample), 1)
+                print(f"{n_ops:>5} {n_dev:>4} {'yes' if deadline else 'no':>8} {vec:>14,.0f} {loop:>10,.0f} {vec / loop:>7.0f}x")
 
 
 if __name__ == "__main__":

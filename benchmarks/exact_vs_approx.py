@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 
+from stopping import benchmark_stops
+
 from dse import catalog
 from dse.builders import build
 from dse.cost import RooflineCostModel
@@ -40,35 +42,38 @@ def main() -> None:
     args = parser.parse_args()
     edge = load_platform(catalog.models_dir() / "platforms" / "edge_soc.yaml")
     print(f"{'kind':>9} {'ops':>4} {'seed':>4} {'front':>5} {'cpsat_s':>8} {'proven':>7} {'nsga2_s':>8} {'hv_ratio':>8} {'speedup':>7}")
-    for kind, n, seed in ((k, n, s) for k in args.kind for n in args.sizes for s in range(args.seeds)):
-        if kind == "realistic":
-            tables = RooflineCostModel().tables(build("random_pipeline", n_ops=n, seed=1 + seed), edge)
-        else:
-            tables = random_tables(seed=100 + seed, n_ops=n, n_dev=args.devices, disallow=0.05)
-        problem = PipelineProblem(tables)
-        exact = solve_cpsat(problem, time_limit=args.time_limit, seed=0)
-        ref = exact.reference_point()
-        target_hv = args.target * exact.hypervolume(ref)
-        reached: dict[str, float] = {}
+    with benchmark_stops("exact_vs_approx") as stop:
+        for kind, n, seed in ((k, n, s) for k in args.kind for n in args.sizes for s in range(args.seeds)):
+            if kind == "realistic":
+                tables = RooflineCostModel().tables(build("random_pipeline", n_ops=n, seed=1 + seed), edge)
+            else:
+                tables = random_tables(seed=100 + seed, n_ops=n, n_dev=args.devices, disallow=0.05)
+            problem = PipelineProblem(tables)
+            stop.check()
+            exact = stop.keep(solve_cpsat(problem, time_limit=args.time_limit, seed=0), f"{kind} {n} ops, CP-SAT")
+            ref = exact.reference_point()
+            target_hv = args.target * exact.hypervolume(ref)
+            reached: dict[str, float] = {}
 
-        def stop(gen, elapsed, X, F, ref=ref, target_hv=target_hv, reached=reached, problem=problem,
-                 stats=exact.stats):
-            if gen % 5:
+            def reached_target(gen, elapsed, X, F, ref=ref, target_hv=target_hv, reached=reached, problem=problem,
+                               stats=exact.stats):
+                if gen % 5:
+                    return False
+                front = result(problem, X, "nsga2", "feasible", stats)
+                hv = front.hypervolume(ref)
+                reached["hv"] = hv
+                if hv >= target_hv:
+                    reached["time"] = elapsed
+                    return True
                 return False
-            front = result(problem, X, "nsga2", "feasible", stats)
-            hv = front.hypervolume(ref)
-            reached["hv"] = hv
-            if hv >= target_hv:
-                reached["time"] = elapsed
-                return True
-            return False
 
-        approx = solve_nsga2(problem, time_limit=args.time_limit, seed=seed, patience=None, callback=stop)
-        hv_ratio = approx.hypervolume(ref) / max(exact.hypervolume(ref), 1e-300)
-        t_nsga = reached.get("time", float("nan"))
-        print(f"{kind:>9} {n:>4} {seed:>4} {len(exact):>5} {exact.stats.wall_s:>8.2f} "
-              f"{'yes' if exact.complete else 'no':>7} {t_nsga:>8.2f} {hv_ratio:>8.4f} "
-              f"{exact.stats.wall_s / t_nsga if t_nsga == t_nsga else float('nan'):>6.1f}x")
+            approx = stop.keep(solve_nsga2(problem, time_limit=args.time_limit, seed=seed, patience=None,
+                                           callback=reached_target), f"{kind} {n} ops, NSGA-II")
+            hv_ratio = approx.hypervolume(ref) / max(exact.hypervolume(ref), 1e-300)
+            t_nsga = reached.get("time", float("nan"))
+            print(f"{kind:>9} {n:>4} {seed:>4} {len(exact):>5} {exact.stats.wall_s:>8.2f} "
+                  f"{'yes' if exact.complete else 'no':>7} {t_nsga:>8.2f} {hv_ratio:>8.4f} "
+                  f"{exact.stats.wall_s / t_nsga if t_nsga == t_nsga else float('nan'):>6.1f}x")
 
 
 if __name__ == "__main__":

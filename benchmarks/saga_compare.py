@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from stopping import BenchmarkStop, benchmark_stops
 
 import dse
 from dse.cost import TableCostModel
@@ -141,7 +142,7 @@ print(f"{time.monotonic() - start:.4f}")
 '''
 
 
-def cli_figures(repeat: int) -> None:
+def cli_figures(repeat: int, stop: BenchmarkStop) -> None:
     """``dse solve SPEC --solver heuristic:heft`` (dynamic_rnn on toyDevices, the TF rules) against a script that
     loads the same spec and runs HEFT, each in a fresh process: the solve step the CLI reports against HEFT's
     first call in the script, and both whole processes (the CLI also writes front.csv, front.json, pareto.png)."""
@@ -159,12 +160,11 @@ def cli_figures(repeat: int) -> None:
     rows = {"cli": [], "cli_solve": [], "script": [], "script_heft": []}
     for _ in range(repeat):
         start = time.perf_counter()
-        done = subprocess.run(dse_cli, capture_output=True, text=True, check=True)
+        done = _checked(stop.run(dse_cli, capture_output=True))
         rows["cli"].append(time.perf_counter() - start)
         rows["cli_solve"].append(float(re.search(r"== heuristic:heft: .*, ([0-9.]+) s", done.stdout).group(1)))
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, str(folder / "alone.py"), str(spec)], capture_output=True, text=True,
-                              check=True)
+        done = _checked(stop.run([sys.executable, str(folder / "alone.py"), str(spec)], capture_output=True))
         rows["script"].append(time.perf_counter() - start)
         rows["script_heft"].append(float(done.stdout.split()[-1]))
     med = {k: float(np.median(v)) for k, v in rows.items()}
@@ -173,6 +173,13 @@ def cli_figures(repeat: int) -> None:
           f"{med['script_heft']:7.3f} s   ({med['cli_solve'] / med['script_heft']:.2f}x)")
     print(f"  whole process: dse solve    {med['cli']:7.3f} s   script (load spec, HEFT) "
           f"{med['script']:7.3f} s   ({med['cli'] / med['script']:.2f}x; the CLI also writes three files)")
+
+
+def _checked(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    """``done`` when it exited 0; raises SystemExit with its error output otherwise."""
+    if done.returncode:
+        raise SystemExit(f"{' '.join(map(str, done.args[:4]))} failed (exit {done.returncode}): {done.stderr.strip()}")
+    return done
 
 
 def best_of(repeat: int, call) -> tuple[float, object]:
@@ -196,22 +203,24 @@ def main() -> None:
     warm = DagProblem(TableCostModel(scale=scale).tables(*layered(30, 2, seed=0)), ("makespan",), insertion=True)
     run_heuristic(warm, "heft")  # the compiled kernels are loaded once per process: not part of the figures
     dse.solve(warm, "heuristic:heft")
-    for label, workload, platform in cases(args.sizes):
-        tables = TableCostModel(scale=scale).tables(workload, platform)
-        problem = DagProblem(tables, ("makespan",), memory=False, insertion=True, name=workload.name)
-        alone, res = best_of(args.repeat, lambda p=problem: run_heuristic(p, "heft"))
-        solved, front = best_of(args.repeat, lambda p=problem: dse.solve(p, "heuristic:heft"))
-        ours = res.makespan / scale  # type: ignore[attr-defined]
-        print(f"\n{label}: {problem.n_tasks} tasks, {tables.n_edges} edges, {tables.n_dev} devices")
-        print(f"  HEFT alone            {alone:7.3f} s   makespan {ours:,.1f}")
-        print(f"  dse.solve heuristic   {solved:7.3f} s   ({solved / alone:.2f}x HEFT alone)")
-        if python is not None:
-            saga = run_saga(python, workload, platform, args.repeat)
-            if saga:
-                print(f"  saga 2.1.0 HEFT       {saga['seconds']:7.3f} s   makespan {saga['makespan']:,.1f}   "
-                      f"(saga / dse.solve: {saga['seconds'] / solved:.1f}x)")
-    if DATA.is_dir():
-        cli_figures(max(args.repeat, 3))
+    with benchmark_stops("saga_compare") as stop:
+        for label, workload, platform in cases(args.sizes):
+            stop.check()
+            tables = TableCostModel(scale=scale).tables(workload, platform)
+            problem = DagProblem(tables, ("makespan",), memory=False, insertion=True, name=workload.name)
+            alone, res = best_of(args.repeat, lambda p=problem: run_heuristic(p, "heft"))
+            solved, front = best_of(args.repeat, lambda p=problem: dse.solve(p, "heuristic:heft"))
+            ours = res.makespan / scale  # type: ignore[attr-defined]
+            print(f"\n{label}: {problem.n_tasks} tasks, {tables.n_edges} edges, {tables.n_dev} devices")
+            print(f"  HEFT alone            {alone:7.3f} s   makespan {ours:,.1f}")
+            print(f"  dse.solve heuristic   {solved:7.3f} s   ({solved / alone:.2f}x HEFT alone)")
+            if python is not None:
+                saga = run_saga(python, workload, platform, args.repeat)
+                if saga:
+                    print(f"  saga 2.1.0 HEFT       {saga['seconds']:7.3f} s   makespan {saga['makespan']:,.1f}   "
+                          f"(saga / dse.solve: {saga['seconds'] / solved:.1f}x)")
+        if DATA.is_dir():
+            cli_figures(max(args.repeat, 3), stop)
     sys.stdout.flush()
 
 

@@ -18,11 +18,12 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from stopping import BenchmarkStop, benchmark_stops
 
 import dse
 from dse.builders.stg_generator import METHODS, stg_random_graph
@@ -37,14 +38,16 @@ from dse.yamlio import read_yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _solve(spec: Path, limit: float, cache: Path | None) -> tuple[float, dict]:
+def _solve(spec: Path, limit: float, cache: Path | None, stop: BenchmarkStop) -> tuple[float, dict]:
     env = dict(os.environ)
     if cache is not None:
         env["NUMBA_CACHE_DIR"] = str(cache)
     out = spec.parent / "out"
     start = time.monotonic()
-    subprocess.run([sys.executable, "-m", "dse.cli", "solve", str(spec), "--solver", "cpsat", "--time-limit",
-                    str(limit), "--out", str(out), "--quiet"], cwd=ROOT, env=env, capture_output=True, check=True)
+    done = stop.run([sys.executable, "-m", "dse.cli", "solve", str(spec), "--solver", "cpsat", "--time-limit",
+                     str(limit), "--out", str(out), "--quiet"], cwd=ROOT, env=env, capture_output=True)
+    if done.returncode:
+        raise SystemExit(f"dse solve {spec.name} failed (exit {done.returncode}): {done.stderr.strip()}")
     wall = time.monotonic() - start
     return wall, json.loads((out / "front.json").read_text())["fronts"][0]
 
@@ -57,7 +60,7 @@ def _wait_for_stamp(cache: Path, timeout: float = 300.0) -> float:
     return time.monotonic() - start
 
 
-def time_limits(procs: list[int], count: int, limit: float, rows: list[dict]) -> None:
+def time_limits(procs: list[int], count: int, limit: float, rows: list[dict], stop: BenchmarkStop) -> None:
     print(f"{'graph':<24} {'P':>2} {'cache':>5} {'wall s':>7} {'status':>10} {'cpsat':>6} {'heft':>6}")
     for p in procs:
         for k in range(count):
@@ -73,7 +76,7 @@ def time_limits(procs: list[int], count: int, limit: float, rows: list[dict]) ->
                     cache = Path(folder) / "cache" if kind == "cold" else None
                     if cache is not None:
                         cache.mkdir()
-                    wall, front = _solve(spec, limit, cache)
+                    wall, front = stop.keep(_solve(spec, limit, cache, stop), f"{workload.name} {kind}")
                     value = front["points"][0]["internal"][0] if front["points"] else None
                     row = dict(graph=workload.name, procs=p, cache=kind, wall_s=round(wall, 2), status=front["status"],
                                cpsat=value, heft=heft)
@@ -84,7 +87,7 @@ def time_limits(procs: list[int], count: int, limit: float, rows: list[dict]) ->
                           f"{value if value is not None else '-':>6} {heft:>6}", flush=True)
 
 
-def certificate_gaps(cuts: list[float], rows: list[dict]) -> None:
+def certificate_gaps(cuts: list[float], rows: list[dict], stop: BenchmarkStop) -> None:
     quick = read_yaml(ROOT / "problems" / "quickstart.yaml")
     three = {**quick, "name": "quickstart_3obj", "objectives": ["throughput", "energy", "latency"]}
     cases = [("split_gemm", dse.load_problem("split_gemm")), ("quickstart", dse.load_problem("quickstart")),
@@ -92,7 +95,8 @@ def certificate_gaps(cuts: list[float], rows: list[dict]) -> None:
     print(f"\n{'problem':<26} {'cut s':>6} {'status':>10} {'points':>6} {'gap':>8}  certificate")
     for name, problem in cases:
         for cut in cuts:
-            front = dse.solve(problem, "cpsat", time_limit=cut, seed=0, progress=False)
+            stop.check()
+            front = stop.keep(dse.solve(problem, "cpsat", time_limit=cut, seed=0, progress=False), f"{name} cut at {cut:g} s")
             cert = front.certificate()
             assert cert is not None
             rows.append(dict(problem=name, cut_s=cut, status=front.status, points=len(front), gap=cert.gap,
@@ -111,14 +115,19 @@ def main() -> None:
     args = parser.parse_args()
     limits: list[dict] = []
     gaps: list[dict] = []
-    time_limits(args.procs, args.count, args.limit, limits)
-    certificate_gaps(args.cuts, gaps)
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, rows in (("time_limit.csv", limits), ("certificate_gaps.csv", gaps)):
-        with open(args.out / name, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
-            writer.writeheader()
-            writer.writerows(rows)
+    with benchmark_stops("time_limit") as stop:
+        try:
+            time_limits(args.procs, args.count, args.limit, limits, stop)
+            certificate_gaps(args.cuts, gaps, stop)
+        finally:  # what finished is written, also after a stop
+            args.out.mkdir(parents=True, exist_ok=True)
+            for name, rows in (("time_limit.csv", limits), ("certificate_gaps.csv", gaps)):
+                if not rows:
+                    continue
+                with open(args.out / name, "w", newline="") as fh:
+                    writer = csv.DictWriter(fh, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
+                    writer.writeheader()
+                    writer.writerows(rows)
 
 
 if __name__ == "__main__":
