@@ -22,10 +22,12 @@ files :mod:`dse.calibration_files` (their public names are importable from here 
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -64,6 +66,7 @@ from dse.calibration_model import (
     Calibration,
     KernelFit,
     MachineInfo,
+    PairContention,
     check_devices,
     check_dtypes,
     check_kernels,
@@ -98,6 +101,7 @@ __all__ = [
     "MAX_SPMM_WORK",
     "MAX_WINDOWS",
     "MachineInfo",
+    "PairContention",
     "ROUNDS",
     "SHORT_CALL_BUDGET_S",
     "SparseCase",
@@ -115,8 +119,10 @@ __all__ = [
     "fit_kernel",
     "gemm_shapes",
     "kernel_terms",
+    "contention_pairs",
     "load_calibration",
     "mape",
+    "measure_contention",
     "profile_samples",
     "random_csr",
     "report_frame",
@@ -452,6 +458,109 @@ def _sample_frame(rows: dict[tuple[int, int], dict[str, Any]], times: dict[tuple
     return pd.DataFrame(records)
 
 
+# ----------------------------------------------------------------------------- contention
+
+#: Rows of ``A`` each thread multiplies by the shared ``B`` (CONTENTION_SHAPE = rows, n, k) per call, and
+#: calls per timed sample, when groups are run side by side: about 80 ms of one core per sample.
+CONTENTION_SHAPE = (512, 1024, 1024)
+CONTENTION_CALLS = 3
+#: Rounds (alone, then beside) per ordered pair; the median ratio counts.
+CONTENTION_ROUNDS = 5
+
+
+def contention_pairs(devices: Sequence[str], cores: int | None = None) -> list[tuple[str, str]]:
+    """Ordered pairs (device, beside) of CPU worker groups that fit the cores together (a group beside
+    another of its own kind included: ``cpu:t1`` beside ``cpu:t1``)."""
+    cores = cores or os.cpu_count() or 1
+    cpus = sorted({d for d in devices if d not in GPU_DEVICES})
+    pairs = []
+    for a, b in itertools.combinations_with_replacement(cpus, 2):
+        if device_threads(a) + device_threads(b) <= cores:
+            pairs += [(a, b)] if a == b else [(a, b), (b, a)]
+    return pairs
+
+
+def _group_cpu_seconds(threads: int, a_parts: list[np.ndarray], b: np.ndarray, c_parts: list[np.ndarray],
+                       beside: int, calls: int) -> tuple[float, float]:
+    """Run ``threads`` threads, each multiplying its own rows ``calls`` times, while ``beside`` other threads
+    multiply theirs in a loop; returns the measured threads' mean CPU seconds and the share of a core the
+    ``beside`` threads got meanwhile (1 when there are none)."""
+    start = threading.Barrier(threads + beside)
+    stop = threading.Event()
+    cpu = [0.0] * threads
+    side_cpu = [0.0] * beside
+    wall = [0.0, 0.0]
+
+    def measured(i: int) -> None:
+        start.wait()
+        if i == 0:
+            wall[0] = time.perf_counter()
+        t0 = time.thread_time()
+        for _ in range(calls):
+            np.matmul(a_parts[i], b, out=c_parts[i])
+        cpu[i] = time.thread_time() - t0
+
+    def side(j: int) -> None:
+        part = threads + j
+        start.wait()
+        t0 = time.thread_time()
+        while not stop.is_set():
+            np.matmul(a_parts[part], b, out=c_parts[part])
+        side_cpu[j] = time.thread_time() - t0
+
+    workers = [threading.Thread(target=measured, args=(i,), daemon=True) for i in range(threads)]
+    sides = [threading.Thread(target=side, args=(j,), daemon=True) for j in range(beside)]
+    for t in workers + sides:
+        t.start()
+    for t in workers:
+        t.join()
+    wall[1] = time.perf_counter()
+    stop.set()
+    for t in sides:
+        t.join()
+    share = 1.0 if not beside else min(1.0, sum(side_cpu) / beside / max(wall[1] - wall[0], 1e-9))
+    return float(np.mean(cpu)), share
+
+
+def measure_contention(devices: Sequence[str], *, rounds: int = CONTENTION_ROUNDS, seed: int = 0,
+                       progress: Progress | None = None) -> tuple[PairContention, ...]:
+    """The slowdown of each CPU worker group while another runs beside it (:func:`contention_pairs`).
+
+    Both groups run as the co-execution executor runs them: one Python thread per group thread, BLAS
+    limited to one thread, each multiplying its own rows of ``A`` by the shared ``B``. Time is each
+    thread's CPU time (``time.thread_time``), so waiting for a core taken by other programs is left out;
+    what is left is what the groups share in hardware. Per round the measured group runs alone, then
+    beside the other; the ratio's excess over 1 is divided by the share of a core the other group got
+    meanwhile (on a loaded machine it runs part of the time only), and the median over rounds is kept,
+    at least 1. Raises :class:`~dse.interrupt.Interrupted` on a stop signal (checked between rounds).
+    """
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
+
+    progress = progress or silent()
+    rows, n, k = CONTENTION_SHAPE
+    rng = np.random.default_rng([seed, 3])
+    b = rng.random((k, n), dtype=np.float32)
+    results = []
+    with threadpool_limits(limits=1, user_api="blas"):
+        for device, beside in contention_pairs(devices):
+            t_dev, t_side = device_threads(device), device_threads(beside)
+            a_parts = [rng.random((rows, k), dtype=np.float32) for _ in range(t_dev + t_side)]
+            c_parts = [np.empty((rows, n), dtype=np.float32) for _ in range(t_dev + t_side)]
+            _group_cpu_seconds(t_dev, a_parts, b, c_parts, 0, 1)  # warm-up
+            ratios = []
+            for r in range(rounds):
+                stop_point()
+                alone, _ = _group_cpu_seconds(t_dev, a_parts, b, c_parts, 0, CONTENTION_CALLS)
+                together, share = _group_cpu_seconds(t_dev, a_parts, b, c_parts, t_side, CONTENTION_CALLS)
+                ratios.append(1.0 + (together / alone - 1.0) / max(share, 0.25))
+                progress.update(f"contention {device} beside {beside}: round {r + 1}/{rounds}, "
+                                f"x{ratios[-1]:.3f}")
+            median = float(np.median(ratios))
+            spread = float((max(ratios) - min(ratios)) / median) if median > 0 else 0.0
+            results.append(PairContention(device, beside, max(1.0, median), spread, rounds))
+    return tuple(results)
+
+
 def calibration_plan(kernels: Sequence[str], devices: Sequence[str], dtypes: Sequence[str] | None, *, gpu: bool,
                      source: str = "command line") -> list[tuple[str, str, str]]:
     """The (kernel, device, dtype) fits a run would make: each device's kernels and dtypes
@@ -480,7 +589,8 @@ def calibration_plan(kernels: Sequence[str], devices: Sequence[str], dtypes: Seq
 def run_calibration(kernels: Sequence[str], devices: Sequence[str], *, quick: bool = False, seed: int = 0,
                     progress: Progress | None = None, dtypes: Sequence[str] | None = None,
                     gpu: bool | None = None, rounds: int = ROUNDS,
-                    clock: str = "wall") -> tuple[Calibration, pd.DataFrame]:
+                    clock: str = "wall",
+                    contention_rounds: int = CONTENTION_ROUNDS) -> tuple[Calibration, pd.DataFrame]:
     """Profile ``kernels`` on ``devices`` and fit them; returns the calibration and its report.
 
     The report (:func:`report_frame`) has one row per fit: ``kernel, device, dtype, samples,
@@ -489,7 +599,9 @@ def run_calibration(kernels: Sequence[str], devices: Sequence[str], *, quick: bo
     (default: fp32 on CPU devices and ``cuda``; fp16, bf16 and tf32 on ``tensorcore``); ``gpu``
     forces the GPU devices on or off (default: whether :func:`cuda_available`). Without CUDA the
     GPU devices are skipped with one note on stderr. ``clock="thread"`` reads the calling
-    thread's CPU time instead of the wall clock (:data:`CLOCKS`; ``cpu:t1`` only). Raises
+    thread's CPU time instead of the wall clock (:data:`CLOCKS`; ``cpu:t1`` only). With ``gemm`` among the
+    kernels, every pair of CPU devices that fits the cores is also run side by side
+    (:func:`measure_contention`, ``contention_rounds`` rounds; 0 skips it). Raises
     :class:`SpecError` for an unknown kernel, device, dtype or clock, a thread clock with a
     multi-threaded or GPU device, or when nothing is left to profile.
     """
@@ -522,12 +634,14 @@ def run_calibration(kernels: Sequence[str], devices: Sequence[str], *, quick: bo
     with _tf32_restored(bool(planned_gpu)):
         samples = profile_samples(units, rounds=rounds, seed=seed, progress=progress, clock=clock)
     fits = tuple(fit_kernel(samples, k, d, t) for k, d, t in plan)
+    contention = measure_contention(planned_cpu, rounds=contention_rounds, seed=seed, progress=progress) \
+        if contention_rounds and "gemm" in kernels else ()
     machine = MachineInfo.current()
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     note = (f"dse calibrate {'--quick ' if quick else ''}--kernels {','.join(kernels)} "
             f"--devices {','.join(devices)} --seed {seed} --clock {clock}; measured {stamp}; "
             f"1-min load average {load_before} before, {_load_average()} after")
-    calibration = Calibration(machine, fits, "measured on this machine", note)
+    calibration = Calibration(machine, fits, "measured on this machine", note, contention)
     report = report_frame(calibration, samples)
     report.attrs["samples"] = samples
     return calibration, report

@@ -18,6 +18,7 @@ from dse.calibration_model import (
     Calibration,
     KernelFit,
     MachineInfo,
+    PairContention,
     check_dtypes,
 )
 from dse.errors import SpecError
@@ -49,12 +50,22 @@ class _FitModel(BaseModel):
     params: dict[str, float] = Field(default_factory=dict)
 
 
+class _ContentionModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    device: str
+    beside: str
+    slowdown: float = Field(ge=1.0, le=100.0)
+    spread: float = Field(default=0.0, ge=0.0)
+    rounds: int = Field(default=0, ge=0)
+
+
 class _FileModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     format: str
     machine: _MachineModel
     note: str = ""
     fits: list[_FitModel]
+    contention: list[_ContentionModel] = Field(default_factory=list)  # absent in files made before it was measured
 
 
 def _fit_from_model(model: _FitModel, i: int, source: str) -> KernelFit:
@@ -115,7 +126,16 @@ def calibration_from_dict(data: Any, source: str, *, check_machine: bool = True)
         gpu_fits = any(f.device in GPU_DEVICES for f in fits)
         if gpu_fits and machine.gpu and here.gpu and machine.gpu != here.gpu:
             raise SpecError(source, "machine.gpu", machine.gpu, f"GPU fits made on another GPU; this one is {here.gpu!r}")
-    return Calibration(machine, fits, source, model.note)
+    contention = tuple(_contention_from_model(c, i, source) for i, c in enumerate(model.contention))
+    return Calibration(machine, fits, source, model.note, contention)
+
+
+def _contention_from_model(model: _ContentionModel, i: int, source: str) -> PairContention:
+    for name in ("device", "beside"):
+        value = getattr(model, name)
+        if _DEVICE_RE.match(value) is None:
+            raise SpecError(source, f"contention[{i}].{name}", value, "a CPU worker group: cpu or cpu:tN")
+    return PairContention(model.device, model.beside, model.slowdown, model.spread, model.rounds)
 
 
 def load_calibration(path: str | Path, *, check_machine: bool = True) -> Calibration:
@@ -140,6 +160,8 @@ def calibration_to_dict(cal: Calibration) -> dict[str, Any]:
                   "mape_heldout": None if math.isnan(f.mape_heldout) else float(f.mape_heldout), "n_samples": f.n_samples, "n_heldout": f.n_heldout,
                   "params": dict(f.params)}
                  for f in cal.fits],
+        "contention": [{"device": c.device, "beside": c.beside, "slowdown": float(c.slowdown),
+                        "spread": float(c.spread), "rounds": c.rounds} for c in cal.contention],
     }
 
 

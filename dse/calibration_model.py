@@ -138,13 +138,34 @@ class KernelFit:
 
 
 @dataclass(frozen=True)
+class PairContention:
+    """How much one CPU worker group slows down while another runs beside it (``dse calibrate``).
+
+    ``slowdown`` is the CPU time of ``device``'s GEMM while a group ``beside`` runs a GEMM
+    of its own at the same time, over its CPU time alone (>= 1 when they contend): what the
+    two share in hardware (memory bandwidth, the last-level cache, a core's SMT siblings).
+    CPU time leaves out the time either waits for a core taken by other programs; that
+    share is counted apart, at run time (:mod:`dse.mapping.split_contention`). ``spread``:
+    (slowest - fastest) / median of the rounds' ratios; ``rounds``: how many were timed.
+    """
+
+    device: str
+    beside: str
+    slowdown: float
+    spread: float = 0.0
+    rounds: int = 0
+
+
+@dataclass(frozen=True)
 class Calibration:
-    """The fits measured on ``machine``; ``source`` says where it came from (a file, or a run)."""
+    """The fits measured on ``machine``; ``source`` says where it came from (a file, or a run);
+    ``contention``: the slowdowns of groups run side by side (empty in files made before they were measured)."""
 
     machine: MachineInfo
     fits: tuple[KernelFit, ...]
     source: str
     note: str = ""
+    contention: tuple[PairContention, ...] = ()
     _index: dict[tuple[str, str, str], KernelFit] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -175,6 +196,13 @@ class Calibration:
     def has(self, kernel: str, device: str, dtype: str = "fp32") -> bool:
         """Whether (kernel, device, dtype) was calibrated."""
         return (kernel, device, dtype) in self._index
+
+    def slowdown(self, device: str, beside: str) -> float | None:
+        """The measured slowdown of group ``device`` while group ``beside`` runs (None when not measured)."""
+        for pair in self.contention:
+            if (pair.device, pair.beside) == (device, beside):
+                return pair.slowdown
+        return None
 
 
 def kernel_terms(kernel: str, dtype: str, *, cache_bytes: float = DEFAULT_CACHE_BYTES,

@@ -158,8 +158,10 @@ def test_gpu_coexecution() -> None:  # pragma: no cover - needs CUDA
     assert report.check == "pass"
 
 
-def test_cli_coexec_predicts_from_a_calibration_file(tmp_path) -> None:
+def test_cli_coexec_predicts_from_a_calibration_file(tmp_path, monkeypatch) -> None:
     from dse.calibrate import Calibration, KernelFit, MachineInfo, save_calibration
+
+    monkeypatch.setattr("dse.runtime.coexec.probe_background", lambda *a, **k: (1.0, 0.0))  # an idle machine
 
     fit = KernelFit("gemm", "cpu:t1", "fp32", ("const", "flops"), (1e-5, 1e-10), 0.05, 10)
     save_calibration(Calibration(MachineInfo.current(), (fit,), "hand"), tmp_path / "cal.yaml")

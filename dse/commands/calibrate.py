@@ -90,6 +90,9 @@ def _run(args: argparse.Namespace) -> int:
                           spread=[_percent(v) for v in report["spread"]])
     with pd.option_context("display.width", 250, "display.max_colwidth", 160):
         print(table.to_string(index=False))
+    for pair in cal.contention:
+        print(f"contention: {pair.device} beside {pair.beside}: x{pair.slowdown:.3f} CPU time "
+              f"(spread {_percent(pair.spread)} over {pair.rounds} rounds)")
     print(f"machine: {cal.machine.kind}")
     if args.out is not None:
         calibrate.save_calibration(cal, args.out)

@@ -32,6 +32,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                                                         "or rows per device R1,R2,...")
     parser.add_argument("--calibration", help="calibration YAML (dse calibrate) for the predictions "
                                               "(default: profile this GEMM on each device first)")
+    parser.add_argument("--adapt-threshold", default="0.1",
+                        help="with --split auto: re-split with the measured rates when a part's measured time "
+                             "differs from its prediction by more than this fraction (default 0.1)")
     parser.add_argument("--repeat", default="3", help="timed runs per measurement, median kept (default 3)")
     parser.add_argument("--seed", default="0", help="seed of the random operands")
     parser.add_argument("--out", type=Path, help="folder for report.json and trace.json")
@@ -57,8 +60,19 @@ def _split(text: str) -> str | list[int]:
         raise SpecError("command line", "--split", text, "auto, grid or rows per device R1,R2,...") from None
 
 
+def _fraction(value: str, flag: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise SpecError("command line", flag, value, "must be a fraction above 0 (0.1 = 10%)") from None
+    if not 0 < number < 10:
+        raise SpecError("command line", flag, number, "must be a fraction above 0 (0.1 = 10%)")
+    return number
+
+
 def _run(args: argparse.Namespace) -> int:
     from dse.limits import check_seed
+    from dse.mapping.split_contention import calibrated_contention
     from dse.mapping.split_model import DTYPE_BYTES, GemmWorkload, calibration_predictor
     from dse.progress import Progress
     from dse.runtime.coexec import coexecute, parse_devices
@@ -67,23 +81,25 @@ def _run(args: argparse.Namespace) -> int:
     if args.dtype not in DTYPE_BYTES:
         raise SpecError("command line", "--dtype", args.dtype, f"dtypes are {', '.join(DTYPE_BYTES)}")
     repeat = _positive(args.repeat, "--repeat", 100)
+    threshold = _fraction(args.adapt_threshold, "--adapt-threshold")
     seed = check_seed(args.seed)
     split = _split(args.split)
     platform = parse_devices(args.devices)
     if args.out is not None:
         check_out_folder(args.out)
     workload = GemmWorkload(f"gemm_{m}x{n}x{k}_{args.dtype}", m, n, k, args.dtype, chunks=min(64, m))
-    predict, name = None, ""
+    predict, name, contention = None, "", None
     if args.calibration:
         from dse.calibrate import load_calibration
 
         calibration = load_calibration(args.calibration)
         predict, name = calibration_predictor(calibration, args.calibration), f"calibration {args.calibration}"
+        contention = calibrated_contention(calibration)
     progress = Progress("coexec", enabled=False if args.quiet else None)
     with interruptible():
         try:
             report = coexecute(workload, platform, split, predict=predict, predictor_name=name, repeat=repeat,
-                               seed=seed, progress=progress)
+                               seed=seed, progress=progress, contention=contention, adapt_threshold=threshold)
         except Interrupted as stop:
             raise stop.noted(_write_partial(stop, args.out)) from None
     print(report.summary())

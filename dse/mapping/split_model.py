@@ -36,6 +36,7 @@ from dse.calibration_files import load_calibration
 from dse.cost import BANDWIDTH_EFFICIENCY, COMPUTE_EFFICIENCY, LAUNCH_OVERHEAD_S, CostTables
 from dse.dtypes import DTYPE_BYTES, DTYPE_TOLERANCE
 from dse.errors import SpecError
+from dse.mapping.split_contention import calibrated_contention, corun_predictor
 from dse.mapping.split_inputs import (
     FIT_DEVICE,
     MAX_CHUNKS,
@@ -357,7 +358,9 @@ def calibration_predictor(calibration: Any, source: str = "<calibration>") -> Pr
 @dataclass(frozen=True)
 class CalibratedSplitModel:
     """``cost_model: {name: calibrated, file: PATH}``: compute times from a calibration file
-    (``dse calibrate --kernels gemm``); ``check_machine`` refuses one made on another machine kind."""
+    (``dse calibrate --kernels gemm``), stretched by its pair contention figures when it has them
+    (:mod:`dse.mapping.split_contention`, every device taken to run for the whole split on an otherwise idle
+    machine); ``check_machine`` refuses one made on another machine kind."""
 
     file: str = ""
     check_machine: bool = True
@@ -368,5 +371,9 @@ class CalibratedSplitModel:
         path = find_calibration(self.file)
         calibration = load_calibration(path, check_machine=self.check_machine)
         split = as_split_platform(platform, workload.dtype)
-        return split_tables(workload, split, calibration_predictor(calibration, str(path)),
-                            cost_model=f"calibrated ({path.name})")
+        predict = calibration_predictor(calibration, str(path))
+        name = f"calibrated ({path.name})"
+        if calibration.contention:  # every device co-runs (an idle machine): the pairs' slowdowns, cores shared
+            predict = corun_predictor(predict, split, calibrated_contention(calibration))
+            name = f"calibrated with contention ({path.name})"
+        return split_tables(workload, split, predict, cost_model=name)

@@ -20,6 +20,7 @@ when no calibration file is given).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -32,6 +33,13 @@ import numpy as np
 from dse.calibrate import cuda_available
 from dse.errors import SpecError
 from dse.interrupt import Interrupted, stop_point
+from dse.mapping.split_contention import (
+    ContentionModel,
+    background_from_share,
+    corun_predictor,
+    finish_times,
+    host_threads,
+)
 from dse.mapping.split_model import (
     DTYPE_TOLERANCE,
     GemmWorkload,
@@ -42,6 +50,12 @@ from dse.mapping.split_model import (
     part_costs,
 )
 from dse.progress import Progress, silent
+
+#: Default relative difference between a part's measured and predicted time above which ``--split auto``
+#: re-splits with the measured rates (POAS's adapt step).
+ADAPT_THRESHOLD = 0.10
+#: Seconds the background probe keeps the cores busy (:func:`probe_background`).
+PROBE_S = 0.3
 
 #: dtypes CPU worker groups run (numpy has no BLAS for fp16, no bf16 at all).
 CPU_DTYPES = {"fp64": np.float64, "fp32": np.float32}
@@ -301,22 +315,102 @@ def profile_predictor(executor: CoExecutor, *, repeat: int = 3, progress: Progre
 
 
 def predict_rows(workload: GemmWorkload, platform: SplitPlatform, predict: Predictor,
-                 rows: Sequence[tuple[int, int]]) -> tuple[list[float], float]:
+                 rows: Sequence[tuple[int, int]], model: ContentionModel | None = None) -> tuple[list[float], float]:
     """Predicted busy seconds per device for row ranges ``rows`` (copies included) and the split's time
-    (max over devices and over each memory pool's shared host link)."""
+    (max over devices and over each memory pool's shared host link). With ``model``, each device's compute
+    runs beside the others' under :func:`~dse.mapping.split_contention.finish_times` (``predict`` is then
+    the time alone on an idle machine); without it, at ``predict``'s time."""
     per_dev: list[float] = []
     links: dict[str, float] = {}
     b_once: dict[str, float] = {}
-    for dev, (a, b) in zip(platform.devices, rows, strict=True):
-        r = np.array([b - a])
-        pc = part_costs(dev, workload, r, predict(dev, workload, r))
+    counts = [np.array([b - a]) for a, b in rows]
+    compute = [float(np.asarray(predict(dev, workload, r), dtype=float).reshape(-1)[0]) if r[0] > 0 else 0.0
+               for dev, r in zip(platform.devices, counts, strict=True)]
+    if model is not None:
+        compute = [float(t) for t in finish_times(compute, platform.devices, model)]
+    for dev, r, c in zip(platform.devices, counts, compute, strict=True):
+        pc = part_costs(dev, workload, r, np.array([c]))
         per_dev.append(float(pc.time_s[0]))
         links[dev.pool] = links.get(dev.pool, 0.0) + float(pc.link_s[0])
-        if b > a:
+        if r[0] > 0:
             b_once[dev.pool] = max(b_once.get(dev.pool, 0.0), pc.b_link_s)
     for pool, t in b_once.items():
         links[pool] += t
     return per_dev, max(per_dev + list(links.values()))
+
+
+def probe_background(threads: int, cores: int | None = None, seconds: float = PROBE_S) -> tuple[float, float]:
+    """Share of a core each of ``threads`` busy threads gets now, and the runnable threads of other programs
+    that implies (:func:`~dse.mapping.split_contention.background_from_share`).
+
+    The threads multiply small matrices (BLAS on one thread) for ``seconds``; a thread's share is its CPU time
+    (``time.thread_time``) over the wall time.
+    """
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
+
+    cores = cores or os.cpu_count() or 1
+    a = np.ones((192, 192), dtype=np.float32)
+    out = [np.empty_like(a) for _ in range(threads)]
+    shares = [0.0] * threads
+    start = threading.Barrier(threads)
+
+    def spin(i: int) -> None:
+        start.wait()
+        wall, cpu = time.perf_counter(), time.thread_time()
+        while time.perf_counter() - wall < seconds:
+            np.matmul(a, a, out=out[i])
+        shares[i] = (time.thread_time() - cpu) / max(time.perf_counter() - wall, 1e-9)
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        workers = [threading.Thread(target=spin, args=(i,), daemon=True) for i in range(threads)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+    share = min(1.0, float(np.mean(shares)))
+    return share, background_from_share(share, threads, cores)
+
+
+def plan_split(workload: GemmWorkload, platform: SplitPlatform, predict: Predictor, model: ContentionModel,
+               seed: int = 0) -> tuple[list[tuple[int, int]], str]:
+    """The split of least predicted time under contention, and why a single device was kept ('' otherwise).
+
+    CP-SAT solves the family over tables in which every device runs for the whole split
+    (:func:`~dse.mapping.split_contention.corun_predictor`); the split it finds is then predicted with
+    :func:`predict_rows` (devices finishing at different times) and kept unless one device alone on the
+    whole GEMM is predicted to be at least as fast: co-execution predicted not to pay.
+    """
+    bounds, _ = auto_split(workload, platform, corun_predictor(predict, platform, model), seed)
+    _, total = predict_rows(workload, platform, predict, bounds, model)
+    n_dev = len(platform.devices)
+    singles = []
+    for d in range(n_dev):
+        rows = [(0, 0)] * n_dev
+        rows[d] = (0, workload.m)
+        singles.append((predict_rows(workload, platform, predict, rows, model)[1], d, rows))
+    best_s, best_d, best_rows = min(singles)
+    if sum(1 for a, b in bounds if b > a) > 1 and best_s <= total:
+        return best_rows, (f"{platform.devices[best_d].name} alone predicted {best_s * 1e3:.4g} ms, "
+                           f"the split {total * 1e3:.4g} ms")
+    return bounds, ""
+
+
+def measured_rates(predict: Predictor, platform: SplitPlatform, predicted: Sequence[float],
+                   measured: Sequence[float]) -> Predictor:
+    """``predict`` rescaled per device by its measured over predicted time (devices that took rows; the others
+    keep theirs): POAS's adapt step, the rates each device showed in the run."""
+    factor = {dev.name: (m / p if p > 0 and m > 0 else 1.0)
+              for dev, p, m in zip(platform.devices, predicted, measured, strict=True)}
+
+    def rescaled(dev: SplitDevice, workload: GemmWorkload, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(predict(dev, workload, rows), dtype=float) * factor[dev.name]
+
+    return rescaled
+
+
+def part_errors(predicted: Sequence[float], measured: Sequence[float]) -> list[float]:
+    """Relative difference ``(measured - predicted) / predicted`` of each part that ran (nan for empty parts)."""
+    return [(m - p) / p if p > 0 else math.nan for p, m in zip(predicted, measured, strict=True)]
 
 
 # --------------------------------------------------------------------------- optimize + schedule
@@ -331,6 +425,40 @@ class DeviceReport:
     row_range: tuple[int, int]
     predicted_s: float
     measured_s: float
+
+    @property
+    def error(self) -> float:
+        """``(measured - predicted) / predicted`` (nan for an empty part)."""
+        return part_errors([self.predicted_s], [self.measured_s])[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "rows": self.rows, "row_range": list(self.row_range),
+                "predicted_s": self.predicted_s, "measured_s": self.measured_s,
+                "error": None if math.isnan(self.error) else self.error}
+
+
+@dataclass(frozen=True)
+class AdaptReport:
+    """How ``--split auto`` got to its split: the contention it assumed, the first run measured against its
+    prediction, whether it re-split with the measured rates, and whether it fell back to one device."""
+
+    threshold: float
+    probe_share: float
+    background_threads: float
+    slowdowns: tuple[tuple[str, str, float], ...]
+    first: tuple[DeviceReport, ...]
+    first_predicted_s: float
+    first_measured_s: float
+    adapted: bool
+    fallback: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "probe_core_share": self.probe_share,
+                "background_threads": self.background_threads,
+                "slowdowns": [{"device": a, "beside": b, "slowdown": s} for a, b, s in self.slowdowns],
+                "first": {"devices": [d.to_dict() for d in self.first], "predicted_s": self.first_predicted_s,
+                          "measured_s": self.first_measured_s},
+                "adapted": self.adapted, "fallback": self.fallback}
 
 
 @dataclass(frozen=True)
@@ -351,6 +479,12 @@ class CoexecReport:
     all_cores_s: float
     predictor: str
     grid: tuple[tuple[tuple[int, ...], float], ...] = ()
+    adapt: AdaptReport | None = None
+
+    @property
+    def prediction_error(self) -> float:
+        """``(measured - predicted) / predicted`` of the split that ran."""
+        return (self.measured_s - self.predicted_s) / self.predicted_s if self.predicted_s > 0 else math.nan
 
     @property
     def speedup_vs_best_single(self) -> float:
@@ -360,33 +494,54 @@ class CoexecReport:
         w = self.workload
         return {
             "kernel": w.kernel, "m": w.m, "n": w.n, "k": w.k, "dtype": w.dtype, "split": self.split_mode,
-            "devices": [{"name": d.name, "rows": d.rows, "row_range": list(d.row_range),
-                         "predicted_s": d.predicted_s, "measured_s": d.measured_s} for d in self.devices],
+            "devices": [d.to_dict() for d in self.devices],
             "check": self.check, "rel_error": self.rel_error, "tolerance": self.tolerance,
             "measured_s": self.measured_s, "predicted_s": self.predicted_s,
+            "prediction_error": None if math.isnan(self.prediction_error) else self.prediction_error,
             "best_single_s": self.best_single_s, "best_single_device": self.best_single_device,
             "speedup_vs_best_single": self.speedup_vs_best_single,
             "single_devices": [{"name": n, "predicted_s": p, "measured_s": m} for n, p, m in self.single_s],
             "cpu_blas_all_cores_s": self.all_cores_s,
             "predictor": self.predictor,
             "grid": [{"rows": list(r), "measured_s": s} for r, s in self.grid],
+            "adapt": None if self.adapt is None else self.adapt.to_dict(),
         }
 
     def summary(self) -> str:
         """The printed report: one line per device, then the totals."""
         w = self.workload
         lines = [f"{w.kernel} {w.m}x{w.n}x{w.k} {w.dtype}, split {self.split_mode}, predictor {self.predictor}",
-                 f"{'device':<16}{'rows':>9}{'predicted ms':>15}{'measured ms':>14}"]
+                 f"{'device':<16}{'rows':>9}{'predicted ms':>15}{'measured ms':>14}{'error':>9}"]
         for d in self.devices:
-            lines.append(f"{d.name:<16}{d.rows:>9}{d.predicted_s * 1e3:>15.4g}{d.measured_s * 1e3:>14.4g}")
+            error = "" if math.isnan(d.error) else f"{d.error:+.1%}"
+            lines.append(f"{d.name:<16}{d.rows:>9}{d.predicted_s * 1e3:>15.4g}{d.measured_s * 1e3:>14.4g}"
+                         f"{error:>9}")
+        lines += self._adapt_lines()
         lines += [
-            f"co-executed: predicted {self.predicted_s * 1e3:.4g} ms, measured {self.measured_s * 1e3:.4g} ms",
+            f"co-executed: predicted {self.predicted_s * 1e3:.4g} ms, measured {self.measured_s * 1e3:.4g} ms "
+            f"({self.prediction_error:+.1%})",
             f"best single device {self.best_single_device}: {self.best_single_s * 1e3:.4g} ms; "
             f"speed-up {self.speedup_vs_best_single:.3f}x",
             f"one BLAS call on every core: {self.all_cores_s * 1e3:.4g} ms",
             f"check: {self.check} (relative error {self.rel_error:.2g}, tolerance {self.tolerance:.0e})",
         ]
         return "\n".join(lines)
+
+    def _adapt_lines(self) -> list[str]:
+        a = self.adapt
+        if a is None:
+            return []
+        pairs = ", ".join(f"{d} beside {b} x{x:.3f}" for d, b, x in a.slowdowns) or "none measured"
+        lines = [f"contention: core share {a.probe_share:.2f} per thread at the start "
+                 f"({a.background_threads:.2f} runnable threads of other programs); pair slowdowns: {pairs}"]
+        if a.adapted:
+            first = ", ".join(f"{d.name} {d.rows} rows {d.predicted_s * 1e3:.4g}/{d.measured_s * 1e3:.4g} ms"
+                              for d in a.first)
+            lines.append(f"adapted: the first split ({first}, predicted/measured) was off by more than "
+                         f"{a.threshold:.0%}; re-split with the measured rates")
+        if a.fallback:
+            lines.append(f"fell back to one device: {a.fallback}")
+        return lines
 
 
 def compositions(total: int, parts: int) -> np.ndarray:
@@ -486,14 +641,19 @@ def _grid_best(executor: CoExecutor, candidates: list[list[tuple[int, int]]], re
 
 def coexecute(workload: GemmWorkload, platform: SplitPlatform, split: str | Sequence[int] = "auto", *,
               predict: Predictor | None = None, predictor_name: str = "", repeat: int = 3, seed: int = 0,
-              progress: Progress | None = None) -> CoexecReport:
+              progress: Progress | None = None, contention: ContentionModel | None = None,
+              adapt_threshold: float = ADAPT_THRESHOLD) -> CoexecReport:
     """Predict, optimize, adapt and run ``workload`` over ``platform``; returns the report.
 
-    ``split``: ``auto`` (least predicted time, CP-SAT), ``grid`` (every 5% split
-    measured once, the three fastest re-timed ``repeat`` times interleaved, the best
-    median kept) or rows per device. ``predict`` defaults to
-    :func:`profile_predictor` on this GEMM. Raises :class:`SpecError` for bad
-    input and :class:`~dse.errors.InfeasibleError` when the GEMM fits no memory.
+    ``split``: ``auto`` (least predicted time under contention, CP-SAT; re-split with the measured rates when
+    a part's measured time differs from its prediction by more than ``adapt_threshold``; one device alone when
+    co-execution is predicted or measured not to pay), ``grid`` (every 5% split measured once, the three
+    fastest re-timed ``repeat`` times interleaved, the best median kept) or rows per device. ``predict`` (each
+    device's time alone on an idle machine) defaults to :func:`profile_predictor` on this GEMM, scaled back
+    by the core share the probe found. ``contention``: the machine's cores and pair slowdowns (a
+    calibration's, :func:`~dse.mapping.split_contention.calibrated_contention`; default: this machine's cores,
+    no slowdowns); its background is measured here (:func:`probe_background`). Raises :class:`SpecError` for
+    bad input and :class:`~dse.errors.InfeasibleError` when the GEMM fits no memory.
     """
     from dse.errors import InfeasibleError
 
@@ -506,44 +666,92 @@ def coexecute(workload: GemmWorkload, platform: SplitPlatform, split: str | Sequ
         raise InfeasibleError(f"memory: the {w.m}x{w.n}x{w.k} {w.dtype} GEMM needs {need:,} bytes for A, B and C; "
                               f"{name} has {host:,} bytes of host memory (over by {need - host:,})")
     check_dtype(platform, w.dtype)
+    if not 0 < adapt_threshold < 10:
+        raise SpecError("command line", "--adapt-threshold", adapt_threshold, "must be a fraction above 0 (0.1 = 10%)")
     executor = CoExecutor(w, platform, seed)
     grid: list[tuple[tuple[int, ...], float]] = []
     try:
-        return _measure(executor, w, platform, split, predict, predictor_name, repeat, seed, progress, grid)
+        return _measure(executor, w, platform, split, predict, predictor_name, repeat, seed, progress, grid,
+                        contention or ContentionModel(os.cpu_count() or 1), adapt_threshold)
     except Interrupted as stop:
         raise Interrupted(stop.signum, partial={"grid": [{"rows": list(r), "seconds": t} for r, t in grid]}) from None
 
 
+def _idle_machine(profiled: Predictor, model: ContentionModel) -> Predictor:
+    """A profile taken at the probe's load, back to each device's time alone on an idle machine: times the
+    core share the device alone got (its threads beside the background)."""
+
+    def predict(dev: SplitDevice, workload: GemmWorkload, rows: np.ndarray) -> np.ndarray:
+        share = model.core_share(host_threads(dev)) if dev.kind == "cpu" else 1.0
+        return np.asarray(profiled(dev, workload, rows), dtype=float) * share
+
+    return predict
+
+
+def _device_reports(platform: SplitPlatform, bounds: Sequence[tuple[int, int]], predicted: Sequence[float],
+                    measured: Sequence[float]) -> tuple[DeviceReport, ...]:
+    return tuple(DeviceReport(dev.name, b - a, (a, b), p, m)
+                 for dev, (a, b), p, m in zip(platform.devices, bounds, predicted, measured, strict=True))
+
+
 def _measure(executor: CoExecutor, w: GemmWorkload, platform: SplitPlatform, split: str | Sequence[int],
              predict: Predictor | None, predictor_name: str, repeat: int, seed: int, progress: Progress,
-             grid: list[tuple[tuple[int, ...], float]]) -> CoexecReport:
+             grid: list[tuple[tuple[int, ...], float]], contention: ContentionModel,
+             threshold: float) -> CoexecReport:
     """The measuring part of :func:`coexecute` (``grid`` filled as grid splits are timed)."""
+    from dataclasses import replace
+
+    share, background = probe_background(sum(host_threads(d) for d in platform.devices), contention.cores)
+    model = replace(contention, background=background)
+    progress.update(f"probe: {share:.2f} of a core per thread, {background:.2f} runnable threads of other programs")
     if predict is None:
-        predict, predictor_name = profile_predictor(executor, repeat=repeat, progress=progress), "profiled on this GEMM"
+        profiled = profile_predictor(executor, repeat=repeat, progress=progress)
+        predict, predictor_name = _idle_machine(profiled, model), "profiled on this GEMM"
     n_dev = len(platform.devices)
+    adapt: AdaptReport | None = None
+    fallback = ""
     if split == "auto":
-        bounds, _ = auto_split(w, platform, predict, seed)
+        bounds, fallback = plan_split(w, platform, predict, model, seed)
     elif split == "grid":
         bounds = _grid_best(executor, grid_splits(w, platform), repeat, grid, progress)
     elif isinstance(split, str):
         raise SpecError("command line", "--split", split, "auto, grid or rows per device R1,R2,...")
     else:
         bounds = explicit_split(w, platform, split)
+    predicted, total_pred = predict_rows(w, platform, predict, bounds, model)
     timing = executor.timed(bounds, repeat)
+    if split == "auto":
+        first = _device_reports(platform, bounds, predicted, timing.device_s)
+        first_total = (total_pred, timing.total_s)
+        adapted = any(abs(e) > threshold for e in part_errors(predicted, timing.device_s) if not math.isnan(e))
+        if adapted:  # POAS's adapt step: re-split with the rates this run measured, and time the new split
+            predict = measured_rates(predict, platform, predicted, timing.device_s)
+            bounds, fallback = plan_split(w, platform, predict, model, seed)
+            predicted, total_pred = predict_rows(w, platform, predict, bounds, model)
+            timing = executor.timed(bounds, repeat)
+            progress.update(f"adapted: {[b - a for a, b in bounds]} rows, {timing.total_s * 1e3:.4g} ms")
+        slowdowns = tuple((a, b, x) for (a, b), x in model.slowdown)
+        adapt = AdaptReport(threshold, share, background, slowdowns, first, *first_total, adapted, fallback)
     ok, err = executor.check(executor.reference(), tol := tolerance(platform, w.dtype))
-    predicted, total_pred = predict_rows(w, platform, predict, bounds)
-    singles = []
+    singles, single_runs = [], []
     for d, dev in enumerate(platform.devices):
         rows = [(0, 0)] * n_dev
         rows[d] = (0, w.m)
-        measured = executor.timed(rows, repeat).total_s
-        singles.append((dev.name, predict_rows(w, platform, predict, rows)[1], measured))
-        progress.update(f"{dev.name} alone: {measured * 1e3:.4g} ms")
-    best_name, _, best_s = min(singles, key=lambda s: s[2])
-    devices = tuple(DeviceReport(dev.name, b - a, (a, b), p, m)
-                    for dev, (a, b), p, m in zip(platform.devices, bounds, predicted, timing.device_s, strict=True))
+        run = executor.timed(rows, repeat)
+        single_runs.append((rows, run))
+        singles.append((dev.name, predict_rows(w, platform, predict, rows, model)[1], run.total_s))
+        progress.update(f"{dev.name} alone: {run.total_s * 1e3:.4g} ms")
+    best = min(range(n_dev), key=lambda d: singles[d][2])
+    best_name, _, best_s = singles[best]
+    if adapt is not None and sum(1 for a, b in bounds if b > a) > 1 and timing.total_s > best_s:
+        # co-execution measured not to pay: the best single device's run is the answer
+        note = f"the split measured {timing.total_s * 1e3:.4g} ms, {best_name} alone {best_s * 1e3:.4g} ms"
+        bounds, timing = single_runs[best]
+        predicted, total_pred = predict_rows(w, platform, predict, bounds, model)
+        adapt = replace(adapt, fallback=note)
     return CoexecReport(
-        workload=w, split_mode=split if isinstance(split, str) else "explicit", devices=devices,
+        workload=w, split_mode=split if isinstance(split, str) else "explicit",
+        devices=_device_reports(platform, bounds, predicted, timing.device_s),
         check="pass" if ok else "fail", rel_error=err, tolerance=tol, measured_s=timing.total_s,
         predicted_s=total_pred, best_single_s=best_s, best_single_device=best_name, single_s=tuple(singles),
-        all_cores_s=executor.all_cores_s(repeat), predictor=predictor_name or "given", grid=tuple(grid))
+        all_cores_s=executor.all_cores_s(repeat), predictor=predictor_name or "given", grid=tuple(grid), adapt=adapt)
