@@ -63,7 +63,7 @@ WITHIN = 0.30
 #: Op class of each builder's workload, for the per-op-class groups.
 BUILDER_OP_CLASS = {
     "gemm": "gemm", "resnet50": "cnn", "mobilenetv2": "cnn", "bert_base": "transformer",
-    "gcn": "gnn", "graphsage": "gnn", "gin": "gnn", "cg": "sparse", "pagerank": "sparse",
+    "gcn": "gnn", "graphsage": "gnn", "gin": "gnn", "cg": "sparse", "pagerank": "sparse", "spmm": "sparse",
 }
 
 

@@ -22,6 +22,11 @@ from dse.cost_checks import (
 from dse.cost_mechanisms.efficiency import declared_efficiency
 from dse.cost_mechanisms.fusion import fused_parts
 from dse.cost_mechanisms.overhead import call_seconds, entry_shares, launch_seconds
+from dse.cost_mechanisms.sparse_reuse import (
+    declared_skew_sensitivity,
+    declared_sparse_bandwidth,
+    reused_bytes,
+)
 from dse.cost_tables import CostTables, LevelTables
 from dse.platform import Device, Platform
 from dse.workload import Op, Workload
@@ -113,22 +118,29 @@ class RooflineCostModel:
         if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
             return None  # the kind cannot run this class, or the device has no FLOP rate to cost it with
         bw_eff = BANDWIDTH_EFFICIENCY[device.kind]
+        moved = op.bytes_moved
         if op.op_class == "spmm":
-            skew = 1.0 + SKEW_SENSITIVITY[device.kind] * op.features.get("degree_skew", 0.0)
+            sensitivity = declared_skew_sensitivity(device, SKEW_SENSITIVITY[device.kind])  # hook (sparse_reuse)
+            skew = 1.0 + sensitivity * op.features.get("degree_skew", 0.0)
             density = op.features.get("density", 1.0)
             eff = eff / skew
             dims = _spmm_dims(op)
             row_bytes = (dims["width"] if dims else 1.0) * _element_bytes(op.precision)
             gather = max(density ** SPARSE_DENSITY_EXPONENT[device.kind],
                          min(1.0, row_bytes / SPARSE_LINE_BYTES[device.kind]))
-            bw_eff = SPARSE_BANDWIDTH_EFFICIENCY[device.kind] * gather / skew
+            reused = None if dims is None else reused_bytes(  # cost-mechanism hook (sparse_reuse)
+                device, dims["rows"], dims["nnz"], dims["width"], _element_bytes(op.precision), op.bytes_moved)
+            if reused is not None:
+                moved, gather = reused, 1.0
+            base = declared_sparse_bandwidth(device, SPARSE_BANDWIDTH_EFFICIENCY[device.kind])  # hook (sparse_reuse)
+            bw_eff = base * gather / skew
         if op.device_costs and device.name in op.device_costs:
             return (op.device_costs[device.name], 0.0, 0.0)
         peak = device.peak_flops(op.precision)
         if op.flops and peak is None:
             return None
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
-        memory = op.bytes_moved / (device.mem_bw_gbps * 1e9 * bw_eff) if op.bytes_moved else 0.0
+        memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
         launch = LAUNCH_OVERHEAD_S[device.kind] if self.launch_overhead else 0.0
         launch = launch_seconds(device, launch) if self.launch_overhead else 0.0  # cost-mechanism hook (overhead)
         return (compute, memory, launch)

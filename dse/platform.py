@@ -97,6 +97,12 @@ class Device:
     call_overhead_us: float = 0.0
     fused_op_classes: tuple[str, ...] = ()
     compute_efficiency: Mapping[str, float] = field(default_factory=dict)
+    #: last-level cache in MiB (0: none declared); sparse gathers reuse it (dse.cost_mechanisms.sparse_reuse)
+    cache_mib: float = 0.0
+    #: slow-down of sparse ops per unit of row-length CV (None: the kind's default); fitted per class
+    skew_sensitivity: float | None = None
+    #: fraction of peak bandwidth sparse ops reach (None: the kind's default); fitted per class
+    sparse_bandwidth_efficiency: float | None = None
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -240,6 +246,14 @@ class DeviceSpec(_Strict):
         default_factory=list, description="op classes the runtime fuses into their producer; dse.cost_mechanisms")
     compute_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=dict, description="fraction of peak per op class, in (0, 1]; dse.cost_mechanisms")
+    cache_mib: float = Field(default=0.0, ge=0, le=MAX_MEM_GIB * 1024,
+                             description="last-level cache in MiB (0: none); dse.cost_mechanisms.sparse_reuse")
+    skew_sensitivity: float | None = Field(
+        default=None, ge=0, le=100,
+        description="sparse slow-down per unit of row-length CV (default: the kind's); dse.cost_mechanisms.sparse_reuse")
+    sparse_bandwidth_efficiency: float | None = Field(
+        default=None, gt=0, le=1,
+        description="fraction of peak bandwidth of sparse ops (default: the kind's); dse.cost_mechanisms.sparse_reuse")
 
     @field_validator("speed")
     @classmethod

@@ -11,6 +11,7 @@ import pytest
 
 from dse import accuracy as acc
 from dse.errors import SpecError
+from dse.workload import OP_CLASSES
 from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +98,7 @@ def _names_in_measurements() -> set[str]:
         names |= {m.id, m.device.id, m.family}
         if m.network:
             names.add(m.network)
-        if m.builder not in (None, "gemm"):  # "gemm" is also the op class the cost model is keyed by
+        if m.builder not in (None, *OP_CLASSES):  # "gemm", "spmm": also op classes the cost model is keyed by
             names.add(m.builder)
     names |= {"resnet", "mobilenet", "bert", "alexnet", "vgg", "mlperf", "llmcompass", "eyeriss",
               "a100", "mi210", "orin", "xavier"}
@@ -210,3 +211,53 @@ def test_a_calibration_still_replaces_the_analytic_figures_of_a_declaring_device
                  call_overhead_us=1000.0, compute_efficiency={"gemm": 0.1})
     tables = RooflineCostModel(calibration=_calibration()).tables(gemm(1000, 1000, 1000, "fp32"), Platform("p", (cpu,)))
     assert int(tables.time[0, 0]) == 22_010_000
+
+
+def _sparse_gpu(**declared):
+    from dse.platform import Device
+
+    return Device("s", "gpu", {"fp64": 10.0}, 1000.0, 16.0, 0.0, 100.0, **declared)
+
+
+def test_sparse_gathers_are_counted_once_when_the_input_fits_the_cache() -> None:
+    """An SpMV of 1,000 rows and 5,000 nonzeros in fp64 (rows' CV 0): CSR 5,000 x 12 + 1,001 x 4 = 64,004 B,
+    gathers 5,000 x 8 = 40,000 B, output 8,000 B: 112,004 B. Declared sparse bandwidth 0.5 of 1,000 GB/s.
+    Without a cache the gathers use a quarter of each 32-byte sector (8 / 32): 112,004 / (1000e9 x 0.5 x
+    0.25) = 896.032 ns. With 1 MiB of cache the 8,000-byte input is read once and gathered from the cache:
+    112,004 - 40,000 + 8,000 = 80,004 B at the full 0.5: 160.008 ns."""
+    from dse.builders import build
+    from dse.cost import RooflineCostModel
+
+    op = build("spmm", dataset="custom", rows=1000, nnz=5000, row_cv=0.0, width=1, precision="fp64").ops[0]
+    model = RooflineCostModel()
+    plain = model.op_time_parts(op, _sparse_gpu(sparse_bandwidth_efficiency=0.5))
+    reused = model.op_time_parts(op, _sparse_gpu(sparse_bandwidth_efficiency=0.5, cache_mib=1.0))
+    assert plain is not None and reused is not None
+    assert plain[1] == pytest.approx(896.032e-9, rel=1e-9)
+    assert reused[1] == pytest.approx(160.008e-9, rel=1e-9)
+    small = model.op_time_parts(op, _sparse_gpu(sparse_bandwidth_efficiency=0.5, cache_mib=0.005))
+    assert small is not None and small[1] == pytest.approx(plain[1])  # 5,243 bytes of cache: no reuse
+
+
+def test_row_skew_slows_sparse_products_by_the_declared_sensitivity() -> None:
+    """Row CV 2 with a declared sensitivity 0.5: rates divided by 1 + 0.5 x 2 = 2 (memory 2 x 160.008 ns)."""
+    from dse.builders import build
+    from dse.cost import RooflineCostModel
+
+    op = build("spmm", dataset="custom", rows=1000, nnz=5000, row_cv=2.0, width=1, precision="fp64").ops[0]
+    parts = RooflineCostModel().op_time_parts(op, _sparse_gpu(sparse_bandwidth_efficiency=0.5, cache_mib=1.0,
+                                                              skew_sensitivity=0.5))
+    assert parts is not None and parts[1] == pytest.approx(320.016e-9, rel=1e-9)
+
+
+def test_sparse_fit_reads_only_the_fit_part_and_matches_the_declared_values() -> None:
+    import dataclasses
+
+    from dse.accuracy_fit import fit_sparse, sparse_fit_rows
+
+    rows = acc.load_measurements()
+    assert sparse_fit_rows(rows, "gpu") and all(m.split == "fit" for m in sparse_fit_rows(rows, "gpu"))
+    scrambled = [dataclasses.replace(m, value=m.value * 7) if m.split == "holdout" else m for m in rows]
+    fitted = fit_sparse(scrambled, "gpu")
+    gpus = [m.device.device for m in rows if m.device.device_class == "gpu"]
+    assert {(d.sparse_bandwidth_efficiency, d.skew_sensitivity) for d in gpus} == {fitted}

@@ -13,7 +13,7 @@ built (:func:`dse.builders.gemm.require_size`).
 * ``gcn``: :mod:`dse.builders.gcn`;
 * ``gemm``: :mod:`dse.builders.gemm`;
 * ``random_pipeline``: :mod:`dse.builders.random_dag`;
-* ``graphsage``, ``gin``, ``cg``, ``pagerank``: :mod:`dse.builders.sparse`.
+* ``graphsage``, ``gin``, ``cg``, ``pagerank``, ``spmm``: :mod:`dse.builders.sparse`.
 """
 
 from __future__ import annotations

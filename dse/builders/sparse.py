@@ -20,6 +20,7 @@ Op orders follow the reference implementations:
   (Saad, *Iterative Methods for Sparse Linear Systems*, Alg. 6.18):
   ``q = A p`` (SpMV), ``alpha = rr / (p . q)`` (dot), ``x += alpha p`` and
   ``r -= alpha q`` (axpys), ``rr' = r . r`` (dot), ``p = r + beta p`` (xpay);
+* ``spmm``: one sparse product on its own (an SpMV at width 1), as sparse libraries benchmark it;
 * ``pagerank``: power iterations ``x' = d A^T D^-1 x + (1 - d) / n`` (SpMV,
   elementwise damping) with the L1 change as convergence test (reduce).
 
@@ -191,5 +192,21 @@ def pagerank(dataset: str = "web-google", iterations: int = 2, rows: int | None 
                     description=f"PageRank on {dataset}: {n} nodes, {z} edges, {iterations} iterations")
 
 
+def spmm(dataset: str = "thermal2", width: int = 1, rows: int | None = None, nnz: int | None = None,
+         row_cv: float | None = None, precision: str = "fp64") -> Workload:
+    """One sparse product ``A @ X`` (CSR ``A``, dense ``X`` of ``width`` columns; ``width`` 1 is an SpMV)
+    as a single ``spmm`` op, the kernel the sparse libraries benchmark on their own.
+
+    Raises :class:`SpecError` for an unknown dataset or precision or a non-positive size.
+    """
+    bytes_per_element(precision)
+    require_positive(width=width)
+    n, z, cv, _, _ = _input(dataset, rows, nnz, row_cv, 1)
+    op = _sparse("spmm", n, z, width, precision, cv)
+    return Workload(f"spmm-{dataset}-w{width}", (op,), (),
+                    description=f"sparse product on {dataset}: {n} rows, {z} nonzeros, width {width}, {precision}")
+
+
 #: The builders of this module by name (see :data:`dse.builders.BUILDERS`).
-SPARSE_BUILDERS: dict[str, Callable[..., Workload]] = {"graphsage": graphsage, "gin": gin, "cg": cg, "pagerank": pagerank}
+SPARSE_BUILDERS: dict[str, Callable[..., Workload]] = {"graphsage": graphsage, "gin": gin, "cg": cg,
+                                                       "pagerank": pagerank, "spmm": spmm}
