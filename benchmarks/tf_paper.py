@@ -1,9 +1,14 @@
 """The TF partitioning and scheduling paper's strategies (Mayer et al. 2017) on its graphs and devices.
 
 Usage: python benchmarks/tf_paper.py [--graphs conv rnn dynrnn] [--devices FILE ...] [--search-time 60]
-                                     [--generated 500 1000] [--out benchmarks/results]
+                                     [--generated 500 1000] [--out benchmarks/results] [--paper-only]
 
-For every graph x device file: the makespan of every partitioner x scheduler and of HEFT, CPOP and
+First, per graph and device file of the paper's comparison (its three graphs on ``toyDevices.csv``,
+``large_heterogenous_devices.csv`` and the 10-device file): cp+pct and hash+fifo simulated under the
+paper simulator's rules (:mod:`dse.heuristics.paper_sim`: sends are queue entries picked by the
+scheduler's rule, one per tensor and remote device), cp+pct decoded under the decoder's rule (sends
+right after the compute), and the speed-up of cp+pct over hash+fifo, the paper's own measure (its
+abstract: up to 4x). ``--paper-only`` stops there. Then, for every graph x device file: the makespan of every partitioner x scheduler and of HEFT, CPOP and
 PEFT (the paper's cost rules: compute = #operations / speed, one transfer per remote device at
 tensor size / link rate after a send that occupies the sender for 10 operations), the speed-up of
 each over Hash + FIFO, then NSGA-II seeded with all of them and CP-SAT, each for ``--search-time``
@@ -21,11 +26,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from stopping import BenchmarkStop, benchmark_stops
 
 from dse.cost import TableCostModel
 from dse.heuristics import names as heuristic_names
 from dse.heuristics import run as run_heuristic
 from dse.heuristics import seed_genomes
+from dse.heuristics.paper_sim import run_paper
 from dse.mapping.dag import DagProblem
 from dse.solvers.cpsat_single import solve_cpsat_single
 from dse.solvers.nsga2 import solve_nsga2
@@ -34,6 +41,9 @@ from dse.workload import Op, Workload
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
 GRAPHS = {"conv": "convolutional_network_graph.csv", "rnn": "recurrent_network.csv", "dynrnn": "dynamic_rnn_graph.csv"}
 DEFAULT_DEVICES = ["2017_02_02_09_57_09-10-10-100-100000000-10-60-0.6.csv", "large_heterogenous_devices.csv"]
+#: The device files of the paper comparison (3 graphs x 3 files).
+PAPER_DEVICES = ["toyDevices.csv", "large_heterogenous_devices.csv",
+                 "2017_02_02_09_57_09-10-10-100-100000000-10-60-0.6.csv"]
 
 
 def layered_dag(n: int, seed: int, width: int = 20) -> Workload:
@@ -54,6 +64,29 @@ def layered_dag(n: int, seed: int, width: int = 20) -> Workload:
 def problem_for(workload: Workload, platform, memory: bool) -> DagProblem:
     tables = TableCostModel(send_ops=10.0, scale=1000.0).tables(workload, platform)  # milli-units: no rounding loss
     return DagProblem(tables, ("makespan",), memory=memory, tensor_per_device=True, name=workload.name)
+
+
+def paper_comparison(graphs: list[str], memory: bool, stop: BenchmarkStop, rows: list[dict]) -> None:
+    """Print cp+pct and hash+fifo under the paper simulator's rules, per graph and device file, as each finishes."""
+    from dse.importers.tfcsv import read_tf_devices, read_tf_graph
+
+    print("cp+pct per graph and device file (thousandths of the paper's time unit). The paper gives no")
+    print("makespan per pair: its results are speed-ups over hash+fifo (abstract: up to 4x), the last column.")
+    print(f"  {'graph':<7} {'devices':<32} {'cp+pct (sim. rules)':>20} {'cp+pct (decoder)':>17} "
+          f"{'hash+fifo (sim.)':>17} {'speed-up':>9}")
+    for device_file in PAPER_DEVICES:
+        platform = read_tf_devices(DATA / "devices" / device_file)
+        for key in graphs:
+            stop.check()
+            problem = problem_for(read_tf_graph(DATA / "graphs" / GRAPHS[key]), platform, memory)
+            cp = run_paper(problem, "cp+pct").makespan
+            base = run_paper(problem, "hash+fifo").makespan
+            decoded = run_heuristic(problem, "cp+pct").makespan
+            stop.keep(cp, case=f"{key} on {device_file}")
+            print(f"  {key:<7} {device_file[:32]:<32} {cp:>20,} {decoded:>17,} {base:>17,} {base / cp:>8.2f}x",
+                  flush=True)
+            rows.append(dict(case=f"{key} on {device_file}", strategy="cp+pct (simulator rules)", makespan=cp,
+                             speedup=base / cp))
 
 
 def evaluate(label: str, problem: DagProblem, search_time: float, rows: list[dict],
@@ -121,37 +154,49 @@ def main() -> None:
     parser.add_argument("--cpsat-max-cells", type=int, default=5000,
                         help="run CP-SAT only when tasks x devices is at most this")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument("--paper-only", action="store_true",
+                        help="print the paper comparison (cp+pct under the simulator's rules) and stop")
     args = parser.parse_args()
     from dse.importers.tfcsv import read_tf_devices, read_tf_graph
 
     rows: list[dict] = []
-    if DATA.is_dir():
-        for device_file in args.devices:
-            platform = read_tf_devices(DATA / "devices" / device_file)
-            for key in args.graphs:
-                workload = read_tf_graph(DATA / "graphs" / GRAPHS[key])
-                evaluate(f"{key} on {device_file}", problem_for(workload, platform, args.memory), args.search_time,
-                         rows, args.cpsat_max_cells)
-        platform = read_tf_devices(DATA / "devices" / args.devices[0])
-    else:
-        print(f"TF paper data not found at {DATA}: running generated DAGs only")
-        from dse.platform import Device, Link, Platform
+    with benchmark_stops("tf_paper") as stop:
+        if DATA.is_dir():
+            paper_comparison(args.graphs, args.memory, stop, rows)
+        else:
+            print(f"TF paper data not found at {DATA}: no paper comparison; running generated DAGs only")
+        if args.paper_only:
+            return
+        if DATA.is_dir():
+            for device_file in args.devices:
+                platform = read_tf_devices(DATA / "devices" / device_file)
+                for key in args.graphs:
+                    stop.check()
+                    workload = read_tf_graph(DATA / "graphs" / GRAPHS[key])
+                    evaluate(f"{key} on {device_file}", problem_for(workload, platform, args.memory),
+                             args.search_time, rows, args.cpsat_max_cells)
+                    stop.keep(None, case=f"{key} on {device_file}")
+            platform = read_tf_devices(DATA / "devices" / args.devices[0])
+        else:
+            from dse.platform import Device, Link, Platform
 
-        speeds = [10, 20, 40, 60, 100]
-        devices = tuple(Device(f"d{i}", "generic", {}, 1, 1, 0, 1, speed=s) for i, s in enumerate(speeds))
-        links = tuple(Link(a.name, b.name, 30.0, 0.0) for i, a in enumerate(devices) for b in devices[i + 1:])
-        platform = Platform("generated", devices, links)
-    for n in args.generated:
-        evaluate(f"layered {n}", problem_for(layered_dag(n, seed=n), platform, False), args.search_time, rows,
-                 args.cpsat_max_cells)
-    args.out.mkdir(parents=True, exist_ok=True)
-    keys = sorted({k for r in rows for k in r})
-    with open(args.out / "tf_paper.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=keys)
-        writer.writeheader()
-        writer.writerows(rows)
-    _plot([r for r in rows if "strategy" in r], args.out / "tf_paper.png")
-    print(f"\nwrote {args.out / 'tf_paper.csv'} and {args.out / 'tf_paper.png'}")
+            speeds = [10, 20, 40, 60, 100]
+            devices = tuple(Device(f"d{i}", "generic", {}, 1, 1, 0, 1, speed=s) for i, s in enumerate(speeds))
+            links = tuple(Link(a.name, b.name, 30.0, 0.0) for i, a in enumerate(devices) for b in devices[i + 1:])
+            platform = Platform("generated", devices, links)
+        for n in args.generated:
+            stop.check()
+            evaluate(f"layered {n}", problem_for(layered_dag(n, seed=n), platform, False), args.search_time, rows,
+                     args.cpsat_max_cells)
+            stop.keep(None, case=f"layered {n}")
+        args.out.mkdir(parents=True, exist_ok=True)
+        keys = sorted({k for r in rows for k in r})
+        with open(args.out / "tf_paper.csv", "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=keys)
+            writer.writeheader()
+            writer.writerows(rows)
+        _plot([r for r in rows if "strategy" in r], args.out / "tf_paper.png")
+        print(f"\nwrote {args.out / 'tf_paper.csv'} and {args.out / 'tf_paper.png'}")
 
 
 def _plot(rows: list[dict], path: Path) -> None:

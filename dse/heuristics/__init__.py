@@ -23,14 +23,7 @@ import numpy as np
 from dse.heuristics.base import HeuristicResult, finish, repaired_devices
 from dse.heuristics.cpop import cpop
 from dse.heuristics.heft import heft
-from dse.heuristics.partitioners import (
-    batchsplit_partition,
-    cp_partition,
-    dfs_partition,
-    hash_partition,
-    icp_partition,
-    mite_partition,
-)
+from dse.heuristics.partitioners import PARTITIONERS
 from dse.heuristics.peft import peft
 from dse.heuristics.schedulers import fifo, lro, msr, pct
 from dse.solvers.registry import HeuristicProvider, register_heuristics
@@ -47,15 +40,6 @@ LIST_SCHEDULERS: dict[str, Callable[[DagProblem], HeuristicResult]] = {
     "heft": heft,
     "cpop": cpop,
     "peft": peft,
-}
-
-PARTITIONERS: dict[str, Callable[[DagProblem], np.ndarray]] = {
-    "hash": hash_partition,
-    "cp": cp_partition,
-    "icp": icp_partition,
-    "mite": mite_partition,
-    "batchsplit": batchsplit_partition,
-    "dfs": dfs_partition,
 }
 
 SCHEDULERS: dict[str, Callable[[DagProblem, np.ndarray], np.ndarray]] = {

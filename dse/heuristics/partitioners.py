@@ -15,13 +15,14 @@ it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may 
   ``k`` candidate devices in index order (a group hashes its name); with memory, linear
   probing to the next candidate that fits. (The repository uses Java's hash order and a
   round-robin counter; a stable name hash makes the result reproducible.)
-* ``cp`` (``AssignLongestPath``): the critical path is HEFT's: from the entry with the
-  largest upward rank, follow the successor that defines the rank (largest
-  ``c̄ + rank_u``, ties: lower index). The whole path goes to the single device with the
-  smallest summed time for it (the "fastest device" for that path; the repository takes
-  the fastest device by speed); if no device may run every path task, each path task
-  goes to its own fastest device. The other tasks, in topological order, go to the device
-  where their load finishes earliest: ``argmin load[d] + time[i, d]``.
+* ``cp`` (``AssignLongestPath``), the simulator's rules: the critical path follows the
+  simulator's upward rank (each task at the mean device speed, its output tensor at the mean
+  transfer rate of device 0, see :func:`cp_critical_path`); each path task goes to the
+  fastest device (least summed time) that can take it, scanning devices from the fastest
+  and, as the simulator's loop does, skipping the device after each one that cannot; the
+  other tasks, in topological order (the simulator's order is a hash-set order), go to the
+  device whose load is smallest *before* the task is added, ``argmin load[d]`` (ties: lower
+  index).
 * ``icp`` (``DividePathPartitioning``, "ICP" in the paper): repeatedly extract the longest
   remaining path (by work, over the tasks not yet placed) and put it on the device where
   it finishes earliest, ``argmin load[d] + sum_path time[., d]``, among the devices every
@@ -53,6 +54,7 @@ it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -100,6 +102,65 @@ def hash_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarra
 # --------------------------------------------------------------------------- cp
 
 
+def mean_speed_time(g: Graph) -> np.ndarray:
+    """Per task its time at the mean device speed: ``m / sum_d 1/time[i, d]`` (0 for a task of no work).
+
+    With ``time = work / speed`` this is ``work / mean(speed)``, the simulator's
+    ``#operations / averageComputationSpeed`` (``PartitioningPreprocessor.preprocess``)."""
+    t = g.time.astype(float)
+    with np.errstate(divide="ignore"):
+        inv = np.where(t > 0, 1.0 / np.where(t > 0, t, 1.0), np.inf)
+    total = inv.sum(axis=1)
+    return np.where(np.isfinite(total) & (total > 0), g.m / np.where(total > 0, total, 1.0), 0.0)
+
+
+def mean_rate_transfer(g: Graph) -> np.ndarray:
+    """Per task the time its output tensor takes at the simulator's mean transfer rate: the rates of
+    device 0 to every device (0 to itself) summed and divided by the device count
+    (``PartitioningPreprocessor.preprocess``); 0 for a task without successors."""
+    out = np.zeros(g.n, dtype=float)
+    first_out = g.structure.first_out
+    others = np.arange(1, g.m)
+    if not len(others):
+        return out
+    for v in range(g.n):
+        e = int(first_out[v])
+        if e >= g.n_edges:
+            continue
+        tt = g.tables.edge_transfer_time(e, 0, others).astype(float)
+        if (tt <= 0).any():  # an empty tensor (or a free link): no transfer time
+            continue
+        out[v] = g.m / float((1.0 / tt).sum())
+    return out
+
+
+def cp_critical_path(g: Graph) -> np.ndarray:
+    """The simulator's critical path (``AssignLongestPath.partition``, ``Node.calculateUpwardsRank``).
+
+    Upward rank: ``rank(v) = time at the mean speed + (tensor at the mean rate + max rank of the
+    successors, when v has any)``; the path starts at the entry of the largest rank and follows
+    the successor of the largest rank (ties: lower index; the simulator meets successors in a
+    hash-set order that changes from run to run).
+    """
+    if g.n == 0:
+        return np.zeros(0, dtype=np.int64)
+    w, c = mean_speed_time(g), mean_rate_transfer(g)
+    rank = np.zeros(g.n + 1, dtype=float)
+    for tasks in g.up_levels:
+        s = g.succ_task[tasks]
+        has = (s < g.n).any(axis=1)
+        tail = np.where(s < g.n, rank[s], -np.inf).max(axis=1)
+        rank[tasks] = w[tasks] + np.where(has, c[tasks] + tail, 0.0)
+    q = quantize(rank[: g.n])
+    entries = [v for v in range(g.n) if not g.preds[v]]
+    v = max(entries, key=lambda x: (q[x], -x))
+    path = [v]
+    while g.succs[v]:
+        v = max({u for u, _ in g.succs[v]}, key=lambda x: (q[x], -x))
+        path.append(v)
+    return np.asarray(path, dtype=np.int64)
+
+
 def heft_critical_path(g: Graph) -> np.ndarray:
     """HEFT's critical path: from the entry with the largest upward rank along rank-defining successors."""
     if g.n == 0:
@@ -121,33 +182,44 @@ def heft_critical_path(g: Graph) -> np.ndarray:
     return np.asarray(path, dtype=np.int64)
 
 
+def speed_order(g: Graph) -> np.ndarray:
+    """Devices from the fastest (least summed time over all tasks) to the slowest; ties: lower index
+    (the simulator's stable sort by ``#operations``, devices in id order)."""
+    total = g.time.sum(axis=0)
+    return np.lexsort((np.arange(g.m), total))
+
+
 def cp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
     g = _graph(problem, graph)
     place = Placement(g)
     load = np.zeros(g.m, dtype=np.int64)
-    path = heft_critical_path(g)
-    common = g.mask[path].all(axis=0) if len(path) else np.zeros(g.m, dtype=bool)
-    if common.any():
-        cost = np.where(common, g.time[path].sum(axis=0), np.iinfo(np.int64).max)
-        target = int(np.argmin(cost))
-    else:
-        target = -1
-    for i in path.tolist():
+    ranked = speed_order(g).tolist()
+
+    def put(i: int, d: int) -> None:
+        members = place.group_tasks(i)
+        place.assign_group(i, d)
+        load[d] += int(g.time[members, d].sum())
+
+    for i in cp_critical_path(g).tolist():
         if place.dev[i] >= 0:
             continue
         cands = place.candidates(i)
-        t = _time_of(place, i)
-        d = target if target in cands else int(cands[np.argmin(t[cands])])
-        place.assign_group(i, d)
-        load[d] += int(t[d])
+        fits = set(cands.tolist())
+        d = -1
+        k = 0
+        while k < len(ranked):  # the simulator's scan skips the device after each one that cannot take it
+            if ranked[k] in fits:
+                d = ranked[k]
+                break
+            k += 2
+        if d < 0:  # the simulator gives up here; we take the fastest device that can take the task
+            d = int(cands[np.argmin(g.time[i, cands])])
+        put(i, d)
     for i in g.topo.tolist():
         if place.dev[i] >= 0:
             continue
         cands = place.candidates(i)
-        t = _time_of(place, i)
-        d = int(cands[np.argmin(load[cands] + t[cands])])
-        place.assign_group(i, d)
-        load[d] += int(t[d])
+        put(i, int(cands[np.argmin(load[cands])]))
     return place.dev
 
 
@@ -353,3 +425,13 @@ def dfs_order(g: Graph) -> np.ndarray:
 def dfs_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
     g = _graph(problem, graph)
     return split_contiguous(g, dfs_order(g))
+
+
+PARTITIONERS: dict[str, Callable[[DagProblem], np.ndarray]] = {
+    "hash": hash_partition,
+    "cp": cp_partition,
+    "icp": icp_partition,
+    "mite": mite_partition,
+    "batchsplit": batchsplit_partition,
+    "dfs": dfs_partition,
+}

@@ -1,0 +1,237 @@
+"""The TF paper simulator's rules, one test per rule, on hand-built graphs.
+
+Every expected makespan, order and value is worked out by hand in the test's docstring from
+the rule it checks (``docs/family-dag.md``, "The paper simulator's rules", gives each rule with
+its place in the simulator's source). Conventions of the helper: task ``i`` runs on device
+``devices[i]``; a crossing tensor of edge ``e`` takes ``tt[e]`` on every link; a send occupies
+its device for ``send[d]``; nothing uses memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dse.cost import CostTables
+from dse.heuristics import PARTITIONERS
+from dse.heuristics.base import graph_of
+from dse.heuristics.paper_sim import remaining_time, remaining_work, simulate_paper
+from dse.heuristics.partitioners import cp_critical_path, mean_rate_transfer, mean_speed_time
+from dse.mapping.dag import DagProblem
+
+
+def tf_problem(time, edges, tt, send, allowed=None) -> DagProblem:
+    """A TF-rules problem from task times (n, m), edges, per-edge transfer times (or (E, m, m))
+    and per-device send times."""
+    time = np.asarray(time, dtype=np.int64)
+    n, m = time.shape
+    edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+    E = len(edges)
+    tt = np.asarray(tt, dtype=np.int64)
+    transfer = tt if tt.ndim == 3 else tt.reshape(E, 1, 1) * (1 - np.eye(m, dtype=np.int64))
+    tables = CostTables(
+        op_names=tuple(f"t{i}" for i in range(n)), device_names=tuple(f"d{d}" for d in range(m)),
+        time=time, energy=np.zeros((n, m), dtype=np.int64), mem=np.zeros((n, m), dtype=np.int64),
+        allowed=np.ones((n, m), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool),
+        edges=edges, edge_bytes=np.ones(E, dtype=np.int64), idle_power_mw=np.zeros(m, dtype=np.int64),
+        mem_capacity=np.full(m, 10**9, dtype=np.int64), send_time=np.asarray(send, dtype=np.int64),
+        transfer_time=transfer, transfer_energy=np.zeros((E, m, m), dtype=np.int64))
+    return DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True)
+
+
+def fork() -> tuple[DagProblem, np.ndarray]:
+    """a (2) -> b (5) on d0, a -> c (10) on d1; the tensor takes 3, a send 1 on either device."""
+    problem = tf_problem([[2, 2], [5, 5], [10, 10]], [(0, 1), (0, 2)], [3, 3], [1, 1])
+    return problem, np.array([0, 0, 1])
+
+
+def test_a_send_is_a_queue_entry_that_waits_its_turn() -> None:
+    """Send order and occupancy (``Device.addSendReceiveNodes``, ``Device.schedule``,
+    ``FifoScheduler``).
+
+    When a starts, its local successor b and then its send join d0's queue. FIFO takes b
+    first: a 0-2, b 2-7, the send 7-8, the tensor arrives at 8 + 3 = 11, c runs 11-21:
+    makespan 21. The decoder's own rule sends right after the compute (send 2-3, b 3-8, c
+    6-16: 16), so this makespan is the simulator's rule, not the decoder's.
+    """
+    problem, devices = fork()
+    run = simulate_paper(problem, devices, "fifo")
+    assert run.makespan == 21
+    assert run.order.tolist() == [0, 1, 2]
+    assert run.sends.tolist() == [[0, 1, 7, 8, 11]]
+    assert problem.schedule(problem.genome(devices, run.order)).makespan == 16
+
+
+def test_pct_sends_the_critical_tensor_first_and_the_receive_takes_no_time() -> None:
+    """PCT values on the graph with its send and receive (``Node.calculateRemainedTimeToFinishTillSinkNode``).
+
+    c = 10; the receive = 1 (a send's time on d1) + 10 = 11; the send = 1 + 3 + 11 = 15;
+    b = 5; a = 2 + max(5, 15) = 17. After a, PCT takes the send (15 > 5): send 2-3, arrival 6,
+    b 3-8; d1 was idle and starts c at the arrival, 6-16 (the receive counts in the value but
+    occupies no device): makespan 16.
+    """
+    problem, devices = fork()
+    g = graph_of(problem)
+    assert remaining_time(g, devices).tolist() == [17, 5, 10, 15]
+    run = simulate_paper(problem, devices, "pct")
+    assert run.makespan == 16
+    assert run.sends.tolist() == [[0, 1, 2, 3, 6]]
+    assert run.start.tolist() == [0, 3, 6]
+
+
+def test_pct_lets_a_send_wait_behind_more_urgent_compute() -> None:
+    """a (2) -> b (10) on d0, a -> c (1) on d1; tensor 1, sends 1.
+
+    Values: c 1, receive 1 + 1 = 2, send 1 + 1 + 2 = 4, b 10, a 12. PCT runs b before the
+    send (10 > 4): a 0-2, b 2-12, send 12-13, arrival 14, c 14-15: makespan 15 (the decoder,
+    sending right after a, gives a 0-2, send 2-3, c 4-5, b 3-13: 13).
+    """
+    problem = tf_problem([[2, 2], [10, 10], [1, 1]], [(0, 1), (0, 2)], [1, 1], [1, 1])
+    devices = np.array([0, 0, 1])
+    assert remaining_time(graph_of(problem), devices).tolist() == [12, 10, 1, 4]
+    run = simulate_paper(problem, devices, "pct")
+    assert run.makespan == 15 and run.sends.tolist() == [[0, 1, 12, 13, 14]]
+    assert problem.schedule(problem.genome(devices, run.order)).makespan == 13
+
+
+def test_a_tensor_crosses_to_a_device_once() -> None:
+    """Tensor-once rule (``Device.addSendReceiveNodes``: one send/receive pair per producer and
+    remote device).
+
+    a (2) on d0 feeds b (5) on d0 and c1, c2 (20 each) on d1; tensor 3, sends 1. One send:
+    values c 20, receive 21, send 25, b 5, so a 0-2, send 2-3, b 3-8; arrival 6, c1 6-26,
+    c2 26-46 (equal values: the earlier queue entry, c1): makespan 46. With c2 on d2 instead
+    there are two sends, in device order: 2-3 (arrives 6) and 3-4 (arrives 7); b 4-9, c1 6-26,
+    c2 7-27: makespan 27.
+    """
+    time = [[2, 2, 2], [5, 5, 5], [20, 20, 20], [20, 20, 20]]
+    problem = tf_problem(time, [(0, 1), (0, 2), (0, 3)], [3, 3, 3], [1, 1, 1])
+    one = simulate_paper(problem, np.array([0, 0, 1, 1]), "pct")
+    assert one.makespan == 46 and one.sends.tolist() == [[0, 1, 2, 3, 6]]
+    two = simulate_paper(problem, np.array([0, 0, 1, 2]), "pct")
+    assert two.makespan == 27 and two.sends.tolist() == [[0, 1, 2, 3, 6], [0, 2, 3, 4, 7]]
+    assert two.start.tolist() == [0, 4, 6, 7]
+
+
+def test_equal_values_go_to_the_earlier_queue_entry() -> None:
+    """Tie-breaking (the schedulers' strict ``>`` scan over the linked-list queue: the earlier
+    entry wins, whatever its index).
+
+    Tasks a (0), y (1), p (2), x (3); a -> x on d0, p -> y with p on d1 and y on d0; a takes 2,
+    p 1, x and y 4; tensors and sends take no time. x joins d0's queue when a starts (0); p's
+    tensor arrives at 1, and d0 takes it in at its next decision (2), so y joins after x.
+    x and y both have the PCT value 4: x runs first though y has the lower index: a 0-2,
+    x 2-6, y 6-10: makespan 10.
+    """
+    time = [[2, 2], [4, 4], [1, 1], [4, 4]]
+    problem = tf_problem(time, [(0, 3), (2, 1)], [0, 0], [0, 0])
+    run = simulate_paper(problem, np.array([0, 0, 1, 0]), "pct")
+    assert run.start.tolist() == [0, 6, 0, 2] and run.makespan == 10
+
+
+def test_fifo_takes_arrived_tensors_in_the_order_they_were_sent() -> None:
+    """FIFO queue order for arrivals (``Device.receivePastData`` walks its receive list in the order
+    the sends were made).
+
+    d0: p1 (1) and p2 (1), each feeding c1 / c2 (1 each) on d1; p1's tensor takes 6, p2's 1;
+    sends 1. d1 runs L (10) from 0. FIFO on d0: p1 0-1, p2 1-2, send of p1 2-3 (arrives 9),
+    send of p2 3-4 (arrives 5). At 10 d1 takes both in, p1's first (sent first, though it
+    arrived later): c1 10-11, c2 11-12: makespan 12.
+    """
+    problem = tf_problem([[1, 1], [1, 1], [1, 1], [1, 1], [10, 10]], [(0, 2), (1, 3)], [6, 1], [1, 1])
+    run = simulate_paper(problem, np.array([0, 0, 1, 1, 1]), "fifo")
+    assert run.sends.tolist() == [[0, 1, 2, 3, 9], [1, 1, 3, 4, 5]]
+    assert run.start.tolist() == [0, 1, 10, 11, 0] and run.makespan == 12
+
+
+def test_lro_counts_a_send_and_a_receive_as_work() -> None:
+    """LRO values (``Node.calculateRemainedOperationsTillSinkNode``: a send and a receive are 10
+    operations each, here one send's mean time).
+
+    The graph of the PCT test above on two identical devices: c 1, the send 1 + (1 + 1) = 3,
+    b 10, a 2 + 10 = 12. LRO runs b before the send, as PCT did: makespan 15.
+    """
+    problem = tf_problem([[2, 2], [10, 10], [1, 1]], [(0, 1), (0, 2)], [1, 1], [1, 1])
+    devices = np.array([0, 0, 1])
+    assert remaining_work(graph_of(problem), devices).tolist() == [12.0, 10.0, 1.0, 3.0]
+    assert simulate_paper(problem, devices, "lro").makespan == 15
+
+
+def test_msr_scores_a_send_to_an_idle_device_highest() -> None:
+    """MSR (``HighDegreeVerticesFirstScheduler.getValueForNode``).
+
+    a (2) -> b (5) on d0, a -> c (10) on d1 (tensor 3, sends 1), and b -> e1..e4 (1 each, d0),
+    so b scores 4 (one per local successor). The send scores 3, plus 5 when d1 has nothing
+    ready: 8 > 4, so a 0-2, send 2-3 (arrives 6), b 3-8, e1-e4 8-12, c 6-16: makespan 16.
+    With two more sources L1, L2 (20 each) on d1, d1 still holds L2 when a ends, the send
+    scores 3 < 4: b 2-7, send 7-8 (e's score 0; arrives 11), e1-e4 8-12; d1 runs L1 0-20, then
+    L2 (PCT tie-break 20 > 10) 20-40, c 40-50: makespan 50.
+    """
+    time = [[2, 2], [5, 5], [10, 10], [1, 1], [1, 1], [1, 1], [1, 1]]
+    edges = [(0, 1), (0, 2), (1, 3), (1, 4), (1, 5), (1, 6)]
+    problem = tf_problem(time, edges, [3] * 6, [1, 1])
+    idle = simulate_paper(problem, np.array([0, 0, 1, 0, 0, 0, 0]), "msr")
+    assert idle.makespan == 16 and idle.sends.tolist() == [[0, 1, 2, 3, 6]]
+    busy_problem = tf_problem([*time, [20, 20], [20, 20]], edges, [3] * 6, [1, 1])
+    busy = simulate_paper(busy_problem, np.array([0, 0, 1, 0, 0, 0, 0, 1, 1]), "msr")
+    assert busy.sends.tolist() == [[0, 1, 7, 8, 11]]
+    assert busy.start[[7, 8, 2]].tolist() == [0, 20, 40] and busy.makespan == 50
+
+
+def cp_problem(allowed=None) -> DagProblem:
+    """Speeds 1, 4, 2 (d1 fastest, then d2, then d0): chain a -> b -> c (8 operations each) and two
+    free tasks x, y (4 operations); every tensor 8 bytes, rates from d0: 2 to d1 and 4 to d2."""
+    ops = np.array([8, 8, 8, 4, 4])
+    speed = np.array([1, 4, 2])
+    time = ops[:, None] // speed[None, :]
+    rate = np.array([[0, 2, 4], [2, 0, 4], [4, 4, 0]])
+    tt = np.zeros((2, 3, 3), dtype=np.int64)
+    off = rate > 0
+    tt[:, off] = 8 // rate[off]
+    return tf_problem(time, [(0, 1), (1, 2)], tt, [10, 2, 5], allowed)
+
+
+def test_cp_rank_uses_the_mean_speed_and_device_zeros_mean_rate() -> None:
+    """``PartitioningPreprocessor.preprocess``: a task's rank weight is ``#ops / mean speed`` and a
+    tensor's ``size / (sum of device 0's rates / devices)``.
+
+    a: 8 operations at the mean speed 7/3 = 24/7; from its times 8, 2, 4: 3 / (1/8 + 1/2 + 1/4)
+    = 24/7. Its tensor: 8 bytes at (0 + 2 + 4) / 3 = 2 per unit = 4; from the transfer times
+    4 (to d1) and 2 (to d2): 3 / (1/4 + 1/2) = 4. The path from the entry of largest rank:
+    a -> b -> c.
+    """
+    g = graph_of(cp_problem())
+    assert mean_speed_time(g)[0] == pytest.approx(24 / 7)
+    assert mean_rate_transfer(g).tolist() == pytest.approx([4.0, 4.0, 0.0, 0.0, 0.0])
+    assert cp_critical_path(g).tolist() == [0, 1, 2]
+
+
+def test_cp_places_the_path_on_the_fastest_device_and_the_rest_by_load_before_adding() -> None:
+    """``AssignLongestPath.partition``: the path a, b, c goes to d1 (fastest); then x and y in
+    topological order to the device with the least load *before* adding them
+    (``getDeviceIdToAssignNonCriticalPathComponent``): loads d0 0, d1 6, d2 0, so x -> d0
+    (tie, lower index), then d0 holds 4, so y -> d2. (The rule "least load after adding" would
+    put x on d2: 0 + 2 < 0 + 4.)
+    """
+    assert PARTITIONERS["cp"](cp_problem()).tolist() == [1, 1, 1, 0, 2]
+
+
+def test_cp_scan_skips_the_device_after_one_that_cannot_take_the_task() -> None:
+    """``AssignLongestPath.getDeviceIdToAssignComponentTo`` steps past the next device after one
+    that cannot take the task (its loop adds 1 twice).
+
+    b may not run on d1: the scan tries d1 (no), skips d2 and takes d0, although d2 is faster.
+    Loads then d0 8, d1 4 (a and c), d2 0: x -> d2; d2 then holds 2, still the least: y -> d2.
+    """
+    allowed = np.ones((5, 3), dtype=bool)
+    allowed[1, 1] = False
+    assert PARTITIONERS["cp"](cp_problem(allowed)).tolist() == [1, 0, 1, 2, 2]
+
+
+def test_the_paper_simulation_needs_the_tf_rules() -> None:
+    problem, devices = fork()
+    plain = DagProblem(problem.tables, ("makespan",), memory=False, tensor_per_device=False)
+    with pytest.raises(ValueError, match="tensor_per_device"):
+        simulate_paper(plain, devices, "pct")
+    with pytest.raises(ValueError, match="unknown scheduler"):
+        simulate_paper(problem, devices, "nope")
