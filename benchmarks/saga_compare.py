@@ -209,7 +209,7 @@ def main() -> None:
             tables = TableCostModel(scale=scale).tables(workload, platform)
             problem = DagProblem(tables, ("makespan",), memory=False, insertion=True, name=workload.name)
             alone, res = best_of(args.repeat, lambda p=problem: run_heuristic(p, "heft"))
-            solved, front = best_of(args.repeat, lambda p=problem: dse.solve(p, "heuristic:heft"))
+            solved, front = stop.keep(best_of(args.repeat, lambda p=problem: dse.solve(p, "heuristic:heft")), label)
             ours = res.makespan / scale  # type: ignore[attr-defined]
             print(f"\n{label}: {problem.n_tasks} tasks, {tables.n_edges} edges, {tables.n_dev} devices")
             print(f"  HEFT alone            {alone:7.3f} s   makespan {ours:,.1f}")

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 from dse.interrupt import Interrupted, StopToken, interruptible
@@ -84,7 +85,7 @@ class BenchmarkStop:
                     pass
                 if self.token.stopped:
                     _end(child)
-                    self.cut_short = " ".join(str(a) for a in args[:4])
+                    self.cut_short = " ".join(Path(str(a)).name for a in args[:3])
                     raise Interrupted(self.token.signum) from None
                 if timeout is not None and time.monotonic() - started > timeout:
                     _end(child)
