@@ -13,6 +13,7 @@ import pytest
 from dse import cli
 from dse.errors import SpecError
 from dse.mapping.split_model import SplitDevice, SplitPlatform, cpu_group_platform, gemm_workload
+from dse.runtime import coexec
 from dse.runtime.coexec import (
     CoExecutor,
     auto_split,
@@ -161,7 +162,8 @@ def test_gpu_coexecution() -> None:  # pragma: no cover - needs CUDA
 def test_cli_coexec_predicts_from_a_calibration_file(tmp_path, monkeypatch) -> None:
     from dse.calibrate import Calibration, KernelFit, MachineInfo, save_calibration
 
-    monkeypatch.setattr("dse.runtime.coexec.probe_background", lambda *a, **k: (1.0, 0.0))  # an idle machine
+    monkeypatch.setattr("dse.runtime.coexec.probe_background",
+                        lambda *a, **k: coexec.Probe(1.0, 0.0, 2.0))  # an idle machine
 
     fit = KernelFit("gemm", "cpu:t1", "fp32", ("const", "flops"), (1e-5, 1e-10), 0.05, 10)
     save_calibration(Calibration(MachineInfo.current(), (fit,), "hand"), tmp_path / "cal.yaml")

@@ -3,12 +3,15 @@ memory system, as a processor-sharing model with pairwise slowdowns.
 
 Two mechanisms, each with its figure:
 
-* **Cores, shared by processor sharing.** The operating system's fair scheduler (Linux CFS) gives
-  every runnable thread of equal weight an equal share of the cores: with ``T`` threads of ours
-  running beside ``B`` runnable threads of other programs on ``C`` cores, each of ours runs at
-  ``min(1, C / (T + B))`` of a core. A CPU worker group of ``N`` threads counts ``N``; an
+* **Cores, shared by processor sharing.** The operating system's fair scheduler (Linux CFS) shares
+  the cores equally between scheduling groups (with autogroups, one per login session; else one for
+  the machine) and, inside a group, equally between its runnable threads. With ``T`` threads of ours
+  beside ``B`` runnable threads of other programs in our group, and ``K`` cores that our group gets
+  (all ``C`` cores when nothing outside it runs; fewer when other sessions compete), each of ours
+  runs at ``min(1, K / (T + B))`` of a core. A CPU worker group of ``N`` threads counts ``N``; an
   accelerator counts the one host thread that drives it (its own compute is not slowed, but the
-  core is taken from the CPU groups). ``B`` is measured at run time (:func:`background_from_share`).
+  core is taken from the CPU groups). ``B`` and ``K`` are measured at run time: ``B`` by counting
+  runnable threads, ``K`` from the share of a core probe threads get (:func:`capacity_from_share`).
 * **Memory system, shared pairwise.** A group running beside another is slowed by what they share
   in hardware (memory bandwidth per socket, the last-level cache, SMT siblings): the factor
   ``slowdown[d, h]`` (CPU time of ``d`` beside ``h`` over its CPU time alone) is measured by
@@ -50,14 +53,16 @@ def host_threads(device: SplitDevice) -> int:
 class ContentionModel:
     """Cores and pairwise slowdowns of co-running devices.
 
-    ``cores``: the machine's logical cores; ``background``: runnable threads of other programs
-    (measured at run time; 0 on an idle machine); ``slowdown[(a, b)]``: the slowdown of a device of
-    fit name ``a`` while one of fit name ``b`` runs (1 where not measured).
+    ``cores``: the machine's logical cores; ``background``: runnable threads of other programs in our
+    scheduling group (measured at run time; 0 on an idle machine); ``slowdown[(a, b)]``: the slowdown of a
+    device of fit name ``a`` while one of fit name ``b`` runs (1 where not measured); ``capacity``: the
+    cores our scheduling group gets (None: all ``cores``; fewer when other sessions compete for them).
     """
 
     cores: int
     background: float = 0.0
     slowdown: tuple[tuple[tuple[str, str], float], ...] = ()
+    capacity: float | None = None
 
     def pair(self, device: SplitDevice, beside: SplitDevice) -> float:
         """Slowdown of ``device`` while ``beside`` runs (1 where not measured or either is an accelerator)."""
@@ -66,8 +71,10 @@ class ContentionModel:
         return dict(self.slowdown).get((device.fit_device, beside.fit_device), 1.0)
 
     def core_share(self, threads: float) -> float:
-        """Share of a core each of ``threads`` running threads of ours gets beside the background."""
-        return min(1.0, self.cores / max(threads + self.background, 1e-12))
+        """Share of a core each of ``threads`` running threads of ours gets beside the background:
+        ``min(1, capacity / (threads + background))``."""
+        capacity = self.cores if self.capacity is None else self.capacity
+        return min(1.0, capacity / max(threads + self.background, 1e-12))
 
 
 def calibrated_contention(calibration: Calibration, background: float = 0.0) -> ContentionModel:
@@ -77,16 +84,15 @@ def calibrated_contention(calibration: Calibration, background: float = 0.0) -> 
     return ContentionModel(calibration.machine.logical_cores, float(background), pairs)
 
 
-def background_from_share(share: float, threads: int, cores: int) -> float:
-    """Runnable threads of other programs implied by ``threads`` probe threads getting ``share`` of a core each.
-
-    Processor sharing gives each ``min(1, cores / (threads + B))``, so ``B = cores / share - threads``;
-    a probe that got (nearly) a core each says only ``B <= cores - threads``, taken as 0 (the same
-    predictions for any split of at most ``threads`` threads).
+def capacity_from_share(share: float, threads: int, background: float, cores: int) -> float:
+    """Cores our scheduling group gets, from ``threads`` probe threads getting ``share`` of a core each beside
+    ``background`` runnable threads of other programs in the group: ``share x (threads + background)``, at
+    most ``cores``. A probe that got (nearly) a core each says only that the group gets at least that many:
+    taken as every core (the same predictions for any split of at most ``threads`` threads).
     """
     if share >= FULL_SHARE or share <= 0:
-        return 0.0
-    return max(cores / share - threads, 0.0)
+        return float(cores)
+    return min(float(cores), share * (threads + background))
 
 
 def finish_times(work_s: Sequence[float], devices: Sequence[SplitDevice], model: ContentionModel) -> np.ndarray:

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from dse.errors import SpecError
 from dse.interrupt import Interrupted, stop_point
 from dse.mapping.split_contention import (
     ContentionModel,
-    background_from_share,
+    capacity_from_share,
     corun_predictor,
     finish_times,
     host_threads,
@@ -53,7 +54,7 @@ from dse.progress import Progress, silent
 
 #: Default relative difference between a part's measured and predicted time above which ``--split auto``
 #: re-splits with the measured rates (POAS's adapt step).
-ADAPT_THRESHOLD = 0.10
+ADAPT_THRESHOLD = 0.10  # |predicted - measured| / measured
 #: Seconds the background probe keeps the cores busy (:func:`probe_background`).
 PROBE_S = 0.3
 
@@ -339,12 +340,64 @@ def predict_rows(workload: GemmWorkload, platform: SplitPlatform, predict: Predi
     return per_dev, max(per_dev + list(links.values()))
 
 
-def probe_background(threads: int, cores: int | None = None, seconds: float = PROBE_S) -> tuple[float, float]:
-    """Share of a core each of ``threads`` busy threads gets now, and the runnable threads of other programs
-    that implies (:func:`~dse.mapping.split_contention.background_from_share`).
+@dataclass(frozen=True)
+class Probe:
+    """What :func:`probe_background` saw: the share of a core each probe thread got, the runnable threads of
+    other programs in this process's scheduling group (mean over samples), and the cores the group got."""
+
+    share: float
+    background: float
+    capacity: float
+
+
+def _scheduling_group(pid: int | str) -> str | None:
+    """The autogroup (login session's scheduling group) of ``pid``; None where autogroups are off or unreadable."""
+    try:
+        return Path(f"/proc/{pid}/autogroup").read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def group_pids() -> list[int]:
+    """Other processes that share this process's scheduling group: its autogroup's members, or every process
+    when autogroups are off (then the scheduler shares the cores thread by thread machine-wide). Empty where
+    ``/proc`` cannot be read."""
+    try:
+        enabled = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+        pids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and int(p.name) != os.getpid()]
+    except (OSError, ValueError):
+        return []
+    mine = _scheduling_group("self") if enabled else None
+    if mine is None:
+        return pids
+    return [p for p in pids if _scheduling_group(p) == mine]
+
+
+def runnable_threads(pids: Sequence[int]) -> int:
+    """Threads of ``pids`` that are runnable now (state R in ``/proc/PID/task/TID/stat``); gone ones count 0."""
+    count = 0
+    for pid in pids:
+        try:
+            tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                stat = (task / "stat").read_text()
+            except OSError:
+                continue
+            if stat[stat.rfind(")") + 2:stat.rfind(")") + 3] == "R":
+                count += 1
+    return count
+
+
+def probe_background(threads: int, cores: int | None = None, seconds: float = PROBE_S) -> Probe:
+    """How much of the cores ``threads`` busy threads of ours get now (:class:`Probe`).
 
     The threads multiply small matrices (BLAS on one thread) for ``seconds``; a thread's share is its CPU time
-    (``time.thread_time``) over the wall time.
+    (``time.thread_time``) over the wall time. Meanwhile the runnable threads of other processes in our
+    scheduling group are counted every 20 ms (:func:`runnable_threads`); the cores the group gets follow
+    (:func:`~dse.mapping.split_contention.capacity_from_share`).
     """
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
 
@@ -352,7 +405,9 @@ def probe_background(threads: int, cores: int | None = None, seconds: float = PR
     a = np.ones((192, 192), dtype=np.float32)
     out = [np.empty_like(a) for _ in range(threads)]
     shares = [0.0] * threads
-    start = threading.Barrier(threads)
+    start = threading.Barrier(threads + 1)
+    pids = group_pids()
+    counts: list[int] = []
 
     def spin(i: int) -> None:
         start.wait()
@@ -365,10 +420,16 @@ def probe_background(threads: int, cores: int | None = None, seconds: float = PR
         workers = [threading.Thread(target=spin, args=(i,), daemon=True) for i in range(threads)]
         for t in workers:
             t.start()
+        start.wait()
+        began = time.perf_counter()
+        while time.perf_counter() - began < seconds:
+            counts.append(runnable_threads(pids))
+            time.sleep(0.02)
         for t in workers:
             t.join()
     share = min(1.0, float(np.mean(shares)))
-    return share, background_from_share(share, threads, cores)
+    background = float(np.mean(counts)) if counts else 0.0
+    return Probe(share, background, capacity_from_share(share, threads, background, cores))
 
 
 def plan_split(workload: GemmWorkload, platform: SplitPlatform, predict: Predictor, model: ContentionModel,
@@ -409,8 +470,8 @@ def measured_rates(predict: Predictor, platform: SplitPlatform, predicted: Seque
 
 
 def part_errors(predicted: Sequence[float], measured: Sequence[float]) -> list[float]:
-    """Relative difference ``(measured - predicted) / predicted`` of each part that ran (nan for empty parts)."""
-    return [(m - p) / p if p > 0 else math.nan for p, m in zip(predicted, measured, strict=True)]
+    """Prediction error ``(predicted - measured) / measured`` of each part that ran (nan for empty parts)."""
+    return [(p - m) / m if m > 0 and p > 0 else math.nan for p, m in zip(predicted, measured, strict=True)]
 
 
 # --------------------------------------------------------------------------- optimize + schedule
@@ -428,7 +489,7 @@ class DeviceReport:
 
     @property
     def error(self) -> float:
-        """``(measured - predicted) / predicted`` (nan for an empty part)."""
+        """Prediction error ``(predicted - measured) / measured`` (nan for an empty part)."""
         return part_errors([self.predicted_s], [self.measured_s])[0]
 
     def to_dict(self) -> dict[str, Any]:
@@ -443,8 +504,7 @@ class AdaptReport:
     prediction, whether it re-split with the measured rates, and whether it fell back to one device."""
 
     threshold: float
-    probe_share: float
-    background_threads: float
+    probe: Probe
     slowdowns: tuple[tuple[str, str, float], ...]
     first: tuple[DeviceReport, ...]
     first_predicted_s: float
@@ -453,8 +513,8 @@ class AdaptReport:
     fallback: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "probe_core_share": self.probe_share,
-                "background_threads": self.background_threads,
+        return {"threshold": self.threshold, "probe_core_share": self.probe.share,
+                "background_threads": self.probe.background, "group_cores": self.probe.capacity,
                 "slowdowns": [{"device": a, "beside": b, "slowdown": s} for a, b, s in self.slowdowns],
                 "first": {"devices": [d.to_dict() for d in self.first], "predicted_s": self.first_predicted_s,
                           "measured_s": self.first_measured_s},
@@ -483,8 +543,8 @@ class CoexecReport:
 
     @property
     def prediction_error(self) -> float:
-        """``(measured - predicted) / predicted`` of the split that ran."""
-        return (self.measured_s - self.predicted_s) / self.predicted_s if self.predicted_s > 0 else math.nan
+        """Prediction error ``(predicted - measured) / measured`` of the split that ran."""
+        return (self.predicted_s - self.measured_s) / self.measured_s if self.measured_s > 0 else math.nan
 
     @property
     def speedup_vs_best_single(self) -> float:
@@ -532,8 +592,9 @@ class CoexecReport:
         if a is None:
             return []
         pairs = ", ".join(f"{d} beside {b} x{x:.3f}" for d, b, x in a.slowdowns) or "none measured"
-        lines = [f"contention: core share {a.probe_share:.2f} per thread at the start "
-                 f"({a.background_threads:.2f} runnable threads of other programs); pair slowdowns: {pairs}"]
+        lines = [f"contention: at the start {a.probe.share:.2f} of a core per thread, {a.probe.background:.2f} "
+                 f"runnable threads of other programs beside ours, {a.probe.capacity:.2f} cores for them and ours; "
+                 f"pair slowdowns: {pairs}"]
         if a.adapted:
             first = ", ".join(f"{d.name} {d.rows} rows {d.predicted_s * 1e3:.4g}/{d.measured_s * 1e3:.4g} ms"
                               for d in a.first)
@@ -701,9 +762,10 @@ def _measure(executor: CoExecutor, w: GemmWorkload, platform: SplitPlatform, spl
     """The measuring part of :func:`coexecute` (``grid`` filled as grid splits are timed)."""
     from dataclasses import replace
 
-    share, background = probe_background(sum(host_threads(d) for d in platform.devices), contention.cores)
-    model = replace(contention, background=background)
-    progress.update(f"probe: {share:.2f} of a core per thread, {background:.2f} runnable threads of other programs")
+    probe = probe_background(sum(host_threads(d) for d in platform.devices), contention.cores)
+    model = replace(contention, background=probe.background, capacity=probe.capacity)
+    progress.update(f"probe: {probe.share:.2f} of a core per thread, {probe.background:.2f} runnable threads of "
+                    f"other programs beside ours, {probe.capacity:.2f} cores for them and ours")
     if predict is None:
         profiled = profile_predictor(executor, repeat=repeat, progress=progress)
         predict, predictor_name = _idle_machine(profiled, model), "profiled on this GEMM"
@@ -731,7 +793,7 @@ def _measure(executor: CoExecutor, w: GemmWorkload, platform: SplitPlatform, spl
             timing = executor.timed(bounds, repeat)
             progress.update(f"adapted: {[b - a for a, b in bounds]} rows, {timing.total_s * 1e3:.4g} ms")
         slowdowns = tuple((a, b, x) for (a, b), x in model.slowdown)
-        adapt = AdaptReport(threshold, share, background, slowdowns, first, *first_total, adapted, fallback)
+        adapt = AdaptReport(threshold, probe, slowdowns, first, *first_total, adapted, fallback)
     ok, err = executor.check(executor.reference(), tol := tolerance(platform, w.dtype))
     singles, single_runs = [], []
     for d, dev in enumerate(platform.devices):
