@@ -137,7 +137,7 @@ def test_explain_prints_a_dag_schedule_with_start_and_finish_and_units(capsys) -
 def test_explain_gives_memory_and_slack_units(capsys) -> None:
     from dse import cli
 
-    assert cli.main(["explain", "quickstart", "--genome", "0 1 1 1 1 1 1"]) == 0
+    assert cli.main(["explain", "quickstart", "--genome", "0 1 1 1 1 1 1 0 0"]) == 0  # 7 ops, cpu and gpu clocks
     out = capsys.readouterr().out
     assert "/40 GiB" not in out and "MiB of 40 GiB" in out  # was "memory 0.00102/40 GiB"
     assert "memory 0 B of 8 GiB" in out  # the unused FPGA
