@@ -271,3 +271,20 @@ def test_builder_errors_name_the_field(name: str, params: dict, field: str) -> N
 
 def test_integral_floats_are_accepted_for_sizes() -> None:
     assert build("gemm", m=64.0, n=8, k=8) == build("gemm", m=64, n=8, k=8)
+
+
+def test_bert_variable_sequence_lengths_are_the_expectation_over_lengths() -> None:
+    """One layer, lengths of mean 64 and standard deviation 16 (at most 128), by hand: the QKV GEMM is
+    linear in the length, 2 x E[s] x 768 x 2304 = 2 x 64 x 768 x 2304 = 226,492,416 FLOP; the attention
+    is quadratic, 4 x E[s^2] x 768 + 5 x 12 x E[s^2] with E[s^2] = 64^2 + 16^2 = 4,352: 13,630,464 FLOP
+    (padding to 128 would charge 4 x 16,384 x 768 + 60 x 16,384 = 51,314,688)."""
+    varied = build("bert_base", seq_len=128, seq_len_mean=64, seq_len_std=16, layers=1)
+    ops = {op.name: op for op in varied.ops}
+    assert ops["layer0.qkv"].flops == 226_492_416
+    assert ops["layer0.attention"].flops == 13_630_464
+    padded = {op.name: op for op in build("bert_base", seq_len=128, layers=1).ops}
+    assert padded["layer0.attention"].flops == 51_314_688
+    assert build("bert_base", seq_len=128, seq_len_mean=128, layers=1).ops[1].flops == padded["layer0.qkv"].flops
+    for bad in ({"seq_len_mean": 200}, {"seq_len_mean": 0}, {"seq_len_std": 4}):
+        with pytest.raises(SpecError, match="seq_len_"):
+            build("bert_base", seq_len=128, **bad)

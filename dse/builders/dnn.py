@@ -194,24 +194,39 @@ def mobilenetv2(batch: int = 1, precision: str = "fp16", granularity: str = "lay
 BERT_BASE = dict(hidden=768, heads=12, ffn=3072, vocab=30522, positions=512, segments=2)
 
 
-def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layers: int = 12) -> Workload:
+def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layers: int = 12,
+              seq_len_mean: float | None = None, seq_len_std: float = 0.0) -> Workload:
     """BERT-base encoder (Devlin et al. 2019) on ``batch`` sequences of ``seq_len`` tokens.
 
     Ops: ``embeddings`` (token + position + segment lookups and LayerNorm), then
     per layer ``qkv`` (gemm), ``attention`` (QK^T, softmax, attention x V),
     ``out_proj`` (gemm), ``add_norm1``, ``ffn1`` (gemm, GELU folded), ``ffn2``
     (gemm), ``add_norm2``: ``1 + 7 * layers`` ops (85 for 12 layers). The
-    pooler and task heads are not included. Raises :class:`SpecError` for a
-    non-positive size, ``seq_len`` > 512, more than :data:`~dse.workload.MAX_OPS`
-    ops or an unknown precision.
+    pooler and task heads are not included.
+
+    Variable sequence lengths: by default every sequence is padded to ``seq_len``. With
+    ``seq_len_mean`` (and ``seq_len_std``, the standard deviation of the dataset's token lengths) the
+    runtime is taken to run each sequence unpadded, and every figure is the expectation over the
+    lengths: work linear in the length uses the mean ``E[s]``, the attention's score matrix (QK^T,
+    softmax, attention x V) ``E[s^2] = mean^2 + std^2``; ``seq_len`` stays the longest sequence.
+
+    Raises :class:`SpecError` for a non-positive size, ``seq_len`` > 512, a ``seq_len_mean`` outside
+    (0, ``seq_len``], a negative ``seq_len_std``, more than :data:`~dse.workload.MAX_OPS` ops or an
+    unknown precision.
     """
     _check(batch, precision)
     require_positive(seq_len=seq_len, layers=layers)
     require_size("layers", layers, 1 + 7 * layers, 9 * layers)
     p = BERT_BASE
-    s, h, a, ffn = seq_len, p["hidden"], p["heads"], p["ffn"]
-    if s > p["positions"]:
+    h, a, ffn = p["hidden"], p["heads"], p["ffn"]
+    if seq_len > p["positions"]:
         raise SpecError(SOURCE, "seq_len", seq_len, f"BERT-base has {p['positions']} positions")
+    if seq_len_mean is not None and not 0 < seq_len_mean <= seq_len:
+        raise SpecError(SOURCE, "seq_len_mean", seq_len_mean, f"must be in (0, seq_len = {seq_len}]")
+    if seq_len_std < 0 or (seq_len_std > 0 and seq_len_mean is None):
+        raise SpecError(SOURCE, "seq_len_std", seq_len_std, "must be >= 0, and given with seq_len_mean")
+    s = float(seq_len) if seq_len_mean is None else float(seq_len_mean)  # E[s]
+    s2 = s * s + seq_len_std ** 2  # E[s^2]
     g = _Graph(precision, batch)
     bpe = bytes_per_element(precision)
     table = (p["vocab"] + p["positions"] + p["segments"]) * h + 2 * h  # three tables + LayerNorm
@@ -230,9 +245,9 @@ def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layer
                     in_elems=s * h, out_elems=3 * s * h, inputs=[x])
         # QK^T and attention x V: 2 s^2 h MACs; softmax ~5 FLOPs per score; the a x s x s score
         # matrix is written once and read once through device memory
-        att = g.add(f"{pre}.attention", "attention", flops=4 * s * s * h + 5 * a * s * s, weights=0,
+        att = g.add(f"{pre}.attention", "attention", flops=4 * s2 * h + 5 * a * s2, weights=0,
                     in_elems=3 * s * h, out_elems=s * h, inputs=[qkv],
-                    bytes_moved=batch * (3 * s * h + s * h + 2 * a * s * s) * bpe)
+                    bytes_moved=batch * (3 * s * h + s * h + 2 * a * s2) * bpe)
         out = g.add(f"{pre}.out_proj", "gemm", flops=2 * s * h * h, weights=h * h + h, in_elems=s * h,
                     out_elems=s * h, inputs=[att])
         n1 = add_norm(f"{pre}.add_norm1", [out, x])
@@ -241,6 +256,8 @@ def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layer
         f2 = g.add(f"{pre}.ffn2", "gemm", flops=2 * s * ffn * h, weights=ffn * h + h, in_elems=s * ffn,
                    out_elems=s * h, inputs=[f1])
         x = add_norm(f"{pre}.add_norm2", [f2, n1])
-    return g.workload(f"bert-base-{layers}l-s{seq_len}",
-                      f"BERT-base encoder (Devlin et al. 2019), {layers} layers, seq {seq_len}, "
-                      f"batch {batch}, {precision}")
+    lengths = f"seq {seq_len}" if seq_len_mean is None else (
+        f"seq up to {seq_len}, mean {seq_len_mean:g}, std {seq_len_std:g} (unpadded)")
+    name = f"bert-base-{layers}l-s{seq_len}" + ("" if seq_len_mean is None else f"-mean{seq_len_mean:g}")
+    return g.workload(name, f"BERT-base encoder (Devlin et al. 2019), {layers} layers, {lengths}, "
+                            f"batch {batch}, {precision}")
