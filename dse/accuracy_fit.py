@@ -147,3 +147,23 @@ def fit_sparse(rows: Sequence[Measurement], device_class: str,
     sensitivity = _best(chosen, "skew_sensitivity", SKEW_GRID, sparse_bandwidth_efficiency=efficiency)
     efficiency = _best(chosen, "sparse_bandwidth_efficiency", SPARSE_BW_GRID, skew_sensitivity=sensitivity)
     return efficiency, sensitivity
+
+
+#: Candidate output-tile edges of tiled GEMMs (0: no tile quantization).
+TILE_GRID = (0, 32, 64, 96, 128, 192, 256)
+
+
+def tile_fit_rows(rows: Sequence[Measurement], device_class: str) -> list[Measurement]:
+    """The rows :func:`fit_gemm_tile` reads: fit part, that class, devices that declare their compute
+    units, workloads with tiled ops (every builder but the sparse product)."""
+    return [m for m in rows if m.split == "fit" and m.device.device_class == device_class
+            and m.device.device is not None and m.device.device.compute_units > 0 and m.builder != "spmm"]
+
+
+def fit_gemm_tile(rows: Sequence[Measurement], device_class: str) -> int | None:
+    """The tile edge of :data:`TILE_GRID` with the smallest median ``|log(predicted / measured)|`` over
+    :func:`tile_fit_rows` (every other figure as declared); ``None`` when there are no such rows."""
+    chosen = tile_fit_rows(rows, device_class)
+    if not chosen:
+        return None
+    return int(_best(chosen, "gemm_tile", TILE_GRID))

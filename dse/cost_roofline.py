@@ -27,6 +27,7 @@ from dse.cost_mechanisms.sparse_reuse import (
     declared_sparse_bandwidth,
     reused_bytes,
 )
+from dse.cost_mechanisms.tiling import tile_utilization
 from dse.cost_tables import CostTables, LevelTables
 from dse.platform import Device, Platform
 from dse.workload import Op, Workload
@@ -139,6 +140,7 @@ class RooflineCostModel:
         peak = device.peak_flops(op.precision)
         if op.flops and peak is None:
             return None
+        eff = eff * tile_utilization(op, device, _element_bytes(op.precision))  # cost-mechanism hook (tiling)
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
         launch = LAUNCH_OVERHEAD_S[device.kind] if self.launch_overhead else 0.0

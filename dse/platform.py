@@ -103,6 +103,9 @@ class Device:
     skew_sensitivity: float | None = None
     #: fraction of peak bandwidth sparse ops reach (None: the kind's default); fitted per class
     sparse_bandwidth_efficiency: float | None = None
+    #: streaming multiprocessors (0: not declared) and the output tile's edge of tiled GEMMs (0: none)
+    compute_units: int = 0
+    gemm_tile: int = 0
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -254,6 +257,10 @@ class DeviceSpec(_Strict):
     sparse_bandwidth_efficiency: float | None = Field(
         default=None, gt=0, le=1,
         description="fraction of peak bandwidth of sparse ops (default: the kind's); dse.cost_mechanisms.sparse_reuse")
+    compute_units: int = Field(default=0, ge=0, le=1_000_000,
+                               description="streaming multiprocessors (0: not declared); dse.cost_mechanisms.tiling")
+    gemm_tile: int = Field(default=0, ge=0, le=4096,
+                           description="output tile edge of tiled GEMMs (0: none); dse.cost_mechanisms.tiling")
 
     @field_validator("speed")
     @classmethod
@@ -317,7 +324,7 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base
     try:
         spec = PlatformSpec.model_validate(data)
     except ValidationError as exc:
-        raise spec_error_from_validation(source, exc, data) from None
+        raise spec_error_from_validation(source, exc, data, PlatformSpec) from None
     total = sum(d.count for d in spec.devices)
     if total > MAX_DEVICES:
         raise SpecError(source, "devices", total, f"more than {MAX_DEVICES} devices (counting each count)")

@@ -261,3 +261,35 @@ def test_sparse_fit_reads_only_the_fit_part_and_matches_the_declared_values() ->
     fitted = fit_sparse(scrambled, "gpu")
     gpus = [m.device.device for m in rows if m.device.device_class == "gpu"]
     assert {(d.sparse_bandwidth_efficiency, d.skew_sensitivity) for d in gpus} == {fitted}
+
+
+def test_tile_and_wave_quantization_by_hand() -> None:
+    """A GPU of 4 compute units with 64 x 64 output tiles, fp16 at 100 TFLOP/s x 0.75 (gemm default).
+    64 x 128 output: 2 tiles on 4 units, one wave half full: 2 x 64 x 128 x 1024 = 16,777,216 FLOP at
+    0.5 x 75e12 = 447.39 ns. 320 x 64 output: 5 tiles, 2 waves of 4: 5 / 8 busy. 128 x 128: 4 tiles,
+    one full wave: unchanged. Without compute_units the tiles are not counted."""
+    from dse.builders.gemm import gemm_op
+    from dse.cost import RooflineCostModel
+
+    model = RooflineCostModel()
+    tiled = _gpu(compute_units=4, gemm_tile=64)
+    half = model.op_time_parts(gemm_op("g", 64, 128, 1024, "fp16"), tiled)
+    assert half is not None and half[0] == pytest.approx(447.392e-9, rel=1e-5)
+    five = model.op_time_parts(gemm_op("g", 320, 64, 1024, "fp16"), tiled)
+    assert five is not None and five[0] == pytest.approx(2 * 320 * 64 * 1024 / (75e12 * 5 / 8), rel=1e-9)
+    full = model.op_time_parts(gemm_op("g", 128, 128, 1024, "fp16"), tiled)
+    plain = model.op_time_parts(gemm_op("g", 128, 128, 1024, "fp16"), _gpu(gemm_tile=64))
+    assert full is not None and plain is not None and full[0] == pytest.approx(plain[0])
+
+
+def test_tile_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
+    import dataclasses
+
+    from dse.accuracy_fit import fit_gemm_tile, tile_fit_rows
+
+    rows = acc.load_measurements()
+    assert tile_fit_rows(rows, "gpu") and all(m.split == "fit" for m in tile_fit_rows(rows, "gpu"))
+    scrambled = [dataclasses.replace(m, value=m.value * 7) if m.split == "holdout" else m for m in rows]
+    declared = {m.device.device.gemm_tile for m in rows
+                if m.device.device_class == "gpu" and m.device.device.compute_units > 0}
+    assert declared == {fit_gemm_tile(scrambled, "gpu")}
