@@ -176,12 +176,14 @@ def main() -> None:
             if code != 0:
                 raise SystemExit(f"dse {' '.join(argv)} exited with {code}:\n{text}")
             stop.keep(text, case="calibrate")
-            print(f"dse {' '.join(argv[:-2])} ({time.perf_counter() - t0:.0f} s):\n{text.rstrip()}", flush=True)
+            shown = " ".join(argv[:-3] + ["--out", "FILE"])
+            print(f"dse {shown} ({time.perf_counter() - t0:.0f} s):\n{text.rstrip()}", flush=True)
         for condition, load in (("as it was", 0), (f"load +{args.load}", args.load)):
             if load == 0 or args.load > 0:
                 with busy_processes(load):
                     print(f"\n{condition} ({load} busy processes `python -c '{BUSY}'` started here; 1-minute "
-                          f"load average {load_average():.2f}):", flush=True)
+                          f"load average {load_average():.2f}); each run: dse coexec --m {args.size} --n "
+                          f"{args.size} --k {args.size} --split auto --calibration FILE --out DIR", flush=True)
                     for r in range(args.repeats):
                         stop.check()
                         row = stop.keep(one_run(stop, args.size, calibration, args.rounds, condition, r + 1),
