@@ -40,7 +40,8 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
     assert cli.main(["simulate", write_spec(tmp_path), "--out", str(out), "--quiet"]) == 0
     summary = pd.read_csv(out / "summary.csv")
     assert summary.columns.tolist() == ["scheduler", "uxcost", "edp", "energy_j", "drop_rate", "xrbench_score"]
-    assert summary["scheduler"].tolist() == ["fcfs", "edf", "least_slack", "static", "dream", "planaria"]
+    assert summary["scheduler"].tolist() == ["fcfs", "edf", "least_slack", "static", "herald", "dream", "planaria",
+                                             "planaria_acc"]
     assert summary.loc[0, "uxcost"] == 1.0  # FCFS is the reference
     trace = pd.read_csv(out / "trace.csv")
     assert trace.columns.tolist()[:9] == ["scheduler", "model", "frame", "block", "accelerator", "start_ms", "end_ms",
@@ -53,17 +54,24 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
     fcfs = trace[trace["scheduler"] == "fcfs"]
     horizon = max(fcfs["deadline_ms"].max(), fcfs["end_ms"].max())
     spec = load_spec(write_spec(tmp_path))
-    idle = {a.name: a.idle_w for a in spec.platform.accelerators}
+    idle = {a.name: round(a.idle_w * 1e3) * 1e-3 for a in spec.platform.accelerators}  # the tables' whole mW
     from dse.runtime.xr_metrics import idle_energy_j
 
     energy = fcfs["energy_mj"].sum() * 1e-3 + idle_energy_j(fcfs, idle, horizon)
     assert energy == pytest.approx(summary.loc[0, "energy_j"], rel=1e-6)
     # the same for the spatial scheduler, whose rows occupy sub-arrays (idle power per idle sub-array)
+    by_name = summary.set_index("scheduler")
     spatial = trace[trace["scheduler"] == "planaria"]
     assert spatial["accelerator"].dropna().str.contains(r"\[").all()
     horizon = max(spatial["deadline_ms"].max(), spatial["end_ms"].max())
     energy = spatial["energy_mj"].sum() * 1e-3 + idle_energy_j(spatial, idle, horizon)
-    assert energy == pytest.approx(summary.loc[5, "energy_j"], rel=1e-6)
+    assert energy == pytest.approx(by_name.loc["planaria", "energy_j"], rel=1e-6)
+    # Planaria on whole accelerators (frames hold them to the end): rows name the accelerator alone
+    whole = trace[trace["scheduler"] == "planaria_acc"]
+    assert not whole["accelerator"].dropna().str.contains(r"\[").any()
+    horizon = max(whole["deadline_ms"].max(), whole["end_ms"].max())
+    energy = whole["energy_mj"].sum() * 1e-3 + idle_energy_j(whole, idle, horizon)
+    assert energy == pytest.approx(by_name.loc["planaria_acc", "energy_j"], rel=1e-6)
 
 
 def test_search_finds_a_front_and_the_genome_reads_back(tmp_path) -> None:

@@ -50,12 +50,13 @@ def test_hand_worked_two_model_scenario() -> None:
     # DREAM-style (weights 1, 0.5, 0.5; one accelerator, so preference is 1 for both): at 0, urgency
     # M1 = 1 - slack/period = 1 - (10 - 5)/10 = 0.5, M2 = 1 - (20 - 16)/20 = 0.8 -> M2 block 0 runs 0-8.
     # At 8 M1f0 needs 5 ms but has 2 -> dropped early at 8; M2 block 1 runs 8-16 (on time).
-    # At 16 M1f1 (due 20) needs 5 ms -> dropped early at 16. Busy 16 ms, horizon 20 ms:
+    # M1f1 arrives at 10 (due 20): the only accelerator is busy until 16, so it cannot end before 16 + 5 = 21
+    # -> dropped at once, at 10. Busy 16 ms, horizon 20 ms:
     # 16 mJ + 4 ms x 0.1 W = 16.4 mJ; two misses.
     dream, dtrace = run(sim, "dream", 0.020)
     assert dream.dropped.tolist() == [2, 0] and dream.late.sum() == 0
     assert dream.energy_pj == 16_400_000_000
-    assert dtrace[dtrace["accelerator"] == ""]["end_ms"].tolist() == [8.0, 16.0]
+    assert dtrace[dtrace["accelerator"] == ""]["end_ms"].tolist() == [8.0, 10.0]
     # UXCost against FCFS = (16.4 / 21) x (2 + 1) / (2 + 1) = 0.78095
     assert xr_metrics.uxcost(dream.energy_j, dream.missed, fcfs.energy_j, fcfs.missed) == pytest.approx(16.4 / 21)
     # Least slack: at 0, M1f0 slack 10 - 5 = 5 ms, M2 20 - 16 = 4 ms -> M2 block 0 runs 0-8; at 8, M1f0

@@ -14,7 +14,9 @@ Semantics (``docs/family-multimodel.md``):
   ``pods`` sub-arrays: at frame boundaries it gives a waiting frame ``k`` free sub-arrays of one
   accelerator (``Scheduler.place``), and the frame runs all its blocks there, at the ``k``-pod
   costs (:func:`pod_costs`), concurrently with the frames on the other sub-arrays; the trace names
-  them ``ACC[i,j]``;
+  them ``ACC[i,j]``; with ``pods = 1`` and ``Scheduler.holds_frames`` the same happens on whole
+  accelerators (a frame keeps its accelerator until it completes: model-level granularity; the trace
+  names the accelerator alone);
 * a frame still waiting at its deadline is dropped then (XRBench's rule); one whose last
   block ends after the deadline completes late (a miss, not a drop); a scheduler may drop a
   frame earlier (``Scheduler.hopeless``);
@@ -130,6 +132,9 @@ class Scheduler(ABC):
     name: ClassVar[str] = "scheduler"
     #: Sub-arrays per accelerator: 1, whole accelerators (``pick`` decides); more, spatial (``place`` decides).
     pods: int = 1
+    #: True: frames are placed whole (``place`` decides) and keep their accelerator or sub-arrays until they
+    #: complete or are dropped (model-level granularity, no preemption), also with ``pods = 1``.
+    holds_frames: bool = False
 
     def start(self, setup: SimSetup) -> None:
         """Called once before a run (reset state here)."""
@@ -241,7 +246,7 @@ def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: 
     names = [m.name for m in setup.scenario.models]
     acc_names = setup.tables.device_names
     pods = max(1, int(scheduler.pods))
-    spatial = pods > 1
+    spatial = pods > 1 or bool(scheduler.holds_frames)
     if spatial:
         time_k, energy_k = pod_costs(setup, pods)
     time, energy = setup.time, setup.energy
@@ -354,7 +359,7 @@ def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: 
             f.energy += used
             stats["last"] = max(stats["last"], now)
             if trace:
-                label = f"{acc_names[acc]}[{','.join(map(str, held))}]" if spatial else acc_names[acc]
+                label = f"{acc_names[acc]}[{','.join(map(str, held))}]" if pods > 1 else acc_names[acc]
                 rows.append((sched_name, names[f.model], f.index, f.next, label, f.started * 1e-6, now * 1e-6,
                              f.arrival * 1e-6, f.deadline * 1e-6, used * 1e-9))
             f.next += 1

@@ -24,14 +24,15 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from dse.accelerator_cost import PODS
 from dse.runtime.realtime import Frame, Scheduler, SimSetup, pod_costs
 
-__all__ = ["SCHEDULERS", "Dream", "EDF", "FCFS", "LeastSlack", "Mapped", "Planaria", "Scheduler", "Static",
-           "make_scheduler", "static_partition"]
+__all__ = ["SCHEDULERS", "Dream", "DreamWeights", "EDF", "FCFS", "Herald", "LeastSlack", "Mapped", "Planaria", "PlanariaWhole",
+           "Scheduler", "Static", "herald_assignment", "make_scheduler", "static_partition"]
 
 
 class FCFS(Scheduler):
@@ -111,32 +112,117 @@ class Static(Mapped):
         self.device_of_op = [per_model[m] for m in setup.tables.model_of_op]
 
 
+def herald_assignment(setup: SimSetup) -> list[int]:
+    """Herald-style offline layer-block assignment: accelerator per op (``(model, block)``).
+
+    Each block first goes to the accelerator whose dataflow runs it with the lowest energy-delay
+    product (Herald's dataflow affinity); then, while it lowers the largest utilization (sum over
+    blocks of the model's fps x the block's time there), the block move off the most loaded
+    accelerator that lowers it most is made (ties: the smaller EDP increase, then op and accelerator
+    order). Returns the accelerator index of every op.
+    """
+    n_acc, time, energy = setup.n_acc, setup.time, setup.energy
+    fps = [setup.scenario.models[m].fps for m in setup.tables.model_of_op]
+    n_ops = len(time)
+    edp = [[time[op][a] * energy[op][a] for a in range(n_acc)] for op in range(n_ops)]
+    choice = [min(range(n_acc), key=row.__getitem__) for row in edp]  # ties: the lower accelerator
+    load = [[fps[op] * time[op][a] * 1e-9 for a in range(n_acc)] for op in range(n_ops)]
+    util = [0.0] * n_acc
+    for op, a in enumerate(choice):
+        util[a] += load[op][a]
+    for _ in range(n_ops * n_acc):
+        top = max(range(n_acc), key=lambda a: (util[a], -a))
+        peak = util[top]
+        best: tuple[float, int, int, int] | None = None
+        for op in (op for op in range(n_ops) if choice[op] == top):
+            for b in range(n_acc):
+                if b == top:
+                    continue
+                after = [u for a, u in enumerate(util) if a not in (top, b)]
+                new_peak = max([util[top] - load[op][top], util[b] + load[op][b], *after])
+                if new_peak < peak - 1e-12:
+                    key = (new_peak, edp[op][b] - edp[op][top], op, b)
+                    if best is None or key < best:
+                        best = key
+        if best is None:
+            break
+        op, b = best[2], best[3]
+        util[top] -= load[op][top]
+        util[b] += load[op][b]
+        choice[op] = b
+    return choice
+
+
+class Herald(Mapped):
+    """Herald-style: :func:`herald_assignment` computed at start (static), earliest deadline first on each
+    accelerator; no early drops, no re-mapping at run time."""
+
+    name = "herald"
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    def start(self, setup: SimSetup) -> None:
+        super().start(setup)
+        self.device_of_op = herald_assignment(setup)
+
+
+@dataclass(frozen=True)
+class DreamWeights:
+    """DREAM-style tunable parameters, set once for every scenario and system (``docs/family-multimodel.md``).
+
+    ``urgency``, ``fairness``, ``affinity``: the score's weights; ``patience``: urgency below which a
+    frame waits for its block's preferred accelerator; ``energy_margin``: how much more energy than the
+    cheapest accelerator still counts as preferred.
+    """
+
+    urgency: float = 1.0
+    fairness: float = 0.5
+    affinity: float = 0.5
+    patience: float = 0.8
+    energy_margin: float = 0.0
+    wait_guard: float = 0.25
+    lookahead: bool = True
+
+
 class Dream(Scheduler):
-    """DREAM-style: score = w_u x urgency + w_f x fairness + w_p x preference; drops hopeless frames early.
+    """DREAM-style scheduler: UXCost-aware scoring, frame dropping, preemption at layer-block boundaries, affinity.
+
+    For a free accelerator ``acc`` and each ready frame ``f`` (next block ``op``):
 
     * urgency ``= 1 - clip(slack / period, 0, 1)``, slack = deadline - now - fastest remaining time;
-    * fairness: the model's recent drop ratio (exponential average over its finished frames, factor 0.8);
-    * preference ``= (fastest time / time here + lowest energy / energy here) / 2`` for the next block;
-    * every ``window_ms`` of simulated time the window's cost (dynamic energy per finished frame x
-      (misses + 1)) is compared with the best so far: a better trial weight vector is kept, a worse
-      one reverted, and the next trial moves one weight by +-``step`` (a few cheap steps per second);
-    * a frame that is not urgent (urgency below ``patience``) waits rather than run a block on an
-      accelerator that spends over 10% more energy on it than the cheapest one;
-    * with ``feasible_only``, a frame never runs a block on an accelerator that would make it late
-      even if its remaining blocks ran on the fastest ones (it waits for a faster one instead);
-    * a waiting frame is dropped as soon as even the fastest accelerators cannot finish it in time.
+    * fairness: the model's recent miss ratio (exponential average over its finished frames, factor 0.8);
+    * affinity ``= (fastest time / time on acc + lowest energy / energy on acc) / 2`` for ``op``;
+    * score ``= w_u x urgency + w_f x fairness + w_a x affinity``; the highest score runs its next block.
+
+    Around the score: a frame that is not urgent (urgency below ``patience``) waits rather than run on an
+    accelerator that spends more than ``1 + energy_margin`` times the cheapest energy on the block
+    (accelerator affinity); a frame never runs a block on an accelerator that would make it late even if
+    its remaining blocks ran on the fastest ones (it waits for a faster one); a waiting or preempted frame
+    is dropped as soon as even the fastest accelerators cannot finish it by its deadline (frame dropping;
+    a dropped parent triggers no child). Every frame gives its accelerator back after each layer block, so
+    a higher-scored frame of another model preempts it there (layer-block preemption); a frame partway
+    through its model that becomes hopeless is dropped there (model-level preemption: its remaining
+    blocks never run). With ``tune``, the weights move online by hill climbing over ``window_ms`` windows
+    (window cost: dynamic energy per finished frame x (misses + 1)).
     """
 
     name = "dream"
 
-    def __init__(self, weights: Sequence[float] = (1.0, 0.5, 0.5), window_ms: float = 100.0, step: float = 0.25,
-                 tune: bool = True, patience: float = 0.5, feasible_only: bool = True) -> None:
-        self.initial = tuple(float(w) for w in weights)
+    def __init__(self, weights: DreamWeights | Sequence[float] = DreamWeights(), window_ms: float = 100.0,
+                 step: float = 0.25, tune: bool = False, feasible_only: bool = True, drop: bool = True) -> None:
+        if not isinstance(weights, DreamWeights):
+            wu, wf, wa = (float(w) for w in weights)
+            weights = DreamWeights(urgency=wu, fairness=wf, affinity=wa)
+        self.params = weights
+        self.initial = (weights.urgency, weights.fairness, weights.affinity)
+        self.patience = weights.patience
+        self.margin = 1.0 + weights.energy_margin
         self.window_ns = int(window_ms * 1e6)
         self.step = step
         self.tune = tune
-        self.patience = patience
         self.feasible_only = feasible_only
+        self.drop = drop
 
     def start(self, setup: SimSetup) -> None:
         super().start(setup)
@@ -149,26 +235,48 @@ class Dream(Scheduler):
         self.window_frames = 0
         self.window_misses = 0
         self.drop_ratio = [0.0] * len(setup.scenario.models)
+        self.after = [r - b for r, b in zip(setup.remaining_min, setup.best_time, strict=True)]
+        self.busy_until = [0] * setup.n_acc
 
     def hopeless(self, now: int, frame: Frame) -> bool:
-        return now + self.setup.remaining_min[frame.op] > frame.deadline
+        if not self.drop:
+            return False
+        s, op = self.setup, frame.op
+        if now + s.remaining_min[op] > frame.deadline:
+            return True
+        if not self.params.lookahead:
+            return False
+        first = min(max(now, self.busy_until[b]) + s.time[op][b] for b in range(s.n_acc))
+        return first + self.after[op] > frame.deadline
+
+    def score(self, now: int, acc: int, frame: Frame) -> float | None:
+        """``frame``'s score for its next block on ``acc``, or ``None`` when it should not run there now."""
+        s = self.setup
+        op = frame.op
+        slack = frame.deadline - now - s.remaining_min[op]
+        urgency = 1.0 - min(max(slack / s.period[frame.model], 0.0), 1.0)
+        if urgency < self.patience and s.energy[op][acc] > self.margin * s.best_energy[op]:
+            if not self.params.lookahead:
+                return None  # not urgent: wait for an accelerator that runs the block more cheaply
+            guard = self.params.wait_guard * s.period[frame.model]
+            for b in range(s.n_acc):
+                if (b != acc and s.energy[op][b] * self.margin < s.energy[op][acc]
+                        and max(now, self.busy_until[b]) + s.time[op][b] + self.after[op] + guard <= frame.deadline):
+                    return None  # a cheaper accelerator frees up in time: wait for it
+        if self.feasible_only and now + s.time[op][acc] + self.after[op] > frame.deadline:
+            return None  # this accelerator would make it late even if the rest ran on the fastest ones
+        affinity = 0.5 * (s.best_time[op] / s.time[op][acc] + s.best_energy[op] / max(s.energy[op][acc], 1))
+        wu, wf, wa = self.weights
+        return wu * urgency + wf * self.drop_ratio[frame.model] + wa * affinity
 
     def pick(self, now: int, acc: int, ready: Sequence[Frame]) -> Frame | None:
-        s = self.setup
-        wu, wf, wp = self.weights
         best, best_score = None, -1.0
         for f in ready:
-            op = f.op
-            slack = f.deadline - now - s.remaining_min[op]
-            urgency = 1.0 - min(max(slack / s.period[f.model], 0.0), 1.0)
-            if urgency < self.patience and s.energy[op][acc] > 1.1 * s.best_energy[op]:
-                continue  # not urgent: leave it for an accelerator that runs it more cheaply
-            if self.feasible_only and now + s.time[op][acc] + s.remaining_min[op] - s.best_time[op] > f.deadline:
-                continue  # this accelerator would make it late even if the rest ran on the fastest ones
-            pref = 0.5 * (s.best_time[op] / s.time[op][acc] + s.best_energy[op] / max(s.energy[op][acc], 1))
-            score = wu * urgency + wf * self.drop_ratio[f.model] + wp * pref
-            if score > best_score:
-                best, best_score = f, score
+            value = self.score(now, acc, f)
+            if value is not None and value > best_score:
+                best, best_score = f, value
+        if best is not None:
+            self.busy_until[acc] = now + self.setup.time[best.op][acc]
         return best
 
     def finished(self, now: int, frame: Frame, dropped: bool) -> None:
@@ -199,10 +307,12 @@ class Planaria(Scheduler):
     sub-arrays that finish all its remaining blocks by its deadline (ties: least energy, then the
     lower accelerator); when no free choice makes the deadline, the one that finishes it soonest.
     A frame keeps its sub-arrays until it completes or is dropped (no preemption, no early drops).
-    With ``pods = 1`` it is EDF over whole accelerators.
+    With ``pods = 1`` (:class:`PlanariaWhole`, ``planaria_acc``) the same policy allocates the system's own accelerators whole, at
+    model granularity: the setting of DREAM's comparison, whose systems have no fission hardware.
     """
 
     name = "planaria"
+    holds_frames = True
 
     def __init__(self, pods: int = PODS) -> None:
         self.pods = int(pods)
@@ -242,14 +352,26 @@ class Planaria(Scheduler):
         return None if best is None else (frame, best[1], best[2])
 
 
+class PlanariaWhole(Planaria):
+    """:class:`Planaria`'s policy on the system's own accelerators (``pods = 1``): a waiting frame gets a whole
+    free accelerator and keeps it until it completes or is dropped (model granularity, no fission hardware)."""
+
+    name = "planaria_acc"
+
+    def __init__(self) -> None:
+        super().__init__(pods=1)
+
+
 #: Scheduler factories by name (the names ``dse simulate`` accepts).
 SCHEDULERS: dict[str, Callable[[], Scheduler]] = {
     "fcfs": FCFS,
     "edf": EDF,
     "least_slack": LeastSlack,
     "static": Static,
+    "herald": Herald,
     "dream": Dream,
     "planaria": Planaria,
+    "planaria_acc": PlanariaWhole,
 }
 
 
