@@ -16,6 +16,7 @@ from dse.home import home as home
 from dse.home import models_dir as models_dir
 from dse.home import problems_dir as problems_dir
 from dse.platform import load_platform
+from dse.suggest import did_you_mean
 from dse.workload import load_workload
 
 
@@ -167,7 +168,8 @@ def details(name: str) -> str:
     lists = {"platforms": platforms(), "builders": builders(), "workloads": workloads(), "problems": problems(),
              **other_kinds()}
     known = "; ".join(f"{kind}: {', '.join(names) or 'none'}" for kind, names in lists.items())
-    raise SpecError("command line", "--details", name, f"not in the catalog; {known}")
+    hint = did_you_mean(name, [n for names in lists.values() for n in names])
+    raise SpecError("command line", "--details", name, f"not in the catalog{hint}; {known}")
 
 
 def other_kinds() -> dict[str, list[str]]:

@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from dse.limits import check_seed, check_time_limit
 from dse.pareto import ParetoSet
 from dse.runner import check_some_feasible, run_spec_solvers, write_fronts
 from dse.solvers.registry import solvers
+from dse.suggest import did_you_mean
 from dse.trace import chrome_trace, mapping_timeline, write_trace
 from dse.version import __version__
 
@@ -31,8 +33,22 @@ from dse.version import __version__
 _write = write_fronts
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose "invalid choice" errors (a mistyped command, ``--export csvv``) name the
+    nearest choices, by the same rule as every other name a user types (:mod:`dse.suggest`)."""
+
+    def error(self, message: str) -> NoReturn:
+        import re
+
+        wrong = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if wrong:
+            choices = re.findall(r"'([^']*)'", wrong.group(2))
+            message = message.replace(f"'{wrong.group(1)}'", f"'{wrong.group(1)}'{did_you_mean(wrong.group(1), choices)}", 1)
+        super().error(message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dse", description="Design-space exploration of workload mappings.")
+    parser = _Parser(prog="dse", description="Design-space exploration of workload mappings.")
     parser.add_argument("--version", action="version", version=f"dse {__version__}",
                         help="print the installed version and exit")
     sub = parser.add_subparsers(dest="command", required=True)

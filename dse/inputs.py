@@ -35,6 +35,7 @@ import numpy as np
 
 from dse.errors import SpecError
 from dse.home import models_dir
+from dse.suggest import did_you_mean
 from dse.yamlio import read_yaml
 
 #: ``source`` of the errors about inputs given in a spec.
@@ -148,7 +149,7 @@ def dataset(name: str, source: str = SOURCE, field: str = "dataset") -> DatasetS
     """
     found = _catalog().get(str(name).lower())
     if found is None:
-        raise SpecError(source, field, name, f"unknown dataset; datasets: {', '.join(sorted(_catalog()))}")
+        raise SpecError(source, field, name, f"unknown dataset{did_you_mean(str(name), _catalog())}; datasets: {', '.join(sorted(_catalog()))}")
     return found
 
 

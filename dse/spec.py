@@ -32,7 +32,7 @@ from dse.limits import MAX_DEADLINE_TU, MAX_SEED, MAX_TIME_LIMIT_S
 from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
 from dse.platform import Platform, platform_from_dict, spec_error_from_validation
-from dse.suggest import nearest
+from dse.suggest import did_you_mean, nearest
 from dse.workload import Workload, validate_workload, workload_from_dict
 from dse.yamlio import read_yaml
 
@@ -132,7 +132,8 @@ def _family(name: str, source: str) -> Family:
     try:
         return family(name)
     except KeyError:
-        raise SpecError(source, "family", name, f"known families: {', '.join(families())}") from None
+        raise SpecError(source, "family", name,
+                        f"unknown family{did_you_mean(name, families())}; known families: {', '.join(families())}") from None
 
 
 def _options(fam: Family, raw: Mapping[str, Any], source: str) -> BaseModel:
@@ -140,12 +141,10 @@ def _options(fam: Family, raw: Mapping[str, Any], source: str) -> BaseModel:
     try:
         return fam.options.model_validate(dict(raw))
     except ValidationError as exc:
-        err = spec_error_from_validation(source, exc, dict(raw))
-        if fam.options.model_fields:
-            known = f"{fam.name} options are {', '.join(fam.options.model_fields)}"
-        else:
-            known = f"the {fam.name} family takes no options"
-        reason = err.reason if err.reason != "Extra inputs are not permitted" else known
+        err = spec_error_from_validation(source, exc, dict(raw), fam.options)
+        reason = err.reason
+        if reason.startswith("unknown field") and not fam.options.model_fields:
+            reason = f"the {fam.name} family takes no options"
         raise SpecError(source, f"options.{err.field}", err.value, reason) from None
 
 
@@ -153,7 +152,8 @@ def _objectives(fam: Family, given: list[str] | None, source: str) -> tuple[str,
     objectives = tuple(given or fam.default_objectives)
     for name in objectives:
         if name not in fam.objectives:
-            raise SpecError(source, "objectives", name, f"{fam.name} objectives are {', '.join(fam.objectives)}")
+            raise SpecError(source, "objectives", name, f"unknown objective{did_you_mean(name, fam.objectives)}; "
+                            f"{fam.name} objectives are {', '.join(fam.objectives)}")
     duplicates = sorted({o for o in objectives if objectives.count(o) > 1})
     if duplicates:
         raise SpecError(source, "objectives", list(objectives), f"objective {duplicates[0]} is listed twice")
@@ -189,7 +189,8 @@ def _resolve_platform(ref: str | Mapping[str, Any], source: str, base: Path) -> 
     found = catalog.find("platforms", ref, base)
     if found is None:
         raise SpecError(source, "platform", ref,
-                        f"no such platform file or catalog name; catalog platforms: {', '.join(catalog.platforms())}")
+                        f"no such platform file or catalog name{did_you_mean(Path(ref).stem, catalog.platforms())}; "
+                        f"catalog platforms: {', '.join(catalog.platforms())}")
     from dse.platform import load_platform
 
     return load_platform(found)
@@ -231,9 +232,13 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
         return workload_from_dict(ref, f"{source} (workload)")
     found = catalog.find("workloads", ref, base)
     if found is None:
+        hint = did_you_mean(Path(ref).stem, catalog.workloads())
+        builders = nearest(Path(ref).stem, catalog.builders())
+        if builders and not hint:
+            hint = f" (did you mean the builder {builders[0]!r}: {{builder: {builders[0]}, ...}}?)"
         raise SpecError(source, "workload", ref,
-                        f"no such workload file or catalog name; catalog workloads: {', '.join(catalog.workloads()) or 'none'}"
-                        "; or use {builder: NAME, ...}")
+                        f"no such workload file or catalog name{hint}; catalog workloads: "
+                        f"{', '.join(catalog.workloads()) or 'none'}; or use {{builder: NAME, ...}}")
     from dse.workload import load_workload
 
     return load_workload(found)
@@ -248,7 +253,8 @@ def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, s
         params = {**defaults, **params}
     factories: dict[str, Any] = {"roofline": RooflineCostModel, "table": TableCostModel, **fam.cost_models}
     if name not in factories:
-        raise SpecError(source, "cost_model", name, f"choose {' or '.join(sorted(factories))}")
+        raise SpecError(source, "cost_model", name,
+                        f"unknown cost model{did_you_mean(name, factories)}; choose {' or '.join(sorted(factories))}")
     try:
         return factories[name](**params)
     except TypeError as exc:
@@ -264,7 +270,7 @@ def _scenario(fam: Family, raw: Mapping[str, Any] | None, source: str) -> BaseMo
     try:
         return fam.scenario.model_validate(dict(raw))
     except ValidationError as exc:
-        err = spec_error_from_validation(source, exc, dict(raw))
+        err = spec_error_from_validation(source, exc, dict(raw), fam.scenario)
         raise SpecError(source, f"scenario.{err.field}", err.value, err.reason) from None
 
 
@@ -275,13 +281,13 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
     try:
         model = ProblemSpecModel.model_validate(data)
     except ValidationError as exc:
-        raise spec_error_from_validation(source, exc, data) from None
+        raise spec_error_from_validation(source, exc, data, ProblemSpecModel) from None
     fam = _family(model.family, source)
     objectives = _objectives(fam, model.objectives, source)
     _limits(fam, model.constraints, source)
     platform_format = model.platform.get("format") if isinstance(model.platform, Mapping) else None
     options = _options(fam, {**fam.platform_options.get(str(platform_format), {}), **model.options}, source)
-    _check_solver_name(model.solver.name, source)
+    _check_solver_name(model.solver.name, fam.name, source)
     _check_solver_options(model.solver.options, source)
     base = base or Path(".")
     platform = (fam.resolve_platform or _resolve_platform)(model.platform, source, base)
@@ -302,13 +308,15 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
     )
 
 
-def _check_solver_name(name: str, source: str) -> None:
+def _check_solver_name(name: str, family_name: str, source: str) -> None:
+    """:class:`SpecError` naming ``solver.name`` for a solver that is not registered, or a heuristic that
+    ``family_name`` does not have (the message names the family that has it, or the nearest names)."""
     from dse.solvers.registry import UnknownSolverError, lookup
 
     try:
-        lookup(name)
+        lookup(name, family=family_name)
     except UnknownSolverError as exc:
-        raise SpecError(source, "solver.name", name, str(exc).split("; ", 1)[-1]) from None
+        raise SpecError(source, "solver.name", name, str(exc)) from None
 
 
 def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
@@ -320,7 +328,7 @@ def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
     for name, settings in options.items():
         if name not in known:
             raise SpecError(source, f"solver.options.{name}", name,
-                            f"no such solver; options are keyed by solver: {', '.join(known)}")
+                            f"no such solver{did_you_mean(name, known)}; options are keyed by solver: {', '.join(known)}")
         if not isinstance(settings, Mapping):
             raise SpecError(source, f"solver.options.{name}", settings, "must be a mapping of option: value")
         check_options(known[name], settings, source, f"solver.options.{name}.", settings_only=True)

@@ -270,7 +270,7 @@ def workload_from_dict(data: Mapping[str, Any], source: str = "<workload>") -> W
     try:
         spec = WorkloadSpec.model_validate(data)
     except ValidationError as exc:
-        raise spec_error_from_validation(source, exc, data) from None
+        raise spec_error_from_validation(source, exc, data, WorkloadSpec) from None
     index = {op.name: i for i, op in enumerate(spec.ops)}
     edges, edge_bytes = [], []
     for i, op in enumerate(spec.ops):

@@ -92,6 +92,59 @@ def check_node_graph(root: yaml.Node, source: str) -> None:
         stack.extend((k, False) for k in _children(node) if id(k) not in done)
 
 
+#: What PyYAML was reading when it failed, in plainer words.
+_PLAIN_CONTEXTS = {
+    "while parsing a flow mapping": "in the {...} mapping",
+    "while parsing a flow sequence": "in the [...] list",
+    "while parsing a block mapping": "in the mapping",
+    "while parsing a block collection": "in the list or mapping",
+    "while scanning a quoted scalar": "in the quoted value",
+    "while scanning a simple key": "in the key",
+}
+#: PyYAML's problems in plainer words (a prefix of its text -> ours; a prefix ending in a space keeps the rest).
+_PLAIN_PROBLEMS = {
+    "did not find expected key": "a line that is not 'key: value' at this indentation (check the indentation)",
+    "did not find expected ": "expected ",
+    "could not find expected ": "expected ",
+    "mapping values are not allowed": "a ':' where a plain value was expected (quote a value that holds ': ', "
+                                      "or check the indentation)",
+    "found character '\\t' that cannot start any token": "a tab character: YAML indents with spaces only",
+    "found character that cannot start any token": "a character that cannot start a value here (a tab? YAML "
+                                                   "indents with spaces only)",
+    "found undefined alias": "an alias (*name) with no anchor (&name) before it",
+    "found duplicate anchor": "the same anchor (&name) twice",
+    "found unexpected end of stream": "the file ends inside a quoted value or a bracket",
+}
+
+
+class YamlSyntaxError(SpecError):
+    """A YAML file that does not parse: ``FILE, line L, column C: YAML syntax error: PROBLEM (CONTEXT)``.
+
+    ``field`` is ``line L, column C`` (``<yaml>`` when the parser gave no position)."""
+
+    @classmethod
+    def from_yaml(cls, source: str, exc: yaml.YAMLError) -> YamlSyntaxError:
+        """The error for PyYAML's ``exc``: its position, its problem in plain words, and where the construct
+        it was reading started."""
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
+        problem = str(getattr(exc, "problem", None) or str(exc).replace("\n", " "))
+        for prefix, plain in _PLAIN_PROBLEMS.items():
+            if problem.startswith(prefix):
+                problem = plain + (problem[len(prefix):] if prefix.endswith(" ") else "")
+                break
+        context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        what = _PLAIN_CONTEXTS.get(str(context))
+        if what and start is not None:
+            problem += f" ({what} that starts at line {start.line + 1}, column {start.column + 1})"
+        error = cls(source, where, None, f"YAML syntax error: {problem[:300]}")
+        error.args = (f"{source}, {where}: YAML syntax error: {problem[:300]}",)
+        return error
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def load_yaml_text(text: str, source: str) -> Any:
     """Parse one YAML document from ``text`` within the limits above; ``None`` for an empty document.
 
@@ -104,10 +157,7 @@ def load_yaml_text(text: str, source: str) -> Any:
         check_node_graph(node, source)
         return loader.construct_document(node)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "<yaml>"
-        problem = getattr(exc, "problem", None) or str(exc).replace("\n", " ")
-        raise SpecError(source, where, None, f"YAML syntax error: {str(problem)[:200]}") from None
+        raise YamlSyntaxError.from_yaml(source, exc) from None
     except RecursionError:
         raise SpecError(source, "<yaml>", None, "YAML nesting too deep") from None
     finally:

@@ -28,6 +28,7 @@ from typing import Any
 from dse.builders import dnn, gcn, gemm, random_dag, sparse
 from dse.builders.gemm import SOURCE
 from dse.errors import SpecError
+from dse.suggest import did_you_mean
 from dse.workload import Workload
 
 __all__ = ["BUILDERS", "SOURCE", "build"]
@@ -83,7 +84,7 @@ def build(name: str, **params: Any) -> Workload:
     type or an invalid value (non-positive size, unknown dataset, ...).
     """
     if name not in BUILDERS:
-        raise SpecError(SOURCE, "builder", name, f"unknown builder; builders: {', '.join(sorted(BUILDERS))}")
+        raise SpecError(SOURCE, "builder", name, f"unknown builder{did_you_mean(name, BUILDERS)}; builders: {', '.join(sorted(BUILDERS))}")
     fn = BUILDERS[name]
     signature = inspect.signature(fn)
     hints = typing.get_type_hints(fn)

@@ -88,7 +88,7 @@ def check_options(entry: Solver, options: Mapping[str, Any], source: str = "dse.
     for key, value in options.items():
         if key not in fields and (key not in parameters or key in ("problem", "time_limit", "seed", "progress")):
             known = f"{entry.name} options are {', '.join(fields)}" if fields else f"{entry.name} takes no options"
-            raise SpecError(source, f"{prefix}{key}", value, f"unknown option; {known}")
+            raise SpecError(source, f"{prefix}{key}", value, f"unknown option{did_you_mean(key, fields)}; {known}")
     try:
         entry.options.model_validate(settings)
     except ValidationError as exc:
@@ -141,49 +141,52 @@ def heuristics_for(problem: MappingProblem) -> HeuristicProvider | None:
     return _HEURISTICS.get(problem.family)
 
 
-def _providers(problem: MappingProblem | None) -> list[HeuristicProvider]:
-    """The heuristic provider of ``problem``'s family, or every family's when ``problem`` is None."""
+def _providers(family: str | None) -> list[HeuristicProvider]:
+    """The heuristic provider of family ``family``, or every family's when ``family`` is None."""
     _load()
-    found = [heuristics_for(problem)] if problem is not None else list(_HEURISTICS.values())
+    found = [_HEURISTICS.get(family)] if family is not None else list(_HEURISTICS.values())
     return [p for p in found if p is not None]
 
 
-def _unknown(name: str, problem: MappingProblem | None) -> UnknownSolverError:
+def _unknown(name: str, family: str | None) -> UnknownSolverError:
     plain = [n for n in _SOLVERS if n != "heuristic"] + ["all"]
-    heur = sorted({h for p in _providers(problem) for h in p.names()})
+    heur = sorted({h for p in _providers(family) for h in p.names()})
     tail = f", heuristic:NAME with NAME one of {', '.join(heur)}" if heur else ""
     key = str(name).strip()
     wanted = key.split(":", 1)[1].strip().lower() if key.startswith("heuristic:") else None
-    if wanted is not None and problem is not None:  # a heuristic of another family: say so
-        others = sorted(p.family for p in _providers(None) if wanted in p.names() and p.family != problem.family)
+    if wanted is not None and family is not None:  # a heuristic of another family: say so
+        others = sorted(p.family for p in _providers(None) if wanted in p.names() and p.family != family)
         if others:
             return UnknownSolverError(f"solver {name!r} exists for the {' and '.join(others)} family, not for "
-                                      f"{problem.family}; known solvers here: {', '.join(plain)}{tail}")
+                                      f"{family}; known solvers here: {', '.join(plain)}{tail}")
     hint = did_you_mean(key, [*plain, *(f"heuristic:{h}" for h in heur)])
     return UnknownSolverError(f"unknown solver {name!r}{hint}; known solvers: {', '.join(plain)}{tail}")
 
 
-def lookup(name: str, problem: MappingProblem | None = None) -> list[tuple[Solver, dict[str, Any]]]:
+def lookup(name: str, problem: MappingProblem | None = None, *,
+           family: str | None = None) -> list[tuple[Solver, dict[str, Any]]]:
     """The solvers (with their fixed options) that ``name`` stands for.
 
     ``all`` is every registered solver marked ``in_all`` that supports
     ``problem`` (every such solver when ``problem`` is None); ``heuristic:NAME``
-    runs one heuristic of the problem's family. Raises
+    runs one heuristic of the problem's family (of ``family`` when given without a problem, as a spec
+    is checked before its problem is built). Raises
     :class:`UnknownSolverError` (exit 2) listing the known names.
     """
     _load()
+    family = problem.family if problem is not None else family
     key = str(name).strip()
     if key == "all":
         return [(s, {}) for s in _SOLVERS.values()
                 if s.in_all and (problem is None or s.supports(problem) is None)]
     if key.startswith("heuristic:") and "heuristic" in _SOLVERS:
         heuristic = key.split(":", 1)[1].strip().lower()
-        if any(heuristic in p.names() for p in _providers(problem)):
+        if any(heuristic in p.names() for p in _providers(family)):
             return [(_SOLVERS["heuristic"], {"name": heuristic})]
-        raise _unknown(name, problem)
+        raise _unknown(name, family)
     if key in _SOLVERS and key != "heuristic":
         return [(_SOLVERS[key], {})]
-    raise _unknown(name, problem)
+    raise _unknown(name, family)
 
 
 def collect_seeds(problem: MappingProblem) -> list[np.ndarray]:
