@@ -62,6 +62,15 @@ def test_a_send_is_a_queue_entry_that_waits_its_turn() -> None:
     assert problem.schedule(problem.genome(devices, run.order)).makespan == 16
 
 
+def test_shuffled_hash_set_orders_give_either_fifo_order_of_the_fork() -> None:
+    """The simulator appends a started task's successors and sends in a Java hash-set order, which
+    changes from run to run; ``shuffle`` draws it. On the fork, FIFO then runs b before the send
+    (makespan 21, as above) or the send before b (send 2-3, arrival 6, c 6-16, b 3-8: 16)."""
+    problem, devices = fork()
+    seen = {simulate_paper(problem, devices, "fifo", shuffle=np.random.default_rng(s)).makespan for s in range(12)}
+    assert seen == {16, 21}
+
+
 def test_pct_sends_the_critical_tensor_first_and_the_receive_takes_no_time() -> None:
     """PCT values on the graph with its send and receive (``Node.calculateRemainedTimeToFinishTillSinkNode``).
 

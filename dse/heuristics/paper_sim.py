@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dse.heuristics.base import Graph, graph_of, repaired_devices
-from dse.heuristics.partitioners import PARTITIONERS
+from dse.heuristics.partitioners import PARTITIONERS, cp_partition
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -160,9 +160,13 @@ def remaining_work(g: Graph, dev: np.ndarray, sends: _Sends | None = None) -> np
     return out
 
 
-def simulate_paper(problem: DagProblem, devices: np.ndarray, rule: str, graph: Graph | None = None) -> PaperRun:
+def simulate_paper(problem: DagProblem, devices: np.ndarray, rule: str, graph: Graph | None = None,
+                   shuffle: np.random.Generator | None = None) -> PaperRun:
     """Simulate one iteration of ``devices`` under the paper simulator's rules with scheduler ``rule``.
 
+    ``shuffle``: draw the orders the simulator takes from Java hash sets (a started task's
+    successors and sends joining the queue, a tensor's consumers, the entries ready at the
+    start) at random instead of fixing them, as the simulator's runs differ from each other.
     Returns a :class:`PaperRun`; raises ``ValueError`` for an unknown rule.
     """
     if rule not in RULES:
@@ -216,7 +220,7 @@ def simulate_paper(problem: DagProblem, devices: np.ndarray, rule: str, graph: G
         kept = []
         for item in sorted(box, key=lambda x: x[1]):  # in the order the sends were made
             if item[0] <= now:
-                for w in sends.consumers[item[2]]:
+                for w in mixed(sends.consumers[item[2]]):
                     missing[w] -= 1
                     if missing[w] == 0:
                         push(w)
@@ -227,7 +231,10 @@ def simulate_paper(problem: DagProblem, devices: np.ndarray, rule: str, graph: G
     def has_ready(d: int, clock: int) -> bool:
         return bool(queues[d]) or any(a <= clock for a, _, _ in inbox[d])
 
-    for v in sorted(range(n), key=lambda x: int(g.topo_pos[x])):
+    def mixed(items: list[int]) -> list[int]:
+        return items if shuffle is None or len(items) < 2 else [items[j] for j in shuffle.permutation(len(items))]
+
+    for v in mixed(sorted(range(n), key=lambda x: int(g.topo_pos[x]))):
         if missing[v] == 0:
             push(v)
     picks, total = 0, n + k
@@ -259,12 +266,13 @@ def simulate_paper(problem: DagProblem, devices: np.ndarray, rule: str, graph: G
         if entry < n:
             order.append(entry)
             start[entry], fin[entry] = now, end
-            for w in local[entry]:
+            for w in mixed([*local[entry], *(n + s for s in sends.of_task[entry])]):
+                if w >= n:  # a send
+                    push(w)
+                    continue
                 missing[w] -= 1
                 if missing[w] == 0:
                     push(w)
-            for s in sends.of_task[entry]:
-                push(n + s)
         else:
             s = entry - n
             b = int(sends.target[s])
@@ -292,12 +300,16 @@ def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct, h
     return int(queue.pop(at)[1])
 
 
-def run_paper(problem: DagProblem, name: str) -> PaperRun:
+def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | None = None) -> PaperRun:
     """Partition with ``PARTITIONER`` and simulate with ``SCHEDULER`` (``name`` = ``"cp+pct"`` etc.)
-    under the paper simulator's rules; raises ``ValueError`` for an unknown name."""
+    under the paper simulator's rules; ``shuffle`` draws the hash-set orders at random (also cp's
+    order of the tasks off the critical path). Raises ``ValueError`` for an unknown name."""
     part, _, sched = name.strip().lower().partition("+")
     if part not in PARTITIONERS or sched not in RULES:
         raise ValueError(f"unknown pair {name!r}; partitioners: {', '.join(PARTITIONERS)}; "
                          f"schedulers: {', '.join(RULES)}")
-    devices = repaired_devices(problem, PARTITIONERS[part](problem))
-    return simulate_paper(problem, devices, sched)
+    if part == "cp":
+        devices = cp_partition(problem, shuffle=shuffle)
+    else:
+        devices = PARTITIONERS[part](problem)
+    return simulate_paper(problem, repaired_devices(problem, devices), sched, shuffle=shuffle)

@@ -189,7 +189,10 @@ def speed_order(g: Graph) -> np.ndarray:
     return np.lexsort((np.arange(g.m), total))
 
 
-def cp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+def cp_partition(problem: DagProblem, graph: Graph | None = None,
+                 shuffle: np.random.Generator | None = None) -> np.ndarray:
+    """The simulator's CP partition (see the module docstring); ``shuffle`` visits the tasks off the
+    critical path in a random order, as the simulator's hash set does, instead of topologically."""
     g = _graph(problem, graph)
     place = Placement(g)
     load = np.zeros(g.m, dtype=np.int64)
@@ -215,7 +218,8 @@ def cp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
         if d < 0:  # the simulator gives up here; we take the fastest device that can take the task
             d = int(cands[np.argmin(g.time[i, cands])])
         put(i, d)
-    for i in g.topo.tolist():
+    rest = g.topo if shuffle is None else shuffle.permutation(g.topo)
+    for i in rest.tolist():
         if place.dev[i] >= 0:
             continue
         cands = place.candidates(i)
