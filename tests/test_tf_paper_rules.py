@@ -15,7 +15,7 @@ import pytest
 from dse.cost import CostTables
 from dse.heuristics import PARTITIONERS
 from dse.heuristics.base import graph_of
-from dse.heuristics.paper_sim import remaining_time, remaining_work, simulate_paper
+from dse.heuristics.paper_sim import remaining_time, remaining_work, run_paper, simulate_paper
 from dse.heuristics.partitioners import cp_critical_path, mean_rate_transfer, mean_speed_time
 from dse.mapping.dag import DagProblem
 
@@ -244,3 +244,19 @@ def test_the_paper_simulation_needs_the_tf_rules() -> None:
         simulate_paper(plain, devices, "pct")
     with pytest.raises(ValueError, match="unknown scheduler"):
         simulate_paper(problem, devices, "nope")
+    with pytest.raises(ValueError, match="unknown pair 'cp\\+nope'.*schedulers: fifo"):
+        run_paper(problem, "cp+nope")
+
+
+def test_run_paper_partitions_then_simulates() -> None:
+    """cp, then PCT, on the fork (identical devices).
+
+    Ranks: the tensor at device 0's mean rate takes 2 / (1/3) = 6; b 5, c 10, a 2 + 6 + 10 = 18,
+    so the path is a -> c, on d0 (equal speeds: the lower index); b then goes to d1 (load 0 <
+    12). PCT values: b 5, the send 1 + 3 + (1 + 5) = 10, c 10, a 12. a 0-2; c and the send tie
+    at 10 and c joined the queue first: c 2-12, send 12-13, arrival 16, b 16-21: makespan 21.
+    """
+    problem, _ = fork()
+    run = run_paper(problem, "cp+pct")
+    assert run.devices.tolist() == [0, 1, 0]
+    assert run.makespan == 21 and run.sends.tolist() == [[0, 1, 12, 13, 16]]

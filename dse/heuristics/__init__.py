@@ -11,6 +11,8 @@
 ``"cp+pct"``); its ``makespan`` is always the problem decoder's makespan of the result's
 genome (``problem.schedule(problem.genome(r.devices, r.order), insertion=r.insertion)``).
 :func:`seed_genomes` turns a set of heuristics into genomes for the search solvers.
+:func:`dse.heuristics.paper_sim.run_paper` runs a pair under the TF paper simulator's own rules
+(sends picked from the ready queue like tasks) and reports that simulation's makespan instead.
 """
 
 from __future__ import annotations
