@@ -1,6 +1,6 @@
 """POAS on a busy machine: `dse coexec --split auto` after `dse calibrate`, with and without added load.
 
-Usage: python benchmarks/poas_contention.py [--size 2048] [--repeats 3] [--load 2] [--rounds 3]
+Usage: python benchmarks/poas_contention.py [--size 2048] [--repeats 3] [--load 2] [--rounds 5]
                                             [--calibration FILE]
 
 1. ``dse calibrate --kernels gemm --devices cpu:t1 --clock thread --out FILE`` (skipped with
@@ -153,7 +153,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=2048, help="m = n = k of the GEMM (default 2048)")
     parser.add_argument("--repeats", type=int, default=3, help="dse coexec runs per condition (default 3)")
     parser.add_argument("--load", type=int, default=2, help="busy processes added in the second condition")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating re-timings of split and single")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating re-timings of split and single")
     parser.add_argument("--calibration", help="a calibration file to use instead of calibrating first")
     args = parser.parse_args()
     started = time.perf_counter()
