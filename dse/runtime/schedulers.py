@@ -5,16 +5,20 @@ which ready frame's next block runs there (``None``: leave it idle). Shipped:
 
 * ``fcfs``: the earliest-arrived frame; ``edf``: the earliest deadline; ``least_slack``: the
   smallest slack (deadline - now - fastest remaining time);
-* ``static``: a Herald-style static partition of models to accelerators found offline
+* ``static``: a static partition of whole models to accelerators found offline
   (greedy, heaviest model first, onto the accelerator that keeps the largest utilization
   lowest), earliest deadline first on each accelerator;
+* ``herald``: Herald-style static layer-block assignment (each block on its lowest-EDP accelerator,
+  then load balancing), earliest deadline first on each accelerator;
 * ``mapped``: a given (model, block) -> accelerator mapping and model priorities (the
   ``multimodel`` family's genome);
-* ``dream``: DREAM-style scoring of urgency, fairness and accelerator preference, with weights
-  tuned online by hill climbing over windows, and early dropping of hopeless frames;
+* ``dream``: DREAM-style scoring of urgency, fairness and accelerator affinity with weights set once
+  (:class:`DreamWeights`), frame dropping, preemption at layer-block boundaries, waiting for a cheaper
+  accelerator while the deadline allows;
 * ``planaria``: Planaria-style spatial multi-tenancy: every accelerator is cut into
   :data:`~dse.accelerator_cost.PODS` sub-arrays, re-partitioned among frames at frame boundaries
-  (``pods > 1``: the simulator asks ``place`` instead of ``pick``).
+  (``pods > 1``: the simulator asks ``place`` instead of ``pick``);
+* ``planaria_acc``: the same policy on whole accelerators, each frame holding one to its end.
 
 Example::
 
@@ -83,7 +87,7 @@ class Mapped(Scheduler):
 
 
 def static_partition(setup: SimSetup) -> list[int]:
-    """Herald-style offline partition: accelerator per model, heaviest model (fps x fastest time) first, each onto
+    """Offline partition of whole models: accelerator per model, heaviest model (fps x fastest time) first, each onto
     the accelerator whose utilization (sum of fps x the model's time there) stays lowest; ties: fastest."""
     tables, scenario = setup.tables, setup.scenario
     times = np.array([[sum(setup.time[op][a] for op in ops) for a in range(setup.n_acc)] for ops in tables.model_ops],
@@ -99,7 +103,7 @@ def static_partition(setup: SimSetup) -> list[int]:
 
 
 class Static(Mapped):
-    """Herald-style: :func:`static_partition` computed at start, EDF on each accelerator."""
+    """Whole models to accelerators: :func:`static_partition` computed at start, EDF on each accelerator."""
 
     name = "static"
 
@@ -172,8 +176,10 @@ class DreamWeights:
     """DREAM-style tunable parameters, set once for every scenario and system (``docs/family-multimodel.md``).
 
     ``urgency``, ``fairness``, ``affinity``: the score's weights; ``patience``: urgency below which a
-    frame waits for its block's preferred accelerator; ``energy_margin``: how much more energy than the
-    cheapest accelerator still counts as preferred.
+    frame may wait for a cheaper accelerator; ``energy_margin``: how much more energy than the cheaper
+    one still counts as no worse; ``wait_guard``: periods of slack a wait must leave; ``lookahead``: wait
+    only for an accelerator that frees up in time, and drop a frame once no accelerator frees up in time
+    (off: wait for the cheapest whenever not urgent, drop only on the fastest remaining time).
     """
 
     urgency: float = 1.0
@@ -195,12 +201,14 @@ class Dream(Scheduler):
     * affinity ``= (fastest time / time on acc + lowest energy / energy on acc) / 2`` for ``op``;
     * score ``= w_u x urgency + w_f x fairness + w_a x affinity``; the highest score runs its next block.
 
-    Around the score: a frame that is not urgent (urgency below ``patience``) waits rather than run on an
-    accelerator that spends more than ``1 + energy_margin`` times the cheapest energy on the block
-    (accelerator affinity); a frame never runs a block on an accelerator that would make it late even if
-    its remaining blocks ran on the fastest ones (it waits for a faster one); a waiting or preempted frame
-    is dropped as soon as even the fastest accelerators cannot finish it by its deadline (frame dropping;
-    a dropped parent triggers no child). Every frame gives its accelerator back after each layer block, so
+    Around the score: a frame that is not urgent (urgency below ``patience``) does not run on ``acc``
+    while an accelerator spending ``1 + energy_margin`` times less energy on the block frees up in time
+    (its busy-until time + its time for the block + the fastest rest + ``wait_guard`` periods before the
+    deadline: accelerator affinity); a frame never runs a block on an accelerator that would make it late
+    even if its remaining blocks ran on the fastest ones (it waits for a faster one); a waiting or
+    preempted frame is dropped as soon as the earliest end of its next block (over the accelerators,
+    each from when it frees up) plus the fastest time of its other blocks is past its deadline (frame
+    dropping; a dropped parent triggers no child). Every frame gives its accelerator back after each layer block, so
     a higher-scored frame of another model preempts it there (layer-block preemption); a frame partway
     through its model that becomes hopeless is dropped there (model-level preemption: its remaining
     blocks never run). With ``tune``, the weights move online by hill climbing over ``window_ms`` windows
@@ -307,8 +315,9 @@ class Planaria(Scheduler):
     sub-arrays that finish all its remaining blocks by its deadline (ties: least energy, then the
     lower accelerator); when no free choice makes the deadline, the one that finishes it soonest.
     A frame keeps its sub-arrays until it completes or is dropped (no preemption, no early drops).
-    With ``pods = 1`` (:class:`PlanariaWhole`, ``planaria_acc``) the same policy allocates the system's own accelerators whole, at
-    model granularity: the setting of DREAM's comparison, whose systems have no fission hardware.
+    With ``pods = 1`` (:class:`PlanariaWhole`, ``planaria_acc``) the same policy allocates the system's own
+    accelerators whole, at model granularity: the setting of DREAM's comparison, whose systems have no
+    fission hardware.
     """
 
     name = "planaria"
