@@ -16,11 +16,16 @@ from dse.cost import CostTables
 from dse.heuristics import PARTITIONERS
 from dse.heuristics.base import graph_of
 from dse.heuristics.paper_sim import remaining_time, remaining_work, run_paper, simulate_paper
-from dse.heuristics.partitioners import cp_critical_path, mean_rate_transfer, mean_speed_time
+from dse.heuristics.partitioners import (
+    cp_critical_path,
+    mean_rate_transfer,
+    mean_speed_time,
+    round_robin_partition,
+)
 from dse.mapping.dag import DagProblem
 
 
-def tf_problem(time, edges, tt, send, allowed=None) -> DagProblem:
+def tf_problem(time, edges, tt, send, allowed=None, colocation=()) -> DagProblem:
     """A TF-rules problem from task times (n, m), edges, per-edge transfer times (or (E, m, m))
     and per-device send times."""
     time = np.asarray(time, dtype=np.int64)
@@ -35,7 +40,7 @@ def tf_problem(time, edges, tt, send, allowed=None) -> DagProblem:
         allowed=np.ones((n, m), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool),
         edges=edges, edge_bytes=np.ones(E, dtype=np.int64), idle_power_mw=np.zeros(m, dtype=np.int64),
         mem_capacity=np.full(m, 10**9, dtype=np.int64), send_time=np.asarray(send, dtype=np.int64),
-        transfer_time=transfer, transfer_energy=np.zeros((E, m, m), dtype=np.int64))
+        transfer_time=transfer, transfer_energy=np.zeros((E, m, m), dtype=np.int64), colocation=colocation)
     return DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True)
 
 
@@ -235,6 +240,25 @@ def test_cp_scan_skips_the_device_after_one_that_cannot_take_the_task() -> None:
     allowed = np.ones((5, 3), dtype=bool)
     allowed[1, 1] = False
     assert PARTITIONERS["cp"](cp_problem(allowed)).tolist() == [1, 0, 1, 2, 2]
+
+
+def test_hash_is_the_simulators_round_robin() -> None:
+    """``Hashing.partition``: colocation groups first, then the other tasks in a hash order (ours:
+    crc32 of the names), each to the round-robin counter's device or the next that can take it.
+
+    Tasks t0..t4 on two devices, t1 and t3 colocated. crc32: t4 725,506,744 < t0 743,677,601 <
+    t2 3,260,940,173. The group goes to d0 (counter 0), then t4 d1, t0 d0, t2 d1. With t0 barred
+    from d0, it probes on to d1 and the counter still moves by one: t2 d1.
+    """
+    time = [[1, 1]] * 5
+    coloc = (None, "g", None, "g", None)
+    problem = tf_problem(time, [(0, 1)], [1], [1, 1], colocation=coloc)
+    assert round_robin_partition(problem).tolist() == [0, 0, 1, 0, 1]
+    allowed = np.ones((5, 2), dtype=bool)
+    allowed[0, 0] = False
+    barred = tf_problem(time, [(0, 1)], [1], [1, 1], allowed, colocation=coloc)
+    assert round_robin_partition(barred).tolist() == [1, 0, 1, 0, 1]
+    assert run_paper(problem, "hash+fifo").devices.tolist() == [0, 0, 1, 0, 1]
 
 
 def test_the_paper_simulation_needs_the_tf_rules() -> None:

@@ -43,13 +43,14 @@ device clock, which is that finish).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dse.heuristics.base import Graph, graph_of, repaired_devices
-from dse.heuristics.partitioners import PARTITIONERS, cp_partition
+from dse.heuristics.partitioners import PARTITIONERS, cp_partition, round_robin_partition
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -285,7 +286,8 @@ def simulate_paper(problem: DagProblem, devices: np.ndarray, rule: str, graph: G
                     np.asarray(rows, dtype=np.int64).reshape(-1, 5), makespan)
 
 
-def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct, has_ready, free) -> int:
+def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct: np.ndarray | None,
+              has_ready: Callable[[int, int], bool], free: np.ndarray) -> int:
     """Pop the MSR choice from ``queue`` (a list of ``(seq, entry)`` in queue order)."""
     best, at = None, -1
     for j, (_, entry) in enumerate(queue):
@@ -294,6 +296,7 @@ def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct, h
         else:
             b = int(sends.target[entry - n])
             score = 3 + (0 if has_ready(b, int(free[b])) else 5)
+        assert pct is not None  # computed for msr
         key = (score, int(pct[entry]))
         if best is None or key > best:
             best, at = key, j
@@ -302,14 +305,18 @@ def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct, h
 
 def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | None = None) -> PaperRun:
     """Partition with ``PARTITIONER`` and simulate with ``SCHEDULER`` (``name`` = ``"cp+pct"`` etc.)
-    under the paper simulator's rules; ``shuffle`` draws the hash-set orders at random (also cp's
-    order of the tasks off the critical path). Raises ``ValueError`` for an unknown name."""
+    under the paper simulator's rules, ``hash`` being the simulator's round robin
+    (:func:`~dse.heuristics.partitioners.round_robin_partition`); ``shuffle`` draws the hash-set
+    orders at random (also cp's and hash's orders of the tasks). Raises ``ValueError`` for an
+    unknown name."""
     part, _, sched = name.strip().lower().partition("+")
     if part not in PARTITIONERS or sched not in RULES:
         raise ValueError(f"unknown pair {name!r}; partitioners: {', '.join(PARTITIONERS)}; "
                          f"schedulers: {', '.join(RULES)}")
     if part == "cp":
         devices = cp_partition(problem, shuffle=shuffle)
+    elif part == "hash":  # the simulator's hashing is a round robin over its hash-set order
+        devices = round_robin_partition(problem, shuffle=shuffle)
     else:
         devices = PARTITIONERS[part](problem)
     return simulate_paper(problem, repaired_devices(problem, devices), sched, shuffle=shuffle)

@@ -14,7 +14,9 @@ it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may 
 * ``hash`` (repository: ``Hashing``): device = ``zlib.crc32(name) mod k`` over the task's
   ``k`` candidate devices in index order (a group hashes its name); with memory, linear
   probing to the next candidate that fits. (The repository uses Java's hash order and a
-  round-robin counter; a stable name hash makes the result reproducible.)
+  round-robin counter; a stable name hash makes the result reproducible.
+  :func:`round_robin_partition` is the repository's rule, which the paper-rules simulation
+  :func:`dse.heuristics.paper_sim.run_paper` uses for ``hash``.)
 * ``cp`` (``AssignLongestPath``), the simulator's rules: the critical path follows the
   simulator's upward rank (each task at the mean device speed, its output tensor at the mean
   transfer rate of device 0, see :func:`cp_critical_path`); each path task goes to the
@@ -96,6 +98,33 @@ def hash_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarra
                 d = c
                 break
         place.assign_group(i, d)
+    return place.dev
+
+
+def round_robin_partition(problem: DagProblem, graph: Graph | None = None,
+                          shuffle: np.random.Generator | None = None) -> np.ndarray:
+    """The simulator's ``Hashing.partition``: colocation groups first (in order of first member), then
+    the other tasks, each to the next device of a round-robin counter that can take it (probing
+    forward), the counter moving on by one per placement. The simulator visits the tasks in a Java
+    hash-set order; ours is the order of ``zlib.crc32`` of the names (ties: index), or a random one
+    with ``shuffle``."""
+    g = _graph(problem, graph)
+    place = Placement(g)
+    names = g.tables.op_names
+    leaders = [int(members[0]) for members in g.members if len(members)]
+    rest = [i for i in range(g.n) if g.group[i] < 0]
+    if shuffle is not None:
+        rest = [rest[j] for j in shuffle.permutation(len(rest))]
+    else:
+        rest.sort(key=lambda i: (zlib.crc32(names[i].encode("utf-8")), i))
+    counter = 0
+    for i in [*leaders, *rest]:
+        fits = set(place.candidates(i).tolist())
+        d = next((c % g.m for c in range(counter, counter + g.m) if c % g.m in fits), -1)
+        if d < 0:  # the simulator gives up here; we take the first device the task may use
+            d = int(place.candidates(i)[0])
+        place.assign_group(i, d)
+        counter = (counter + 1) % g.m
     return place.dev
 
 
