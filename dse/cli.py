@@ -31,6 +31,18 @@ from dse.version import __version__
 
 #: Where ``dse solve --out`` writes its fronts (:func:`dse.runner.write_fronts`), under its former name here.
 _write = write_fronts
+#: The folder under which ``dse solve`` writes ``<problem name>/`` when no ``--out`` is given (relative: under
+#: the working folder).
+DEFAULT_OUT_ROOT = Path("out")
+
+
+def default_out(problem_name: str) -> Path:
+    """``out/<problem name>``: where ``dse solve`` writes without ``--out`` (the name reduced to letters,
+    digits, ``.``, ``_`` and ``-``, so that it is one folder name on every system)."""
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", problem_name).strip("._") or "problem"
+    return DEFAULT_OUT_ROOT / safe
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,7 +71,8 @@ def _parser() -> argparse.ArgumentParser:
                        "for dag: an unknown NAME lists them)")
     solve.add_argument("--time-limit", type=float, help="seconds per solver (default: the spec's)")
     solve.add_argument("--seed", type=int, help="random seed (default: the spec's)")
-    solve.add_argument("--out", type=Path, help="folder for front.csv, front.json, pareto.png")
+    solve.add_argument("--out", type=Path,
+                       help="folder for front.csv, front.json, pareto.png (default: out/<problem name>)")
     solve.add_argument("--quiet", action="store_true", help="no progress lines")
     solve.add_argument("--gantt", action="store_true", help="also draw the schedule of the knee point (gantt.png)")
     solve.add_argument("--point", type=int, metavar="N",
@@ -163,9 +176,8 @@ def _check_arguments(args: argparse.Namespace) -> None:
         check_seed(args.seed)
     if args.out is not None:
         check_out_folder(args.out)
-    if args.point is not None and (args.point < 0 or args.out is None):
-        raise SpecError("command line", "--point", args.point,
-                        "must be a row of front.csv (0 = first) and goes with --out DIR")
+    if args.point is not None and args.point < 0:
+        raise SpecError("command line", "--point", args.point, "must be a row of front.csv (0 = first)")
 
 
 def _write_trace(out: Path, problem, fronts: list[ParetoSet], row: int | None) -> str | None:
@@ -203,6 +215,9 @@ def _solve_spec(args: argparse.Namespace) -> int:
     _check_arguments(args)
     spec = load_spec(args.spec)
     spec_file = str(spec_path(args.spec).resolve())
+    out: Path = args.out if args.out is not None else default_out(spec.name)
+    if args.out is None:
+        check_out_folder(out)
     problem = build_problem(spec)
     problem.check_feasible()
     settings = spec.solver
@@ -212,19 +227,18 @@ def _solve_spec(args: argparse.Namespace) -> int:
     resume = _resume_genomes(args.resume, problem) if args.resume is not None else []
     with interruptible() as token:
         def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
-            if args.out:
-                write_fronts(args.out, problem, fronts, gantt=args.gantt, spec=spec_file)
+            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file)
 
         fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
                                      on_front=written, resume=resume, source=str(args.spec))
     interrupted = token.stopped
-    if interrupted and args.out and not fronts:
-        write_fronts(args.out, problem, fronts, gantt=args.gantt, spec=spec_file)
+    if interrupted and not fronts:
+        write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file)
     _print_report(problem, fronts)
-    traced = _write_trace(args.out, problem, fronts, args.point) if args.out else None
-    if args.out:
-        print(f"wrote {args.out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else "")
-              + (f", trace.json ({traced})" if traced else ""))
+    traced = _write_trace(out, problem, fronts, args.point)
+    print(f"wrote {out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else "")
+          + (f", trace.json ({traced})" if traced else "")
+          + ("" if args.out is not None else " (the default folder out/<problem name>; --out DIR to choose)"))
     if interrupted:
         print("interrupted: the fronts above are what was found so far", file=sys.stderr)
         return token.exit_code

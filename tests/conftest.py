@@ -23,6 +23,26 @@ def compiled_dag_kernels() -> None:
     write_stamp(compile_all())
 
 
+#: The repository's root: no test writes into it.
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def solve_outputs_outside_the_repository(tmp_path_factory, monkeypatch) -> None:
+    """``dse solve`` without ``--out`` writes ``out/<problem name>/`` under the working folder; a test that
+    runs it from the repository's root writes it under a temporary folder instead (tests that run commands
+    the way the docs do move to a temporary working folder first, and keep the default there)."""
+    import dse.cli
+
+    real, base = dse.cli.default_out, tmp_path_factory.getbasetemp() / "default-out"
+
+    def default_out(problem_name: str) -> Path:
+        folder = real(problem_name)
+        return base / folder if Path.cwd().resolve() == ROOT else folder
+
+    monkeypatch.setattr(dse.cli, "default_out", default_out)
+
+
 #: A two-device platform and a three-op workload, written out inline in specs by the CLI tests.
 TINY_PLATFORM = {
     "name": "tiny",

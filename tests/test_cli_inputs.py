@@ -59,7 +59,7 @@ def test_bad_input_is_one_clear_line(tmp_path, overrides, extra, code, words) ->
     spec = _spec(tmp_path, overrides)
     args = [a.replace("{tmp}", str(tmp_path)) for a in extra]
     proc = subprocess.run([sys.executable, "-m", "dse.cli", "solve", str(spec), "--quiet", *args],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("note:")]
     assert proc.returncode == code, proc.stderr
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr

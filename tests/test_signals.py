@@ -134,7 +134,7 @@ def test_exhaustive_on_a_multimodel_spec_keeps_its_time_limit(tmp_path) -> None:
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
     start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "dse.cli", "solve", str(tmp_path / "spec.yaml"), "--time-limit",
-                           "2", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                           "2", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     wall = time.monotonic() - start
     assert done.returncode == 0, done.stderr
     assert "status time_limit" in done.stdout
