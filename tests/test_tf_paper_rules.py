@@ -18,6 +18,7 @@ from dse.heuristics.base import graph_of
 from dse.heuristics.paper_sim import remaining_time, remaining_work, run_paper, simulate_paper
 from dse.heuristics.partitioners import (
     cp_critical_path,
+    importance_batch_partition,
     mean_rate_transfer,
     mean_speed_time,
     round_robin_partition,
@@ -259,6 +260,24 @@ def test_hash_is_the_simulators_round_robin() -> None:
     barred = tf_problem(time, [(0, 1)], [1], [1, 1], allowed, colocation=coloc)
     assert round_robin_partition(barred).tolist() == [1, 0, 1, 0, 1]
     assert run_paper(problem, "hash+fifo").devices.tolist() == [0, 0, 1, 0, 1]
+
+
+def test_batchsplit_cuts_the_importance_order_into_equal_counts_by_device_index() -> None:
+    """``RangeBasedImportancePartitioning.partition``: a -> b (4 operations each) and two free tasks c
+    (2) and d (1) on a slow d0 (speed 1) and a fast d1 (speed 2). Longest paths through the
+    tasks: a 8, b 8, c 2, d 1 (operations; the order is the same in time at the mean speed), so
+    the order is a, b, c, d; with 4 / 2 = 2 tasks per device, a and b go to device int(0 / 2) =
+    int(1 / 2) = 0, c and d to 1: the most important half on the slow device, as the simulator
+    indexes its devices unsorted. With b barred from d0 it probes on to d1.
+    """
+    time = [[4, 2], [4, 2], [2, 1], [1, 1]]
+    problem = tf_problem(time, [(0, 1)], [1], [1, 1])
+    assert importance_batch_partition(problem).tolist() == [0, 0, 1, 1]
+    allowed = np.ones((4, 2), dtype=bool)
+    allowed[1, 0] = False
+    barred = tf_problem(time, [(0, 1)], [1], [1, 1], allowed)
+    assert importance_batch_partition(barred).tolist() == [0, 1, 1, 1]
+    assert run_paper(problem, "batchsplit+pct").devices.tolist() == [0, 0, 1, 1]
 
 
 def check_run(problem: DagProblem, run) -> None:

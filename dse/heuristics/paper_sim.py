@@ -50,7 +50,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dse.heuristics.base import Graph, graph_of, repaired_devices
-from dse.heuristics.partitioners import PARTITIONERS, cp_partition, round_robin_partition
+from dse.heuristics.partitioners import (
+    PARTITIONERS,
+    cp_partition,
+    importance_batch_partition,
+    round_robin_partition,
+)
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -306,7 +311,8 @@ def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct: n
 def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | None = None) -> PaperRun:
     """Partition with ``PARTITIONER`` and simulate with ``SCHEDULER`` (``name`` = ``"cp+pct"`` etc.)
     under the paper simulator's rules, ``hash`` being the simulator's round robin
-    (:func:`~dse.heuristics.partitioners.round_robin_partition`); ``shuffle`` draws the hash-set
+    (:func:`~dse.heuristics.partitioners.round_robin_partition`) and ``batchsplit`` its importance
+    batches (:func:`~dse.heuristics.partitioners.importance_batch_partition`); ``shuffle`` draws the hash-set
     orders at random (also cp's and hash's orders of the tasks). Raises ``ValueError`` for an
     unknown name."""
     part, _, sched = name.strip().lower().partition("+")
@@ -317,6 +323,8 @@ def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | Non
         devices = cp_partition(problem, shuffle=shuffle)
     elif part == "hash":  # the simulator's hashing is a round robin over its hash-set order
         devices = round_robin_partition(problem, shuffle=shuffle)
+    elif part == "batchsplit":  # the simulator's batches follow importance, not the topological order
+        devices = importance_batch_partition(problem)
     else:
         devices = PARTITIONERS[part](problem)
     return simulate_paper(problem, repaired_devices(problem, devices), sched, shuffle=shuffle)

@@ -45,7 +45,9 @@ it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may 
   to the batch holding the midpoint of its work). A task its batch's device may not run
   goes to the next device in speed order that may. (The repository orders tasks by
   importance instead of topologically and uses equal-count batches; contiguous
-  topological batches keep communication low, as the brief asks.)
+  topological batches keep communication low, as the brief asks.
+  :func:`importance_batch_partition` is the repository's rule, which
+  :func:`dse.heuristics.paper_sim.run_paper` uses for ``batchsplit``.)
 * ``dfs`` (``DFSPartitioning``): depth-first preorder from the entries (entries by
   decreasing importance, children in index order), cut into contiguous speed-weighted
   chunks like ``batchsplit``. (The repository walks the same order but places each task
@@ -425,6 +427,37 @@ def split_contiguous(g: Graph, order: np.ndarray) -> np.ndarray:
             if c in cands:
                 d = c
                 break
+        place.assign_group(i, d)
+    return place.dev
+
+
+def importance_batch_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
+    """The simulator's ``RangeBasedImportancePartitioning.partition`` ("BatchSplit"): tasks sorted by
+    the longest path through them (work at the mean device speed, largest first; ties: lower
+    index), the ``k``-th of ``n`` tasks to device ``int(k / (n / m))`` in *index* order (the
+    simulator sorts its devices by speed but then indexes the unsorted map), or the next device
+    that can take it; a colocation group goes with its first member."""
+    g = _graph(problem, graph)
+    place = Placement(g)
+    w = mean_speed_time(g)
+    down = np.zeros(g.n + 1, dtype=float)
+    wp = np.append(w, 0.0)
+    for tasks in g.down_levels:
+        p = g.pred_task[tasks]
+        down[tasks] = np.where(p < g.n, down[p] + wp[p], 0.0).max(axis=1)
+    up = np.zeros(g.n + 1, dtype=float)
+    for tasks in g.up_levels:
+        s = g.succ_task[tasks]
+        up[tasks] = w[tasks] + np.where(s < g.n, up[s], 0.0).max(axis=1)
+    q = quantize(down[: g.n] + up[: g.n])
+    per = g.n / max(g.m, 1)
+    for k, i in enumerate(sorted(range(g.n), key=lambda x: (-q[x], x))):
+        if place.dev[i] >= 0:
+            continue
+        first = int(k / per)
+        cands = place.candidates(i)
+        fits = set(cands.tolist())
+        d = next((c % g.m for c in range(first, first + g.m) if c % g.m in fits), int(cands[0]))
         place.assign_group(i, d)
     return place.dev
 
