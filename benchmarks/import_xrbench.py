@@ -20,6 +20,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stopping import benchmark_stops  # noqa: E402
+
 from dse.accelerators import scenario_to_dict, system_to_dict  # noqa: E402
 from dse.importers.maestro import read_maestro_hardware, read_maestro_network  # noqa: E402
 
@@ -42,21 +46,28 @@ def main() -> int:
     systems, scenarios = ROOT / "models" / "systems", ROOT / "models" / "scenarios"
     systems.mkdir(parents=True, exist_ok=True)
     scenarios.mkdir(parents=True, exist_ok=True)
-    for path in sorted((args.data / "hw_configs").glob("*.m")):
-        system = read_maestro_hardware(path)
-        _write(systems / f"{system.name}.yaml", system_to_dict(system),
-               f"hw_configs/{path.name}; dataflow, power and DRAM energy are this project's documented defaults")
-        print("system", system.name, [a.pes for a in system.accelerators])
-    for name, (base, flows) in HETERO.items():
-        path = args.data / "hw_configs" / f"{base}.m"
-        system = read_maestro_hardware(path, name, dataflow=flows)
-        _write(systems / f"{name}.yaml", system_to_dict(system),
-               f"hw_configs/{path.name} with dataflows {'/'.join(flows)} (a heterogeneity assumption)")
-        print("system", name, flows)
-    for path in sorted((args.data / "usage_scenarios").glob("*.m")):
-        scenario = read_maestro_network(path)
-        _write(scenarios / f"{scenario.name}.yaml", scenario_to_dict(scenario), f"usage_scenarios/{path.name}")
-        print("scenario", scenario.name, [(m.name, m.fps, len(m.layers)) for m in scenario.models])
+    with benchmark_stops("import_xrbench") as stop:  # each file is written whole; a stop leaves the rest as they were
+        for path in sorted((args.data / "hw_configs").glob("*.m")):
+            stop.check()
+            system = read_maestro_hardware(path)
+            _write(systems / f"{system.name}.yaml", system_to_dict(system),
+                   f"hw_configs/{path.name}; dataflow, power and DRAM energy are this project's documented defaults")
+            stop.keep(system, path.name)
+            print("system", system.name, [a.pes for a in system.accelerators])
+        for name, (base, flows) in HETERO.items():
+            stop.check()
+            path = args.data / "hw_configs" / f"{base}.m"
+            system = read_maestro_hardware(path, name, dataflow=flows)
+            _write(systems / f"{name}.yaml", system_to_dict(system),
+                   f"hw_configs/{path.name} with dataflows {'/'.join(flows)} (a heterogeneity assumption)")
+            stop.keep(system, name)
+            print("system", name, flows)
+        for path in sorted((args.data / "usage_scenarios").glob("*.m")):
+            stop.check()
+            scenario = read_maestro_network(path)
+            _write(scenarios / f"{scenario.name}.yaml", scenario_to_dict(scenario), f"usage_scenarios/{path.name}")
+            stop.keep(scenario, path.name)
+            print("scenario", scenario.name, [(m.name, m.fps, len(m.layers)) for m in scenario.models])
     return 0
 
 

@@ -45,7 +45,14 @@ from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 from dse.progress import Progress
 from dse.runtime import xr_metrics
 from dse.runtime.realtime import TRACE_COLUMNS, SimResult, SimSetup, setup, simulate
-from dse.runtime.schedulers import FCFS, SCHEDULERS, Mapped, make_scheduler, static_partition
+from dse.runtime.schedulers import (
+    FCFS,
+    SCHEDULERS,
+    Mapped,
+    herald_assignment,
+    make_scheduler,
+    static_partition,
+)
 
 MULTIMODEL_OBJECTIVES = ("uxcost", "energy")
 #: Internal UXCost unit: millionths.
@@ -233,10 +240,12 @@ class MultiModelProblem(MappingProblem):
             model_names=tuple(m.name for m in self._scenario.models))
 
     def baselines(self) -> dict[str, np.ndarray]:
-        """Herald-style static partition and every accelerator alone (equal priorities)."""
+        """The static whole-model partition, Herald-style layer-block assignment and every accelerator alone
+        (equal priorities)."""
         n, zeros = self.tables.n_ops, [0] * self.n_models
         per_model = static_partition(self._setup)
-        out = {"static": np.array([per_model[m] for m in self.tables.model_of_op] + zeros, dtype=np.int64)}
+        out = {"static": np.array([per_model[m] for m in self.tables.model_of_op] + zeros, dtype=np.int64),
+               "herald": np.array(herald_assignment(self._setup) + zeros, dtype=np.int64)}
         for d, name in enumerate(self.tables.device_names):
             out[f"all on {name}"] = np.array([d] * n + zeros, dtype=np.int64)
         return out
