@@ -25,7 +25,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -665,8 +665,6 @@ def explicit_split(workload: GemmWorkload, platform: SplitPlatform, rows: Sequen
 
 def grid_splits(workload: GemmWorkload, platform: SplitPlatform, steps: int = 20) -> list[list[tuple[int, int]]]:
     """Every split on a grid of ``1/steps`` of the rows (5% steps by default), granularity respected."""
-    from dataclasses import replace
-
     from dse.mapping.split_model import chunk_rows_for
 
     coarse = replace(workload, chunks=steps)
@@ -760,8 +758,6 @@ def _measure(executor: CoExecutor, w: GemmWorkload, platform: SplitPlatform, spl
              grid: list[tuple[tuple[int, ...], float]], contention: ContentionModel,
              threshold: float) -> CoexecReport:
     """The measuring part of :func:`coexecute` (``grid`` filled as grid splits are timed)."""
-    from dataclasses import replace
-
     probe = probe_background(sum(host_threads(d) for d in platform.devices), contention.cores)
     model = replace(contention, background=probe.background, capacity=probe.capacity)
     progress.update(f"probe: {probe.share:.2f} of a core per thread, {probe.background:.2f} runnable threads of "
