@@ -54,8 +54,10 @@ STOP_CLOSE_S = 1.0
 
 @dataclass(frozen=True)
 class BatchReport:
-    """What a run did: jobs in the sweep, already in the store (skipped), run now and finished,
-    of those failed (any status but ``done``), the store's write time, and the stop signal if any."""
+    """What a run did: jobs in the sweep, already in the store (skipped), run now and finished, of those
+    failed (``invalid``, ``failed`` or ``timeout``) and infeasible (an answer: no mapping meets the
+    constraints, the job's message says which and by how much), the store's write time, and the stop
+    signal if any."""
 
     jobs: int
     skipped: int
@@ -64,6 +66,14 @@ class BatchReport:
     store_write_s: float
     wall_s: float
     interrupted: int | None = None
+    infeasible: int = 0
+    #: Each infeasible job run now: its swept fields (``path=value, ...``, or its spec's name) and diagnosis.
+    diagnoses: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def done(self) -> int:
+        """Jobs run now that found at least one feasible mapping."""
+        return self.finished - self.failed - self.infeasible
 
     @property
     def exit_code(self) -> int:
@@ -181,6 +191,12 @@ def _kill_workers(cluster: Any) -> None:
                 pass
 
 
+def _executing_on_workers(dask_scheduler: Any) -> dict[str, float]:
+    """Every task the workers said in their last heartbeat they were running, with the seconds it had run
+    (run on the scheduler by ``Client.run_on_scheduler``)."""
+    return {str(ts.key): float(ran) for ws in dask_scheduler.workers.values() for ts, ran in ws.executing.items()}
+
+
 class _Run:
     """The submit-and-record loop of one sweep (see :func:`execute`)."""
 
@@ -197,6 +213,8 @@ class _Run:
         self.started: dict[str, float] = {}
         self.finished = 0
         self.failed = 0
+        self.infeasible = 0
+        self.diagnoses: list[tuple[str, str]] = []
         self.begin = time.monotonic()
 
     def submit(self) -> None:
@@ -206,7 +224,12 @@ class _Run:
     def record(self, key: str, result: JobResult) -> None:
         self.store.record(self.jobs[key], result)
         self.finished += 1
-        self.failed += result.status != "done"
+        self.failed += result.status not in ("done", "infeasible")
+        if result.status == "infeasible":
+            self.infeasible += 1
+            job = self.jobs[key]
+            fields = ", ".join(f"{k}={v}" for k, v in job.swept.items()) or str(job.spec.get("name", job.source))
+            self.diagnoses.append((fields, result.message))
         future = self.futures.pop(key, None)
         if future is not None:
             future.release()
@@ -229,18 +252,20 @@ class _Run:
             result = JobResult("failed", message, engine_version=_engine_version())
         self.record(key, result)
 
-    def running(self) -> list[str]:
-        """Keys of the jobs the workers are running now (from the scheduler)."""
+    def running(self) -> dict[str, float]:
+        """The jobs the workers are running now, each with the seconds it has run, as the workers last
+        reported them (their heartbeats, every half second on small clusters). A job the scheduler has
+        sent to a busy worker waits there and is not counted: a worker runs one job per thread."""
         try:
-            processing = self.client.processing()
-        except Exception:  # noqa: BLE001 - a progress figure only
-            return []
-        return [k for keys in processing.values() for k in keys if k in self.futures]
+            executing = self.client.run_on_scheduler(_executing_on_workers)
+        except Exception:  # noqa: BLE001 - a progress figure and the timeouts' clock only
+            return {}
+        return {k: s for k, s in executing.items() if k in self.futures}
 
-    def enforce_timeout(self, running: list[str]) -> None:
+    def enforce_timeout(self, running: dict[str, float]) -> None:
         now = time.monotonic()
-        for key in running:
-            self.started.setdefault(key, now)
+        for key, ran in running.items():
+            self.started.setdefault(key, now - ran)
         if self.timeout is None:
             return
         late = [k for k in running if now - self.started[k] > self.timeout]
@@ -268,7 +293,8 @@ class _Run:
         remaining = total - self.finished
         elapsed = time.monotonic() - self.begin
         eta = f"{elapsed / self.finished * remaining:.0f} s" if self.finished else "?"
-        self.progress.update(f"{self.finished - self.failed} done, {self.failed} failed, {running} running, "
+        done = self.finished - self.failed - self.infeasible
+        self.progress.update(f"{done} done, {self.infeasible} infeasible, {self.failed} failed, {running} running, "
                              f"{remaining - running} queued of {total}; ETA {eta}")
 
 
@@ -293,6 +319,9 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
             return BatchReport(len(jobs), skipped, 0, 0, 0.0, time.monotonic() - begin)
         progress = Progress("batch", enabled=False if quiet else None)
         import dask
+        import distributed  # noqa: F401 - its config defaults loaded before dask.config.set below records
+        # what to restore: set first, distributed's whole section would be removed on exit and a second
+        # run in the same process would find no distributed.comm settings
 
         with interruptible() as token, dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_WORKER_DEATHS,
                                                         "distributed.scheduler.worker-saturation": 1.0,
@@ -313,7 +342,7 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
                     client.cancel(list(loop.futures.values()))
                 _close(own, token.stopped)
         return BatchReport(len(jobs), skipped, loop.finished, loop.failed, db.write_s, time.monotonic() - begin,
-                           token.signum)
+                           token.signum, loop.infeasible, tuple(loop.diagnoses))
 
 
 def _connect(address: str) -> Any:
@@ -379,11 +408,22 @@ def load_points(store: str | Path) -> pd.DataFrame:
     return points_frame(store)
 
 
+#: Infeasible jobs whose diagnosis the summary prints (the others are in the store).
+SHOWN_DIAGNOSES = 5
+
+
 def print_summary(report: BatchReport, store: str | Path) -> None:
-    """One line on stdout: how many jobs ran, how many were skipped, failed, and where they are."""
+    """On stdout: one line saying how many jobs ran, were skipped, done, infeasible and failed, then the
+    diagnosis of each infeasible job (the first :data:`SHOWN_DIAGNOSES`): an infeasible job is an answer,
+    which constraint cannot be met and by how much, not a fault."""
     line = (f"{report.jobs} jobs: {report.skipped} already in {store}, {report.finished} run now "
-            f"({report.finished - report.failed} done, {report.failed} not done) in {report.wall_s:.1f} s")
+            f"({report.done} done, {report.infeasible} infeasible, {report.failed} failed) in {report.wall_s:.1f} s")
     print(line)
+    for fields, message in report.diagnoses[:SHOWN_DIAGNOSES]:
+        print(f"  infeasible: {fields}: {message.removeprefix('infeasible: ')}")
+    if len(report.diagnoses) > SHOWN_DIAGNOSES:
+        print(f"  ... and {len(report.diagnoses) - SHOWN_DIAGNOSES} more: dse results {store} "
+              "--where \"status == 'infeasible'\"")
     if report.interrupted is not None:
         print(f"interrupted: {report.jobs - report.skipped - report.finished} jobs not run; "
               "run the same command again to resume", file=sys.stderr)

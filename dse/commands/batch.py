@@ -39,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
                      timeout_per_job=args.timeout_per_job, retry_failed=args.retry_failed, quiet=args.quiet)
     print_summary(report, args.store)
     if report.failed and report.interrupted is None:
-        print(f"see the failed jobs with: dse results {args.store} --where \"status != 'done'\"")
+        print(f"see the failed jobs with: dse results {args.store} --where \"status not in ['done', 'infeasible']\"")
     return report.exit_code
 
 

@@ -6,7 +6,9 @@
 every Pareto point with its job's swept fields as columns; ``--plot --out
 FILE`` draws the fronts of the selected jobs on one axis, colored by a swept
 field (``--color``). ``--salvage NEW`` copies every intact job of a damaged
-store into a new store ``NEW`` (the damaged file is only read).
+store into a new store ``NEW`` (the damaged file is only read). The listing gives
+each job's message whole, wrapped to the terminal; ``--full`` adds every column
+and whole job ids, one line per message.
 
 Every output is checked before any work (its folder writable, a plot's file
 type known to matplotlib) and written atomically.
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +32,10 @@ from dse.plot import plot_store_fronts
 from dse.store import salvage
 from dse.trace import chrome_trace, jobs_timeline, write_trace
 
-#: Characters of a job id shown in the listing (the store and exports keep all 64).
+#: Characters of a job id shown in the listing (the store, exports and ``--full`` keep all 64).
 SHORT_ID = 12
-#: Characters of a message shown in the listing.
-MESSAGE_CHARS = 70
+#: Width the messages are wrapped to when the terminal's is unknown.
+DEFAULT_WIDTH = 100
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +50,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="write the jobs' timings, one track per worker, as a Chrome/Perfetto trace to --out")
     parser.add_argument("--salvage", type=Path, metavar="NEW",
                         help="copy every intact job of a damaged store into the new store NEW")
+    parser.add_argument("--full", action="store_true",
+                        help="list every column, whole job ids, and each message on one line (for grep)")
 
 
 def _filter(frame: Any, expr: str) -> Any:
@@ -97,8 +103,6 @@ def _export(points: Any, kind: str, out: Path) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from dse.store import jobs_frame, points_frame
 
     if args.salvage is not None:
@@ -131,16 +135,38 @@ def _run(args: argparse.Namespace) -> int:
         replace_atomically(out, lambda tmp: save(ax, tmp))
         print(f"wrote {out}: fronts of {points['job'].nunique() if len(points) else 0} jobs")
         return 0
-    shown = jobs.copy()
-    shown["job"] = shown["job"].str[:SHORT_ID]
-    shown["message"] = shown["message"].fillna("").str.slice(0, MESSAGE_CHARS)
-    shown = shown.drop(columns=[c for c in ("attempts", "engine_version") if c in shown])
-    with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_colwidth", MESSAGE_CHARS,
-                           "display.float_format", "{:.5g}".format):
-        print(shown.to_string(index=False) if len(shown) else "(no jobs)")
+    print_jobs(jobs, full=args.full)
     counts = jobs["status"].value_counts()
     print(f"\n{len(jobs)} jobs: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
     return 0
+
+
+def print_jobs(jobs: Any, full: bool = False, width: int | None = None) -> None:
+    """The jobs table, then each job's message whole: wrapped to ``width`` (the terminal's by default)
+    under its short job id and status; with ``full``, every column, whole ids and one line per message."""
+    import pandas as pd
+
+    shown = jobs.drop(columns=["message"])
+    if not full:
+        shown = shown.drop(columns=[c for c in ("attempts", "engine_version") if c in shown])
+        shown["job"] = shown["job"].str[:SHORT_ID]
+    with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_colwidth", 200,
+                           "display.float_format", "{:.5g}".format):
+        print(shown.to_string(index=False) if len(shown) else "(no jobs)")
+    rows = zip(jobs["job"], jobs["status"], jobs["message"], strict=True)
+    messages = [(str(j), str(s), str(m)) for j, s, m in rows if isinstance(m, str) and m.strip()]
+    if not messages:
+        return
+    print("\nmessages:")
+    width = width or shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    for job, status, message in messages:
+        head = f"{job if full else job[:SHORT_ID]} ({status}): "
+        message = message.removeprefix(f"{status}: ")
+        if full:
+            print(head + " ".join(message.split()))
+        else:
+            print(textwrap.fill(message, width=max(40, width), initial_indent=head, subsequent_indent="    ",
+                                break_long_words=False, break_on_hyphens=False))
 
 
 def _swept(jobs: Any) -> list[str]:
