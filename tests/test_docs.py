@@ -287,20 +287,18 @@ def unchecked_lines(text: str) -> list[str]:
 
 def dse_commands(text: str) -> list[list[str]]:
     """The ``dse ...`` lines of the runnable command blocks, as argument lists (comments removed)."""
-    return [argv for argv, _ in dse_command_groups(text)]
+    return [argv for argvs, _ in dse_command_blocks(text) for argv in argvs]
 
 
-def dse_command_groups(text: str) -> list[tuple[list[str], list[str]]]:
-    """Each ``dse ...`` line of a runnable command block as an argument list, with the words its block
-    expects in the output of its commands (given with the block's last command)."""
-    commands: list[tuple[list[str], list[str]]] = []
+def dse_command_blocks(text: str) -> list[tuple[list[list[str]], list[str]]]:
+    """Per runnable command block: its ``dse ...`` lines as argument lists, and the words its
+    ``expect`` marker requires in their output."""
+    found = []
     for marker, body in command_blocks(text):
-        if not _runnable(marker):
-            continue
-        argvs = [shlex.split(line)[1:] for line in _command_lines(body) if line.startswith("dse ")]
-        words = expected_words(marker)
-        commands += [(argv, words if i == len(argvs) - 1 else []) for i, argv in enumerate(argvs)]
-    return commands
+        if _runnable(marker):
+            argvs = [shlex.split(line)[1:] for line in _command_lines(body) if line.startswith("dse ")]
+            found.append((argvs, expected_words(marker)))
+    return found
 
 
 def _capped(argv: list[str]) -> list[str]:
@@ -314,29 +312,27 @@ def _capped(argv: list[str]) -> list[str]:
     return argv
 
 
-def run_commands(commands: list[list[str]] | list[tuple[list[str], list[str]]], capsys,
+def run_commands(shown_blocks: list[tuple[list[list[str]], list[str]]], capsys,
                  seen: dict[tuple[str, ...], Any]) -> None:
-    """Run each command through ``dse.cli.main`` (time limits capped at :data:`TIME_LIMIT_S`) and check
-    it exits 0; identical commands run once. A command given with expected words: the output of the
-    commands of its block (stdout and stderr) must contain each."""
+    """Run each block's commands through ``dse.cli.main`` (time limits capped at :data:`TIME_LIMIT_S`)
+    and check each exits 0 and that their output (stdout and stderr) holds the block's expected words;
+    a command already run in ``seen`` is not run again (its output is kept there)."""
     from dse import cli
 
-    output = ""
-    for item in commands:
-        argv, words = (item, []) if isinstance(item[0], str) else item  # type: ignore[misc]
-        argv = _capped(list(argv))
-        key = tuple(argv)
-        if key not in seen:
-            code = cli.main(list(argv))
-            out, err = capsys.readouterr()
-            seen[key] = (code, out + err)
-        code, text = seen[key]
-        output += text
-        assert code == 0, f"dse {' '.join(argv)}: {text[-2000:]}"
+    for argvs, words in shown_blocks:
+        output = ""
+        for shown in argvs:
+            argv = _capped(shown)
+            key = tuple(argv)
+            if key not in seen:
+                code = cli.main(list(argv))
+                out, err = capsys.readouterr()
+                seen[key] = (code, out + err)
+            code, text = seen[key]
+            output += text
+            assert code == 0, f"dse {' '.join(argv)}: {text[-2000:]}"
         missing = [w for w in words if w not in output]
-        assert not missing, f"dse {' '.join(argv)}: the docs promise {missing}; the output was:\n{output[-3000:]}"
-        if words:
-            output = ""
+        assert not missing, f"{argvs}: the docs promise {missing}; the output was:\n{output[-3000:]}"
 
 
 def run_python(text: str, monkeypatch, capsys=None) -> None:
@@ -375,7 +371,7 @@ def run_page(text: str, workdir: Path, seen, capsys, monkeypatch) -> None:
             (workdir / folder).symlink_to(ROOT / folder, target_is_directory=True)
     monkeypatch.chdir(workdir)
     assert unchecked_lines(text) == [], "run these lines here, or mark their block <!-- docs-test: skip REASON -->"
-    run_commands(dse_command_groups(text), capsys, seen)
+    run_commands(dse_command_blocks(text), capsys, seen)
     run_python(text, monkeypatch, capsys)
     plt.close("all")
 
@@ -395,6 +391,13 @@ def test_markers_are_read() -> None:
     assert unchecked_lines(text) == ["python benchmarks/x.py"]  # make demo: Makefile; sleep 60: skipped
     assert dse_commands(text) == [["catalog"], ["solve", "SPEC"]]  # the unlabelled block is a command block
     assert _capped(["solve", "x", "--time-limit", "20"])[-1] == str(TIME_LIMIT_S)
+
+
+def test_a_promised_word_missing_from_the_output_fails(capsys) -> None:
+    text = '<!-- docs-test: expect "quickstart" -->\n```sh\ndse catalog\n```\n'
+    run_commands(dse_command_blocks(text), capsys, {})  # the catalog lists the quickstart problem
+    with pytest.raises(AssertionError, match="the docs promise"):
+        run_commands(dse_command_blocks(text.replace('"quickstart"', '"no such problem"')), capsys, {})
 
 
 def test_quickstart_shown_in_the_docs_is_the_file() -> None:
