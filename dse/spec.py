@@ -346,7 +346,9 @@ def load_spec(path: str | Path) -> ProblemSpec:
 def _nearest_specs(path: Path) -> str:
     """`` (did you mean ...?)`` naming the catalog problems and the spec files beside ``path`` closest to it."""
     beside = [f.name for f in path.parent.iterdir() if f.suffix in (".yaml", ".yml")] if path.parent.is_dir() else []
-    close = [str(path.parent / name) for name in nearest(path.name, beside, n=2)] + nearest(path.stem, catalog.problems(), n=2)
+    problems = catalog.problems()
+    close = [str(path.parent / name) for name in nearest(path.name, beside, n=2)]
+    close += [path.stem] if path.stem in problems and str(path) != path.stem else nearest(path.stem, problems, n=2)
     if not close:
         return f"; catalog problems: {', '.join(catalog.problems())}"
     return " (did you mean " + " or ".join(repr(c) for c in dict.fromkeys(close)) + "?)"

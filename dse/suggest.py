@@ -46,12 +46,13 @@ def _close(typed: str, known: str, edits: int) -> bool:
 
 def nearest(name: str, known: Iterable[str], n: int = MAX_SUGGESTIONS) -> list[str]:
     """The known names nearest to ``name`` (case-insensitive), at most ``n``, all at the smallest distance
-    found; empty when none is close (see the module's rule). A name typed exactly is never suggested.
+    found; empty when none is close (see the module's rule). The name itself, as typed, is never suggested
+    (the same name in other case is: ``Quickstart`` -> ``quickstart``).
 
     Example: ``nearest("quickstrat", ["quickstart", "split_gemm"])`` -> ``["quickstart"]``.
     """
     typed = str(name).lower()
-    scored = sorted((d, k) for k in set(map(str, known)) if k.lower() != typed
+    scored = sorted((d, k) for k in set(map(str, known)) if k != str(name)
                     and _close(typed, k.lower(), d := distance(typed, k.lower())))
     if not scored:
         return []

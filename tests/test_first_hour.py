@@ -112,3 +112,11 @@ def test_a_mistyped_catalog_name_or_choice_gets_the_nearest_names(capsys) -> Non
     with pytest.raises(SystemExit):
         cli.main(["results", "s.sqlite", "--export", "csvv"])
     assert "did you mean 'csv'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("typed", ["problems/quickstart.yml", "quickstart.yml", "Quickstart"])
+def test_a_spec_named_like_a_catalog_problem_from_another_folder_suggests_it(typed, tmp_path, capsys,
+                                                                             monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no problems/ folder here: the catalog's name is the nearest
+    code, _, err = _run(capsys, "validate", typed)
+    assert code == 2 and "file not found (did you mean 'quickstart'?)" in err, err
