@@ -120,3 +120,19 @@ def test_a_spec_named_like_a_catalog_problem_from_another_folder_suggests_it(typ
     monkeypatch.chdir(tmp_path)  # no problems/ folder here: the catalog's name is the nearest
     code, _, err = _run(capsys, "validate", typed)
     assert code == 2 and "file not found (did you mean 'quickstart'?)" in err, err
+
+
+def test_a_mistyped_input_format_or_swept_field_gets_the_nearest_name(tmp_path, capsys) -> None:
+    from dse.store import JobResult, Store
+    from dse.sweep import expand_jobs
+
+    (tmp_path / "g.stg").write_text("1\n0 0 0\n")
+    spec = _write(tmp_path / "spec.yaml", {"name": "g", "family": "dag", "platform": "three_processors",
+                                           "workload": {"format": "stgg", "path": "g.stg"}})
+    code, _, err = _run(capsys, "validate", str(spec))
+    assert code == 2 and "workload.format" in err and "did you mean 'stg'" in err, err
+    with Store(tmp_path / "s.sqlite") as store:
+        store.record(expand_jobs(TINY, {"constraints.power_w": [300]})[0], JobResult("done", ""))
+    code, _, err = _run(capsys, "results", str(tmp_path / "s.sqlite"), "--plot", "--color", "constraints.power",
+                        "--out", str(tmp_path / "f.png"))
+    assert code == 2 and "did you mean 'constraints.power_w'" in err, err

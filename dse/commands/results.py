@@ -30,6 +30,7 @@ from dse.errors import SpecError
 from dse.files import check_writable_file, replace_atomically
 from dse.plot import plot_store_fronts
 from dse.store import salvage
+from dse.suggest import did_you_mean
 from dse.trace import chrome_trace, jobs_timeline, write_trace
 
 #: Characters of a job id shown in the listing (the store, exports and ``--full`` keep all 64).
@@ -180,15 +181,16 @@ def plot_job_fronts(points: Any, objectives: list[tuple[str, str]], color: str |
     """The feasible front of every job in ``points`` on one axis (first two ``objectives``: x, y),
     colored by the swept field ``color`` (default: the first swept field that varies); returns the axis.
     Raises :class:`SpecError` for an unknown ``color`` field or fewer than two objectives."""
+    swept = swept or []
+    if color is not None and color not in points and color not in swept:
+        raise SpecError("command line", "--color", color,
+                        f"not a swept field{did_you_mean(color, swept)}; swept fields are {', '.join(swept)}")
     present = [(c, s) for c, s in objectives if c in points]
     if len(present) < 2:
         raise SpecError("command line", "--plot", [c for c, _ in present], "plotting fronts needs two objectives")
-    swept = swept or []
     if color is None:
         varying = [c for c in swept if c in points and points[c].astype(str).nunique() > 1]
         color = varying[0] if varying else (swept[0] if swept else None)
-    elif color not in points and color not in swept:
-        raise SpecError("command line", "--color", color, f"not a swept field; swept fields are {', '.join(swept)}")
     return plot_store_fronts(points, present, color, ax=ax)
 
 

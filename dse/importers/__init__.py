@@ -24,6 +24,7 @@ from dse.importers.jsonio import read_workload_json, write_workload_json
 from dse.importers.stg import read_stg, write_stg
 from dse.importers.tfcsv import read_tf_devices, read_tf_graph, write_tf_devices, write_tf_graph
 from dse.platform import Platform, load_platform
+from dse.suggest import did_you_mean
 from dse.workload import Workload, load_workload, validate_workload
 
 __all__ = [
@@ -80,7 +81,8 @@ def _format(format: str, path: Path, known: tuple[str, ...], what: str) -> str:
                             f"cannot tell the {what} format from the suffix {path.suffix!r}; "
                             f"name one of {', '.join(known)}")
     if name not in known:
-        raise SpecError(str(path), "format", format, f"unknown {what} format; known: {', '.join(known)}, auto")
+        raise SpecError(str(path), "format", format,
+                        f"unknown {what} format{did_you_mean(name, [*known, 'auto'])}; known: {', '.join(known)}, auto")
     return name
 
 
@@ -90,7 +92,8 @@ def _call(func: Callable[..., Any], path: Path, name: str, args: tuple, options:
         if key not in parameters or parameters[key].kind is not inspect.Parameter.KEYWORD_ONLY:
             allowed = [k for k, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
             raise SpecError(str(path), f"options.{key}", options[key],
-                            f"unknown option for format {name!r}; options: {', '.join(allowed) or 'none'}")
+                            f"unknown option for format {name!r}{did_you_mean(key, allowed)}; "
+                            f"options: {', '.join(allowed) or 'none'}")
     return func(*args, **options)
 
 
