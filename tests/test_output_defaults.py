@@ -72,3 +72,16 @@ def test_simulate_prints_energy_per_item_in_the_unit_solve_uses(tmp_path, capsys
     column = header.index("energy_mj_per_item")
     for policy, value in joules.items():
         assert float(lines[str(policy)][column]) == pytest.approx(value * unit, rel=1e-4)
+
+
+def test_the_report_of_a_simulate_folder_shows_energy_per_item_in_mj(tmp_path) -> None:
+    from dse.report.collect import simulate_data
+
+    folder = tmp_path / "sim"
+    folder.mkdir()
+    pd.DataFrame({"policy": ["dynamic"], "throughput_items_per_s": [100.0], "energy_j_per_item": [0.025],
+                  "optimal_share": [1.0], "switches": [0]}).to_csv(folder / "summary.csv", index=False)
+    summary = simulate_data(folder)["summary"]
+    assert summary["columns"] == ["policy", "throughput_items_per_s", "energy_mj_per_item", "optimal_share",
+                                  "switches"]
+    assert summary["rows"][0][2] == pytest.approx(25.0)  # 0.025 J = 25 mJ

@@ -15,18 +15,16 @@ from __future__ import annotations
 import argparse
 import threading
 from pathlib import Path
-from typing import Any
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
 from dse.files import check_out_folder, mark_partial
 from dse.interrupt import Interrupted, StopToken, interruptible
 from dse.trace import write_simulation_trace
+from dse.units import in_output_units
 
 #: Seconds between checks for a stop while trace.json is written.
 TRACE_POLL_S = 0.05
-#: Printed columns in the units the other commands print (docs/units.md): column suffix -> (suffix, factor).
-PRINTED_UNITS = {"_j_per_item": ("_mj_per_item", 1e3)}
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,24 +57,11 @@ def _run(args: argparse.Namespace) -> int:
         if args.out is not None:  # the trace table as a Chrome/Perfetto trace beside it
             _write_trace_unless_stopped(Path(args.out), token)
     with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):
-        print(in_printed_units(summary).to_string(index=False))
+        print(in_output_units(summary).to_string(index=False))  # mJ per item, as dse solve
     if args.out is not None:
         written = sorted(p.name for p in Path(args.out).iterdir() if p.is_file() and not p.name.startswith("."))
         print(f"wrote {args.out}/" + ", ".join(written))
     return 0
-
-
-def in_printed_units(summary: Any) -> Any:
-    """``summary`` with each column of :data:`PRINTED_UNITS` converted and renamed (``energy_j_per_item``
-    -> ``energy_mj_per_item``, x 1000), so that ``dse simulate`` prints energy per item in mJ as
-    ``dse solve`` does; a new frame, the other columns unchanged."""
-    shown = summary.copy()
-    for column in list(shown.columns):
-        for suffix, (printed, factor) in PRINTED_UNITS.items():
-            if str(column).endswith(suffix):
-                shown[column] = shown[column] * factor
-                shown = shown.rename(columns={column: str(column)[: -len(suffix)] + printed})
-    return shown
 
 
 def _write_trace_unless_stopped(folder: Path, token: StopToken) -> None:

@@ -31,6 +31,7 @@ from dse.mapping.base import MappingProblem
 from dse.spec import build_problem, load_spec
 from dse.store import jobs_frame, objective_columns, points_frame
 from dse.trace import Timeline, mapping_timeline, simulation_timeline
+from dse.units import in_output_units
 
 #: Points whose mapping, breakdown and timeline are computed (distinct genomes, fronts in order).
 MAX_DETAILED_POINTS = 250
@@ -211,7 +212,7 @@ def _windowed(timeline: Timeline) -> tuple[Timeline, str]:
 
 def simulate_data(folder: Path) -> dict[str, Any]:
     """The report data of a ``dse simulate --out`` folder; see the module docstring."""
-    summary = _read_csv(folder / "summary.csv")
+    summary = in_output_units(_read_csv(folder / "summary.csv"))  # mJ per item, as a solve folder's
     notes: list[str] = []
     timeline = None
     phases: list[dict[str, Any]] = []
