@@ -43,7 +43,8 @@ EXACT_SOLVERS = ("cpsat", "exhaustive")
 
 @dataclass(frozen=True)
 class Configuration:
-    """One stored mapping and its figures on the regime's representative input."""
+    """One stored mapping and its figures on the input it was solved for (the regime's representative,
+    or a member of the regime for a library built with ``members``)."""
 
     genome: tuple[int, ...]
     throughput: float
@@ -154,10 +155,15 @@ def configurations(problem: PipelineProblem, exact: str = "cpsat", nsga2: bool =
 def build_library(inputs: Mapping[str, InputFeatures], problem_for: Callable[[InputFeatures], PipelineProblem],
                   n_regimes: int = 4, *, exact: str = "cpsat", nsga2: bool = True, time_limit: float = 10.0,
                   seed: int = 0, context: Mapping[str, Any] | None = None,
-                  progress: Progress | None = None) -> ConfigLibrary:
-    """Cluster ``inputs`` into regimes and solve each representative's Pareto sets.
+                  progress: Progress | None = None,
+                  solve: Callable[[str, PipelineProblem], list[Configuration]] | None = None,
+                  members: bool = False) -> ConfigLibrary:
+    """Cluster ``inputs`` into regimes and solve each representative's Pareto sets (``members``: every
+    member's, a regime then holding their union, each genome once, in member order).
 
-    ``problem_for(features)`` builds the pipeline problem of one input. Raises :class:`SpecError`
+    ``problem_for(features)`` builds the pipeline problem of one input; ``solve(key, problem)``, when
+    given, replaces :func:`configurations` (e.g. to reuse fronts solved before). Only the inputs given
+    enter the library: an input held out of ``inputs`` is never clustered, costed or solved. Raises :class:`SpecError`
     for an empty input set or an unknown exact solver, and :class:`~dse.interrupt.Interrupted` on
     SIGINT/SIGTERM with the regimes finished so far as a library (``partial``).
     """
@@ -170,13 +176,20 @@ def build_library(inputs: Mapping[str, InputFeatures], problem_for: Callable[[In
     def so_far() -> ConfigLibrary:
         return ConfigLibrary(tuple(regimes), dict(context or {}), scale)
 
-    for k, (rep, members, centre) in enumerate(groups):
+    for k, (rep, group, centre) in enumerate(groups):
         progress.update(f"library: regime {k + 1}/{len(groups)} ({rep})", force=True)
-        try:
-            configs = configurations(problem_for(inputs[rep]), exact, nsga2, time_limit, seed)
-        finally:
-            stop_point(so_far)
-        regimes.append(Regime(f"r{k}", inputs[rep], tuple(float(v) for v in centre), tuple(members), tuple(configs)))
+        configs: dict[tuple[int, ...], Configuration] = {}
+        for key in [rep] + [m for m in group if m != rep] if members else [rep]:
+            try:
+                problem = problem_for(inputs[key])
+                solved = (solve(key, problem) if solve is not None
+                          else configurations(problem, exact, nsga2, time_limit, seed))
+            finally:
+                stop_point(so_far)
+            for c in solved:
+                configs.setdefault(c.genome, c)
+        regimes.append(Regime(f"r{k}", inputs[rep], tuple(float(v) for v in centre), tuple(group),
+                              tuple(configs.values())))
     return so_far()
 
 

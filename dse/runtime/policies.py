@@ -6,9 +6,12 @@
 * :func:`select`: among candidate configurations with known figures, the best
   one that meets every limit; when none does, the one closest to meeting them,
   with a reason naming the limit and by how much;
+* :func:`phase_choice`: the same choice over an expected phase, a switch's
+  time and energy counted once against the phase's items;
 * the five policies compared in one run, each a small object called at every
   input (:meth:`Policy.choose`): ``gpu_only``, ``static_average``,
-  ``static_hand``, ``dynamic`` and ``oracle``.
+  ``static_hand``, ``dynamic`` (:func:`analyzer_policy`, DyPe's online
+  analyzer) and ``oracle``.
 
 A policy sees an :class:`InputView`: the input's analysed features, its
 pipeline problem (cost tables from those features) and the configuration now
@@ -211,34 +214,75 @@ def constant_policy(name: str, genome: np.ndarray, label: str) -> Policy:
     return Policy(name, lambda view: Decision(fixed, label))
 
 
-def selecting_policy(name: str, candidates: Callable[[InputView], tuple[np.ndarray, str]], limits: Limits,
-                     preference: Preference, charges_switches: bool = True,
-                     keep: Callable[[InputView, Figures, np.ndarray, Selection], bool] | None = None) -> Policy:
-    """A policy that evaluates ``candidates(view)`` on the input and selects (see :func:`select`);
-    ``keep(view, figures, genomes, selection)`` may decide to keep the installed genome instead (the
-    installed genome is then the last row of ``genomes`` and of ``figures``)."""
+#: Switch costs of going from an installed genome to each of some genomes: ``(seconds, joules)`` arrays.
+SwitchCosts = Callable[[PipelineProblem, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def phase_figures(throughput: np.ndarray, energy_j: np.ndarray, switch_s: np.ndarray, switch_j: np.ndarray,
+                  items: float) -> tuple[np.ndarray, np.ndarray]:
+    """Items/s and J/item over a phase of ``items`` items that starts with a switch: the switch's seconds and
+    joules are paid once, then every item runs at the configuration's steady-state figures."""
+    t = np.maximum(np.asarray(throughput, dtype=float), 1e-300)
+    items = max(float(items), 1e-12)  # no phase ahead: a switch never repays itself
+    seconds = np.asarray(switch_s, dtype=float) + items / t
+    joules = np.asarray(switch_j, dtype=float) + items * np.asarray(energy_j, dtype=float)
+    return items / np.maximum(seconds, 1e-300), joules / items
+
+
+def phase_choice(figures: Figures, switch_s: np.ndarray, switch_j: np.ndarray, items: float, limits: Limits,
+                 preference: Preference) -> Selection:
+    """The candidate with the best phase figures (:func:`phase_figures` over ``items``) among those that meet
+    ``limits`` in steady state (a switch draws idle power only, so the limits bind the runs); ties go to
+    the lowest index (put the installed configuration first to keep it on a tie).
+
+    When none meets the limits, the selector's closest candidate on the steady-state figures and its reason
+    (see :func:`select`). Raises ``ValueError`` with no candidates.
+    """
+    if len(figures.throughput) == 0:
+        raise ValueError("no candidate configurations to select from")
+    meets = figures.valid & (limits.violations(figures.throughput, figures.energy_j, figures.latency_s)
+                             <= 1e-12).all(axis=1)
+    if not meets.any():
+        return select(figures.throughput, figures.energy_j, figures.latency_s, limits, preference, figures.valid)
+    t, e = phase_figures(figures.throughput, figures.energy_j, switch_s, switch_j, items)
+    scores = np.where(meets, preference.scores(t, e, meets), np.inf)
+    best = scores[meets].min()
+    return Selection(int(np.flatnonzero(scores <= best * (1 + SCORE_TOLERANCE))[0]), True)
+
+
+def analyzer_policy(name: str, library: ConfigLibrary, limits: Limits, preference: Preference,
+                    switch_costs: SwitchCosts, phase_items: float) -> Policy:
+    """DyPe's dynamic policy with its online analyzer.
+
+    At a phase change (an input whose key differs from the previous one) every configuration of the library,
+    whatever its regime, is costed on the observed input (its problem's cost tables, the path the solvers
+    use), and :func:`phase_choice` picks by the preference under the limits, counting the switch from the
+    installed configuration over the expected phase length (``phase_items`` items): the installed
+    configuration competes with no switch cost, so a switch is made only when its gain over the phase
+    exceeds its cost. Within a phase the installed configuration is kept. The decision's ``regime`` is
+    the regime nearest to the input's features (for the trace; the choice does not depend on it).
+    """
+    genomes = library.genomes()
+    origin = [f"{r.name}#{k}" for r in library.regimes for k in range(len(r.configs))]
+    state: dict[str, Any] = {}
 
     def choose(view: InputView) -> Decision:
-        genomes, regime = candidates(view)
-        if view.current is not None and keep is not None:
-            genomes = np.vstack([genomes, view.current[None, :]])
-        figures = Figures.of(view.problem, genomes)
-        n = len(genomes) - (1 if view.current is not None and keep is not None else 0)
-        sel = select(figures.throughput[:n], figures.energy_j[:n], figures.latency_s[:n], limits, preference,
-                     figures.valid[:n])
-        chosen = sel.index
-        if keep is not None and view.current is not None and keep(view, figures, genomes, sel):
-            return Decision(view.current, "kept", sel.feasible, sel.reason, regime)
-        return Decision(genomes[chosen], f"{regime}#{chosen}", sel.feasible, sel.reason, regime)
+        last: Decision | None = state.get("decision")
+        if view.current is not None and last is not None and state.get("key") == view.key:
+            return Decision(view.current, "kept", last.feasible, last.reason, last.regime)
+        regime = library.nearest(view.features).name
+        if view.current is None:
+            candidates, labels = genomes, list(origin)
+            switch_s = switch_j = np.zeros(len(genomes))
+        else:
+            other = ~(genomes == view.current[None, :]).all(axis=1)
+            candidates = np.vstack([view.current[None, :], genomes[other]])
+            labels = ["kept"] + [lab for lab, keep in zip(origin, other, strict=True) if keep]
+            switch_s, switch_j = switch_costs(view.problem, view.current, candidates)
+        figures = Figures.of(view.problem, candidates)
+        sel = phase_choice(figures, switch_s, switch_j, phase_items, limits, preference)
+        decision = Decision(candidates[sel.index], labels[sel.index], sel.feasible, sel.reason, regime)
+        state.update(key=view.key, decision=decision)
+        return decision
 
-    return Policy(name, choose, charges_switches)
-
-
-def nearest_regime_candidates(library: ConfigLibrary) -> Callable[[InputView], tuple[np.ndarray, str]]:
-    """Candidates of the dynamic policy: the configurations of the regime nearest to the input's features."""
-
-    def candidates(view: InputView) -> tuple[np.ndarray, str]:
-        regime = library.nearest(view.features)
-        return np.asarray([c.genome for c in regime.configs], dtype=np.int64), regime.name
-
-    return candidates
+    return Policy(name, choose, state=state)

@@ -52,11 +52,10 @@ from dse.runtime.policies import (
     Policy,
     Preference,
     Selection,
+    analyzer_policy,
     constant_policy,
     gpu_genome,
-    nearest_regime_candidates,
     select,
-    selecting_policy,
 )
 from dse.workload import validate_workload
 
@@ -149,7 +148,8 @@ class ScenarioSpec(_Strict):
     preference: Literal["throughput", "energy", "weighted"] = "throughput"
     weight: float = Field(default=0.5, ge=0, le=1)
     min_throughput: float | None = Field(default=None, gt=0)
-    horizon_inputs: float = Field(default=10.0, ge=0, le=1e9)
+    horizon_inputs: float = Field(default=10.0, ge=0, le=1e9,
+                                  description="expected phase length in inputs: a switch must repay itself over it")
     switch: SwitchSpec = Field(default_factory=SwitchSpec)
     library: LibrarySpec = Field(default_factory=LibrarySpec)
     policies: list[Literal["gpu_only", "static_average", "static_hand", "dynamic", "oracle"]] = Field(
@@ -333,6 +333,34 @@ def switch_cost(problem: PipelineProblem, platform: Any, old: np.ndarray, new: n
     return SwitchCost(seconds, float(idle + transfer_j * settings.scale))
 
 
+def switch_costs(problem: PipelineProblem, platform: Any, old: np.ndarray, genomes: np.ndarray,
+                 settings: SwitchSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Seconds and joules of going from ``old`` to each row of ``genomes``, as :func:`switch_cost` counts
+    them one at a time (a per-op table of what moving it to each device costs, summed over the ops
+    that move; one reconfiguration when any device or level gene changes)."""
+    t = problem.tables
+    n, names = t.n_ops, t.device_names
+    X = np.atleast_2d(np.asarray(genomes, dtype=np.int64))
+    old = np.asarray(old, dtype=np.int64)
+    move_s = np.zeros((n, t.n_dev))
+    move_j = np.zeros((n, t.n_dev))
+    for i in range(n):
+        for d in range(t.n_dev):
+            if d == int(old[i]):
+                continue
+            bandwidth, latency_us, pj_per_byte = platform.route(names[int(old[i])], names[d])
+            size = float(t.mem[i, d])
+            move_s[i, d] = latency_us * 1e-6 + size / (bandwidth * 1e9)
+            move_j[i, d] = size * pj_per_byte * 1e-12
+    ops = np.arange(n)
+    transfer_s = move_s[ops, X[:, :n]].sum(axis=1)
+    transfer_j = move_j[ops, X[:, :n]].sum(axis=1)
+    changed = (X != old[None, : X.shape[1]]).any(axis=1)
+    seconds = (transfer_s + np.where(changed, settings.reconfigure_ms * 1e-3, 0.0)) * settings.scale
+    idle_w = float(sum(d.idle_w for d in platform.devices))
+    return seconds, idle_w * seconds + transfer_j * settings.scale
+
+
 # --------------------------------------------------------------------------- policies of a run
 
 
@@ -353,42 +381,13 @@ def make_policies(names: Sequence[str], stream: Sequence[StreamInput], factory: 
         elif name == "static_average":
             out[name] = constant_policy(name, reference.choice("average", average), "average")
         elif name == "dynamic":
-            out[name] = selecting_policy(name, nearest_regime_candidates(library), limits, preference,
-                                         keep=_keep_rule(factory, scenario, preference))
+            out[name] = analyzer_policy(
+                name, library, limits, preference,
+                lambda problem, old, genomes: switch_costs(problem, factory.platform, old, genomes, scenario.switch),
+                scenario.horizon_inputs * scenario.items_per_input)
         elif name == "oracle":
             out[name] = Policy(name, lambda view: _oracle_decision(reference, view), charges_switches=False)
     return out
-
-
-def _keep_rule(factory: ProblemFactory, scenario: ScenarioSpec, preference: Preference):
-    """The dynamic policy's switch rule: keep the installed configuration unless switching pays off over
-    ``horizon_inputs`` inputs (or the installed one breaks a limit the new one meets)."""
-    limits = factory.limits()
-    items = scenario.items_per_input
-
-    def keep(view: InputView, figures: Figures, genomes: np.ndarray, sel: Selection) -> bool:
-        cur, chosen = len(genomes) - 1, sel.index
-        assert view.current is not None
-        if np.array_equal(view.current, genomes[chosen]):
-            return True
-        cur_ok = bool(figures.valid[cur]) and bool((limits.violations(
-            figures.throughput[cur:], figures.energy_j[cur:], figures.latency_s[cur:]) <= 1e-12).all())
-        if sel.feasible and not cur_ok:
-            return False
-        cost = switch_cost(view.problem, factory.platform, view.current, genomes[chosen], scenario.switch)
-        horizon = scenario.horizon_inputs * items
-        t_cur, t_new = 1 / figures.throughput[cur], 1 / figures.throughput[chosen]
-        e_cur, e_new = figures.energy_j[cur], figures.energy_j[chosen]
-        time_gain = (t_cur - t_new) * horizon - cost.seconds
-        energy_gain = (e_cur - e_new) * horizon - cost.joules
-        if preference.kind == "throughput":
-            return time_gain <= 0
-        if preference.kind == "energy":
-            return energy_gain <= 0
-        w = preference.weight
-        return w * time_gain / (t_cur * horizon) + (1 - w) * energy_gain / max(e_cur * horizon, 1e-300) <= 0
-
-    return keep
 
 
 # --------------------------------------------------------------------------- the simulation
