@@ -293,3 +293,31 @@ def test_tile_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> No
     declared = {m.device.device.gemm_tile for m in rows
                 if m.device.device_class == "gpu" and m.device.device.compute_units > 0}
     assert declared == {fit_gemm_tile(scrambled, "gpu")}
+
+
+def test_network_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
+    import dataclasses
+
+    from dse.accuracy_fit import fit_network_efficiency, network_fit_rows
+
+    rows = acc.load_measurements()
+    chosen = network_fit_rows(rows, "cpu", "conv")
+    assert chosen and all(m.split == "fit" and m.builder == "resnet50" for m in chosen)
+    scrambled = [dataclasses.replace(m, value=m.value * 7) if m.split == "holdout" else m for m in rows]
+    fitted = fit_network_efficiency(scrambled, "cpu", "conv")
+    declared = {m.device.device.compute_efficiency.get("conv") for m in rows if m.device.device_class == "cpu"}
+    assert declared == {fitted}
+    # The fit part holds no cpu BERT row today: no GEMM efficiency can be fitted for the class.
+    assert network_fit_rows(rows, "cpu", "gemm") == [] and fit_network_efficiency(rows, "cpu", "gemm") is None
+
+
+def test_network_fit_recovers_a_planted_efficiency() -> None:
+    import dataclasses
+
+    from dse.accuracy_fit import _with_efficiency, fit_network_efficiency
+
+    rows = acc.load_measurements()
+    row = next(m for m in rows if m.split == "fit" and m.builder == "resnet50" and m.device.device_class == "cpu")
+    # A measured value made by the model itself at conv efficiency 0.61: the fit must find 0.61 again.
+    planted = dataclasses.replace(row, value=acc.predict(_with_efficiency(row, "conv", 0.61)))
+    assert fit_network_efficiency([planted], "cpu", "conv") == pytest.approx(0.61)
