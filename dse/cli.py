@@ -216,8 +216,6 @@ def _solve_spec(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     spec_file = str(spec_path(args.spec).resolve())
     out: Path = args.out if args.out is not None else default_out(spec.name)
-    if args.out is None:
-        check_out_folder(out)
     problem = build_problem(spec)
     problem.check_feasible()
     settings = spec.solver
@@ -225,6 +223,8 @@ def _solve_spec(args: argparse.Namespace) -> int:
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s
     seed = args.seed if args.seed is not None else settings.seed
     resume = _resume_genomes(args.resume, problem) if args.resume is not None else []
+    if args.out is None:  # created once the spec, the problem and the resumed fronts were found sound
+        check_out_folder(out)
     with interruptible() as token:
         def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
             write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file)
