@@ -65,6 +65,27 @@ TINY_WORKLOAD = {
     ],
 }
 
+#: A two-objective pipeline spec on the tiny platform and workload above (a few milliseconds to solve).
+TINY_SPEC = {"name": "tiny", "family": "pipeline", "platform": TINY_PLATFORM, "workload": TINY_WORKLOAD,
+             "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 30, "seed": 0}}
+
+
+def write_yaml(path: Path, data: object) -> Path:
+    """``data`` written to ``path`` as YAML (keys in their order); returns ``path``."""
+    import yaml
+
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def run_cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``dse ARGV`` run in this process."""
+    from dse import cli
+
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
 
 @pytest.fixture
 def tables_factory():

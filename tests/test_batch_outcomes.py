@@ -10,33 +10,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-import yaml
-
 import dse.batch
-from dse import cli
 from dse.progress import Progress
 from dse.store import JobResult, Store
 from dse.sweep import expand_jobs
-from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
+from tests.conftest import TINY_SPEC, run_cli, write_yaml
 
-TINY = {"name": "tiny", "family": "pipeline", "platform": TINY_PLATFORM, "workload": TINY_WORKLOAD,
-        "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 30, "seed": 0}}
+TINY = TINY_SPEC
 #: Jobs of a second or two each (an exact front of a 10-op pipeline on a 4-device SoC).
 SLOW = {"name": "slow", "family": "pipeline", "platform": "edge_soc",
         "workload": {"builder": "random_pipeline", "n_ops": 10, "seed": 1},
         "solver": {"name": "cpsat", "time_limit_s": 60, "seed": 0}}
 
-
-def _write(path: Path, data: object) -> Path:
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
-def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_batch_progress_never_counts_more_running_jobs_than_workers(tmp_path, capsys, monkeypatch) -> None:
@@ -52,9 +37,9 @@ def test_batch_progress_never_counts_more_running_jobs_than_workers(tmp_path, ca
 
 
 def test_an_infeasible_job_is_a_finished_result_with_its_diagnosis(tmp_path, capsys) -> None:
-    spec = _write(tmp_path / "tiny.yaml", TINY)
-    grid = _write(tmp_path / "grid.yaml", {"constraints.power_w": [400, 1]})  # 1 W: below either device's idle power
-    code, out, err = _run(capsys, "batch", str(spec), "--grid", str(grid), "--store", str(tmp_path / "s.sqlite"),
+    spec = write_yaml(tmp_path / "tiny.yaml", TINY)
+    grid = write_yaml(tmp_path / "grid.yaml", {"constraints.power_w": [400, 1]})  # 1 W: below either device's idle power
+    code, out, err = run_cli(capsys, "batch", str(spec), "--grid", str(grid), "--store", str(tmp_path / "s.sqlite"),
                           "--workers", "1", "--quiet")
     assert code == 0, err
     assert "not done" not in out and "see the failed jobs" not in out, out
@@ -76,12 +61,12 @@ LONG = ("infeasible: power cap 1 W cannot be met: the lowest average power of an
 def test_results_never_cut_a_message(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "100")
     job_id = _store_with_message(tmp_path / "s.sqlite", LONG)
-    code, out, _ = _run(capsys, "results", str(tmp_path / "s.sqlite"))
+    code, out, _ = run_cli(capsys, "results", str(tmp_path / "s.sqlite"))
     assert code == 0
     said = LONG.removeprefix("infeasible: ")  # under the job's id and status, which it repeated
     assert said in " ".join(out.split())  # whole, wrapped to the terminal
     assert max(len(line) for line in out.splitlines()) <= 100, out
-    code, out, _ = _run(capsys, "results", str(tmp_path / "s.sqlite"), "--full")
+    code, out, _ = run_cli(capsys, "results", str(tmp_path / "s.sqlite"), "--full")
     assert code == 0 and any(said in line for line in out.splitlines()), out  # --full: each message on one line
     assert job_id in out  # --full: the whole job id too
 

@@ -7,27 +7,13 @@ docs/specs.md and `dse catalog`, not taken from the code under test.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from dse import cli
-from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
+from tests.conftest import TINY_PLATFORM, TINY_SPEC, run_cli, write_yaml
 
-TINY = {"name": "tiny", "family": "pipeline", "platform": TINY_PLATFORM, "workload": TINY_WORKLOAD,
-        "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 30, "seed": 0}}
+TINY = TINY_SPEC
 
-
-def _write(path: Path, data: object) -> Path:
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
-def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(("section", "typed", "suggested"), [
@@ -36,8 +22,8 @@ def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
 ])
 def test_an_unknown_spec_field_names_the_nearest_fields(tmp_path, capsys, section, typed, suggested) -> None:
     data = {**TINY, **typed} if section == "top" else {**TINY, section: typed}
-    path = _write(tmp_path / "spec.yaml", data)
-    code, _, err = _run(capsys, "validate", str(path))
+    path = write_yaml(tmp_path / "spec.yaml", data)
+    code, _, err = run_cli(capsys, "validate", str(path))
     assert code == 2
     assert len(err.strip().splitlines()) == 1, err
     wrong = next(iter(typed)) if section == "top" else "power"
@@ -48,8 +34,8 @@ def test_an_unknown_platform_field_names_the_nearest_fields(tmp_path, capsys) ->
     platform = {**TINY_PLATFORM, "devices": [{**TINY_PLATFORM["devices"][0], "idle": 20},
                                              TINY_PLATFORM["devices"][1]]}
     platform["devices"][0].pop("idle_w")
-    path = _write(tmp_path / "spec.yaml", {**TINY, "platform": platform})
-    code, _, err = _run(capsys, "validate", str(path))
+    path = write_yaml(tmp_path / "spec.yaml", {**TINY, "platform": platform})
+    code, _, err = run_cli(capsys, "validate", str(path))
     assert code == 2 and "devices[0].idle" in err and "did you mean 'idle_w'" in err, err
 
 
@@ -57,7 +43,7 @@ def test_a_yaml_syntax_error_gives_the_line_column_and_problem_in_plain_words(tm
     path = tmp_path / "bad.yaml"
     path.write_text("name: q\nfamily: pipeline\nplatform: server_cpu_gpu_fpga\n"
                     "workload: {builder: gcn, dataset: cora\nobjectives: [throughput, energy]\n")
-    code, _, err = _run(capsys, "validate", str(path))
+    code, _, err = run_cli(capsys, "validate", str(path))
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"{path}, line 5, column 11: YAML syntax error" in err, err
     assert "expected ',' or '}'" in err and "line 4" in err, err  # the unclosed '{' opened on line 4
@@ -75,15 +61,15 @@ def test_a_yaml_syntax_error_gives_the_line_column_and_problem_in_plain_words(tm
     ("solver", {"name": "cpsat", "options": {"cpsta": {}}}, "cpsat"),
 ])
 def test_every_mistyped_name_in_a_spec_gets_the_nearest_names(tmp_path, capsys, field, typed, suggested) -> None:
-    path = _write(tmp_path / "spec.yaml", {**TINY, field: typed})
-    code, _, err = _run(capsys, "validate", str(path))
+    path = write_yaml(tmp_path / "spec.yaml", {**TINY, field: typed})
+    code, _, err = run_cli(capsys, "validate", str(path))
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert f"did you mean '{suggested}'" in err, err
 
 
 def test_a_heuristic_of_another_family_is_refused_when_the_spec_is_checked(tmp_path, capsys) -> None:
-    path = _write(tmp_path / "spec.yaml", {**TINY, "solver": {"name": "heuristic:heft"}})
-    code, _, err = _run(capsys, "validate", str(path))
+    path = write_yaml(tmp_path / "spec.yaml", {**TINY, "solver": {"name": "heuristic:heft"}})
+    code, _, err = run_cli(capsys, "validate", str(path))
     assert code == 2 and "exists for the dag family, not for pipeline" in err, err
 
 
@@ -107,7 +93,7 @@ def test_edit_distance_by_hand() -> None:
 
 
 def test_a_mistyped_catalog_name_or_choice_gets_the_nearest_names(capsys) -> None:
-    code, _, err = _run(capsys, "catalog", "--details", "quickstrat")
+    code, _, err = run_cli(capsys, "catalog", "--details", "quickstrat")
     assert code == 2 and "did you mean 'quickstart'" in err, err
     with pytest.raises(SystemExit):
         cli.main(["results", "s.sqlite", "--export", "csvv"])
@@ -118,7 +104,7 @@ def test_a_mistyped_catalog_name_or_choice_gets_the_nearest_names(capsys) -> Non
 def test_a_spec_named_like_a_catalog_problem_from_another_folder_suggests_it(typed, tmp_path, capsys,
                                                                              monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # no problems/ folder here: the catalog's name is the nearest
-    code, _, err = _run(capsys, "validate", typed)
+    code, _, err = run_cli(capsys, "validate", typed)
     assert code == 2 and "file not found (did you mean 'quickstart'?)" in err, err
 
 
@@ -127,12 +113,12 @@ def test_a_mistyped_input_format_or_swept_field_gets_the_nearest_name(tmp_path, 
     from dse.sweep import expand_jobs
 
     (tmp_path / "g.stg").write_text("1\n0 0 0\n")
-    spec = _write(tmp_path / "spec.yaml", {"name": "g", "family": "dag", "platform": "three_processors",
+    spec = write_yaml(tmp_path / "spec.yaml", {"name": "g", "family": "dag", "platform": "three_processors",
                                            "workload": {"format": "stgg", "path": "g.stg"}})
-    code, _, err = _run(capsys, "validate", str(spec))
+    code, _, err = run_cli(capsys, "validate", str(spec))
     assert code == 2 and "workload.format" in err and "did you mean 'stg'" in err, err
     with Store(tmp_path / "s.sqlite") as store:
         store.record(expand_jobs(TINY, {"constraints.power_w": [300]})[0], JobResult("done", ""))
-    code, _, err = _run(capsys, "results", str(tmp_path / "s.sqlite"), "--plot", "--color", "constraints.power",
+    code, _, err = run_cli(capsys, "results", str(tmp_path / "s.sqlite"), "--plot", "--color", "constraints.power",
                         "--out", str(tmp_path / "f.png"))
     assert code == 2 and "did you mean 'constraints.power_w'" in err, err

@@ -14,27 +14,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from dse import cli
-from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
+from tests.conftest import TINY_SPEC, run_cli, write_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = {"name": "tiny", "family": "pipeline", "platform": TINY_PLATFORM, "workload": TINY_WORKLOAD,
-        "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 30, "seed": 0}}
+TINY = TINY_SPEC
 
-
-def _write(path: Path, data: object) -> Path:
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
-def _run(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_solve_without_out_writes_to_out_problem_name_and_says_so(tmp_path) -> None:
-    spec = _write(tmp_path / "spec.yaml", TINY)
+    spec = write_yaml(tmp_path / "spec.yaml", TINY)
     done = subprocess.run([sys.executable, "-m", "dse.cli", "solve", str(spec), "--quiet"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
@@ -60,8 +48,8 @@ def test_simulate_prints_energy_per_item_in_the_unit_solve_uses(tmp_path, capsys
     data["scenario"]["stream"] = {"kind": "phases", "repeat": 1,
                                   "phases": [{"input": "sparse", "length": 2}, {"input": "dense", "length": 2}]}
     data["scenario"]["library"] = {"regimes": 2, "exact": "exhaustive", "nsga2": False}
-    path = _write(tmp_path / "scenario.yaml", data)
-    code, out, err = _run(capsys, "simulate", str(path), "--out", str(tmp_path / "sim"), "--quiet")
+    path = write_yaml(tmp_path / "scenario.yaml", data)
+    code, out, err = run_cli(capsys, "simulate", str(path), "--out", str(tmp_path / "sim"), "--quiet")
     assert code == 0, err
     assert "energy_mj_per_item" in out and "energy_j_per_item" not in out, out
     summary = pd.read_csv(tmp_path / "sim" / "summary.csv")
