@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -65,16 +66,24 @@ def fit_network_efficiency(rows: Sequence[Measurement], device_class: str, op_cl
     return _efficiency_on(network_fit_rows(rows, device_class, op_class), op_class)
 
 
-def _efficiency_on(chosen: Sequence[Measurement], op_class: str) -> float | None:
-    if not chosen:
-        return None
-    best, best_score = GRID[0], math.inf
-    for value in GRID:
-        score = float(np.median([abs(math.log(predict(_with_efficiency(m, op_class, value)) / m.value))
-                                 for m in chosen]))
+def _grid_minimum(grid: Sequence[float], chosen: Sequence[Measurement],
+                  variant: Callable[[Measurement, float], Measurement],
+                  aggregate: Callable[[list[float]], Any]) -> float:
+    """The value of ``grid`` whose ``aggregate`` (``np.median`` or ``np.mean``) of
+    ``|log(predicted / measured)|`` over ``chosen``, each row costed as ``variant(row, value)``, is smallest;
+    the first such value (a later one must be better by more than 1e-12)."""
+    best, best_score = grid[0], math.inf
+    for value in grid:
+        score = float(aggregate([abs(math.log(predict(variant(m, value)) / m.value)) for m in chosen]))
         if score < best_score - 1e-12:
             best, best_score = value, score
     return best
+
+
+def _efficiency_on(chosen: Sequence[Measurement], op_class: str) -> float | None:
+    if not chosen:
+        return None
+    return _grid_minimum(GRID, chosen, lambda m, value: _with_efficiency(m, op_class, value), np.median)
 
 
 #: Candidate global-buffer bandwidths of a PE array, GB/s: 0.5 to 50 in 0.1 steps.
@@ -97,13 +106,8 @@ def fit_buffer_bandwidth(rows: Sequence[Measurement], device_id: str) -> float |
               and m.device.system is not None]
     if not chosen:
         return None
-    best, best_score = BUFFER_BW_GRID[0], math.inf
-    for value in BUFFER_BW_GRID:
-        score = float(np.mean([abs(math.log(predict(_with_accelerator(m, buffer_bw_gbps=value)) / m.value))
-                               for m in chosen]))
-        if score < best_score - 1e-12:
-            best, best_score = value, score
-    return best
+    return _grid_minimum(BUFFER_BW_GRID, chosen, lambda m, value: _with_accelerator(m, buffer_bw_gbps=value),
+                         np.mean)
 
 
 #: Candidate idle (leakage and clock) powers of a PE array, W: 0 to 1 W in 1 mW steps.
@@ -118,12 +122,7 @@ def fit_idle_power(rows: Sequence[Measurement], device_id: str) -> float | None:
               and m.device.system is not None]
     if not chosen:
         return None
-    best, best_score = IDLE_GRID[0], math.inf
-    for value in IDLE_GRID:
-        score = float(np.median([abs(math.log(predict(_with_accelerator(m, idle_w=value)) / m.value)) for m in chosen]))
-        if score < best_score - 1e-12:
-            best, best_score = value, score
-    return best
+    return _grid_minimum(IDLE_GRID, chosen, lambda m, value: _with_accelerator(m, idle_w=value), np.median)
 
 
 
@@ -145,13 +144,8 @@ def sparse_fit_rows(rows: Sequence[Measurement], device_class: str) -> list[Meas
 
 
 def _best(chosen: Sequence[Measurement], field_name: str, grid: Sequence[float], **fixed: float) -> float:
-    best, best_score = grid[0], math.inf
-    for value in grid:
-        score = float(np.mean([abs(math.log(predict(_with_device(m, **fixed, **{field_name: value})) / m.value))
-                               for m in chosen]))
-        if score < best_score - 1e-12:
-            best, best_score = value, score
-    return best
+    """The value of ``field_name`` on ``grid`` with the smallest mean error, the ``fixed`` fields set."""
+    return _grid_minimum(grid, chosen, lambda m, value: _with_device(m, **fixed, **{field_name: value}), np.mean)
 
 
 def fit_sparse(rows: Sequence[Measurement], device_class: str,
@@ -184,7 +178,7 @@ def tile_fit_rows(rows: Sequence[Measurement], device_class: str) -> list[Measur
 
 
 def fit_gemm_tile(rows: Sequence[Measurement], device_class: str) -> int | None:
-    """The tile edge of :data:`TILE_GRID` with the smallest median ``|log(predicted / measured)|`` over
+    """The tile edge of :data:`TILE_GRID` with the smallest mean ``|log(predicted / measured)|`` over
     :func:`tile_fit_rows` (every other figure as declared); ``None`` when there are no such rows."""
     chosen = tile_fit_rows(rows, device_class)
     if not chosen:
