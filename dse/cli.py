@@ -22,7 +22,7 @@ from dse.files import check_out_folder
 from dse.interrupt import Interrupted, interruptible
 from dse.jit import time_limit_ends
 from dse.limits import check_seed, check_time_limit
-from dse.pareto import ParetoSet
+from dse.pareto import GeneRangeError, ParetoSet, read_front_genomes
 from dse.runner import check_some_feasible, run_spec_solvers, write_fronts
 from dse.solvers.registry import solvers
 from dse.suggest import did_you_mean
@@ -249,7 +249,6 @@ def _solve_spec(args: argparse.Namespace) -> int:
 def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
     """The genomes of every point in ``folder/front.json`` (a previous ``dse solve --out``), checked against
     ``problem``'s genome; SpecError (exit 2) naming ``--resume`` when the file is missing or does not fit."""
-    from dse.pareto import GeneRangeError, read_front_genomes
 
     path = folder / "front.json"
     if not path.is_file():

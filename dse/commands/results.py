@@ -27,6 +27,7 @@ from matplotlib.backend_bases import FigureCanvasBase
 
 from dse.commands import Command, register_command
 from dse.errors import SpecError
+from dse.figures import save
 from dse.files import check_writable_file, replace_atomically
 from dse.plot import plot_store_fronts
 from dse.store import salvage
@@ -128,7 +129,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {out}: {len(points)} Pareto points of {len(ids)} jobs")
         return 0
     if args.plot and out is not None:
-        from dse.figures import save
         from dse.store import objective_columns
 
         points = points_frame(args.store, ids)

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from dse import catalog
 from dse.dtypes import DTYPE_BYTES
 from dse.errors import SpecError
-from dse.platform import Platform, platform_from_dict, spec_error_from_validation
+from dse.platform import Platform, load_platform, platform_from_dict, spec_error_from_validation
 
 #: Device kinds that can take a share of the rows.
 SPLIT_KINDS = ("cpu", "gpu", "tensorcore")
@@ -312,8 +312,6 @@ def resolve_platform(ref: Any, source: str, base: Any = None) -> Platform | Spli
     if found is None:
         raise SpecError(source, "platform", ref,
                         f"no such platform file or catalog name; catalog platforms: {', '.join(catalog.platforms())}")
-    from dse.platform import load_platform
-
     return load_platform(found)
 
 
