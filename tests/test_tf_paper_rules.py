@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 from dse.cost import CostTables
+from dse.errors import InfeasibleError
 from dse.heuristics import PARTITIONERS
 from dse.heuristics.base import graph_of
 from dse.heuristics.paper_sim import remaining_time, remaining_work, run_paper, simulate_paper
 from dse.heuristics.partitioners import (
     cp_critical_path,
+    cp_partition,
     importance_batch_partition,
     mean_rate_transfer,
     mean_speed_time,
@@ -340,12 +342,45 @@ def test_the_paper_simulation_needs_the_tf_rules() -> None:
 def test_run_paper_partitions_then_simulates() -> None:
     """cp, then PCT, on the fork (identical devices).
 
-    Ranks: the tensor at device 0's mean rate takes 2 / (1/3) = 6; b 5, c 10, a 2 + 6 + 10 = 18,
-    so the path is a -> c, on d0 (equal speeds: the lower index); b then goes to d1 (load 0 <
-    12). PCT values: b 5, the send 1 + 3 + (1 + 5) = 10, c 10, a 12. a 0-2; c and the send tie
-    at 10 and c joined the queue first: c 2-12, send 12-13, arrival 16, b 16-21: makespan 21.
+    Ranks (``Node.calculateUpwardsRank``): the tensor at device 0's mean rate takes 2 / (1/3) = 6;
+    the exits report in index order: b (5) first, so a holds 5 + 6 = 11; c's 10 does not beat 11,
+    so a keeps b and ends at 11 + 2 = 13. The path a -> b goes to d0 (equal speeds: the lower
+    index); c then goes to d1 (load 0 < 7). PCT values: b 5, the send 1 + 3 + (1 + 10) = 15, c 10,
+    a 2 + 15 = 17. a 0-2; the send (15) before b (5): send 2-3, arrival 6, c 6-16 on d1; b 3-8
+    on d0: makespan 16.
     """
     problem, _ = fork()
     run = run_paper(problem, "cp+pct")
-    assert run.devices.tolist() == [0, 1, 0]
-    assert run.makespan == 21 and run.sends.tolist() == [[0, 1, 12, 13, 16]]
+    assert run.devices.tolist() == [0, 0, 1]
+    assert run.makespan == 16 and run.sends.tolist() == [[0, 1, 2, 3, 6]]
+
+
+def test_cp_rank_keeps_the_first_successor_unless_a_later_one_beats_its_held_value() -> None:
+    """``Node.calculateUpwardsRank`` compares a later successor's rank with the value the task holds
+    (first successor's rank + the task's tensor time), not with the first successor's rank.
+
+    The fork: b (rank 5) reports first, a holds 11; c (rank 10 > 5, but not > 11) does not take
+    over, so the path is a -> b although c's rank is larger. When c reports first (the exits in
+    the other order), a holds 16 and b's 5 does not take over: a -> c.
+    """
+    problem, _ = fork()
+    g = graph_of(problem)
+    assert cp_critical_path(g).tolist() == [0, 1]
+
+    class Reversed:
+        def permutation(self, k: int) -> np.ndarray:
+            return np.arange(k)[::-1]
+
+    assert cp_critical_path(g, shuffle=Reversed()).tolist() == [0, 2]  # type: ignore[arg-type]
+
+
+def test_cp_strict_fails_where_the_simulators_scan_finds_no_device() -> None:
+    """``AssignLongestPath.getDeviceIdToAssignComponentTo`` returns -1 (the run fails) when its
+    skipping scan finds no device; ``strict`` says so instead of taking another device.
+
+    b (on the path a -> b -> c) may run on d2 only; devices by speed d1, d2, d0: the scan tries d1
+    (no), skips d2, tries d0 (no) and ends."""
+    problem = cp_problem(allowed=np.array([[1, 1, 1], [0, 0, 1], [1, 1, 1], [1, 1, 1], [1, 1, 1]], dtype=bool))
+    with pytest.raises(InfeasibleError, match="finds no device for task"):
+        cp_partition(problem, strict=True)
+    assert cp_partition(problem)[1] == 2

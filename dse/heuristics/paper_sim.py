@@ -320,7 +320,7 @@ def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | Non
         raise ValueError(f"unknown pair {name!r}; partitioners: {', '.join(PARTITIONERS)}; "
                          f"schedulers: {', '.join(RULES)}")
     if part == "cp":
-        devices = cp_partition(problem, shuffle=shuffle)
+        devices = cp_partition(problem, shuffle=shuffle, strict=True)
     elif part == "hash":  # the simulator's hashing is a round robin over its hash-set order
         devices = round_robin_partition(problem, shuffle=shuffle)
     elif part == "batchsplit":  # the simulator's batches follow importance, not the topological order

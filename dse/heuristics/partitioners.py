@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dse.errors import InfeasibleError
 from dse.heuristics.base import Graph, Placement, graph_of, quantize
 
 if TYPE_CHECKING:
@@ -165,29 +166,57 @@ def mean_rate_transfer(g: Graph) -> np.ndarray:
     return out
 
 
-def cp_critical_path(g: Graph) -> np.ndarray:
+def cp_critical_path(g: Graph, shuffle: np.random.Generator | None = None) -> np.ndarray:
     """The simulator's critical path (``AssignLongestPath.partition``, ``Node.calculateUpwardsRank``).
 
-    Upward rank: ``rank(v) = time at the mean speed + (tensor at the mean rate + max rank of the
-    successors, when v has any)``; the path starts at the entry of the largest rank and follows
-    the successor of the largest rank (ties: lower index; the simulator meets successors in a
-    hash-set order that changes from run to run).
+    The upward rank is propagated as the simulator does: from each exit (index order), a task
+    whose successors have all reported adds its own time at the mean speed and reports to its
+    predecessors (index order), depth first. A task takes the first successor that reports,
+    ``rank = that rank + its tensor at the mean rate``, and switches to a later one only when that
+    one's rank exceeds the value it holds (``this.upwardsRank < successorNode.upwardsRank``), so a
+    later successor must beat the first by more than the task's tensor time. The path starts at
+    the entry of the largest rank (ties: the first in index order) and follows each task's chosen
+    successor. With ``shuffle`` the exits and each task's predecessors are visited in a random
+    order, as the simulator's hash sets do. Returns the path's tasks.
     """
     if g.n == 0:
         return np.zeros(0, dtype=np.int64)
     w, c = mean_speed_time(g), mean_rate_transfer(g)
-    rank = np.zeros(g.n + 1, dtype=float)
-    for tasks in g.up_levels:
-        s = g.succ_task[tasks]
-        has = (s < g.n).any(axis=1)
-        tail = np.where(s < g.n, rank[s], -np.inf).max(axis=1)
-        rank[tasks] = w[tasks] + np.where(has, c[tasks] + tail, 0.0)
-    q = quantize(rank[: g.n])
-    entries = [v for v in range(g.n) if not g.preds[v]]
-    v = max(entries, key=lambda x: (q[x], -x))
+    scale = 1e9 / max(float(w.sum() + c.sum()), 1e-300)  # compare ranks on a grid, free of float noise
+    rank = np.zeros(g.n, dtype=float)
+    chosen = np.full(g.n, -1, dtype=np.int64)
+    heard = np.zeros(g.n, dtype=np.int64)
+    out_degree = np.array([len({u for u, _ in g.succs[v]}) for v in range(g.n)], dtype=np.int64)
+    preds = [sorted({u for u, _ in g.preds[v]}) for v in range(g.n)]
+
+    def order(items: list[int]) -> list[int]:
+        return items if shuffle is None else [items[j] for j in shuffle.permutation(len(items))]
+
+    exits = order([v for v in range(g.n) if out_degree[v] == 0])
+    for v in exits:
+        rank[v] = w[v]
+        stack = [(v, iter(order(preds[v])))]
+        while stack:
+            succ, pending = stack[-1]
+            u = next(pending, None)
+            if u is None:
+                stack.pop()
+                continue
+            heard[u] += 1
+            if round(rank[u] * scale) < round(rank[succ] * scale):
+                chosen[u], rank[u] = succ, rank[succ] + c[u]
+            if heard[u] == out_degree[u]:
+                rank[u] += w[u]
+                stack.append((u, iter(order(preds[u]))))
+    q = np.rint(rank * scale).astype(np.int64)
+    entries = order([v for v in range(g.n) if not g.preds[v]])
+    v = entries[0]
+    for x in entries[1:]:  # the first of the largest rank in visiting order (a strict < scan)
+        if q[v] < q[x]:
+            v = x
     path = [v]
-    while g.succs[v]:
-        v = max({u for u, _ in g.succs[v]}, key=lambda x: (q[x], -x))
+    while chosen[v] >= 0:
+        v = int(chosen[v])
         path.append(v)
     return np.asarray(path, dtype=np.int64)
 
@@ -221,9 +250,13 @@ def speed_order(g: Graph) -> np.ndarray:
 
 
 def cp_partition(problem: DagProblem, graph: Graph | None = None,
-                 shuffle: np.random.Generator | None = None) -> np.ndarray:
-    """The simulator's CP partition (see the module docstring); ``shuffle`` visits the tasks off the
-    critical path in a random order, as the simulator's hash set does, instead of topologically."""
+                 shuffle: np.random.Generator | None = None, strict: bool = False) -> np.ndarray:
+    """The simulator's CP partition (see the module docstring); ``shuffle`` visits the exits, the
+    predecessors (:func:`cp_critical_path`) and the tasks off the critical path in a random order,
+    as the simulator's hash sets do, instead of in index and topological order. When the skipping
+    scan finds no device for a path task, the simulator fails; ``strict`` raises
+    :class:`~dse.errors.InfeasibleError` there, otherwise the fastest device that can take the
+    task is used."""
     g = _graph(problem, graph)
     place = Placement(g)
     load = np.zeros(g.m, dtype=np.int64)
@@ -234,7 +267,7 @@ def cp_partition(problem: DagProblem, graph: Graph | None = None,
         place.assign_group(i, d)
         load[d] += int(g.time[members, d].sum())
 
-    for i in cp_critical_path(g).tolist():
+    for i in cp_critical_path(g, shuffle=shuffle).tolist():
         if place.dev[i] >= 0:
             continue
         cands = place.candidates(i)
@@ -246,7 +279,11 @@ def cp_partition(problem: DagProblem, graph: Graph | None = None,
                 d = ranked[k]
                 break
             k += 2
-        if d < 0:  # the simulator gives up here; we take the fastest device that can take the task
+        if d < 0 and strict:
+            raise InfeasibleError(
+                f"cp: the simulator's device scan (which skips the device after each one that cannot take a "
+                f"task) finds no device for task {g.tables.op_names[i]!r}; the simulator's run fails here")
+        if d < 0:  # not strict: the fastest device that can take the task
             d = int(cands[np.argmin(g.time[i, cands])])
         put(i, d)
     rest = g.topo if shuffle is None else shuffle.permutation(g.topo)
