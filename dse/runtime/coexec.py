@@ -705,7 +705,8 @@ def coexecute(workload: GemmWorkload, platform: SplitPlatform, split: str | Sequ
     """Predict, optimize, adapt and run ``workload`` over ``platform``; returns the report.
 
     ``split``: ``auto`` (least predicted time under contention, CP-SAT; re-split with the measured rates when
-    a part's measured time differs from its prediction by more than ``adapt_threshold``; one device alone when
+    a part's measured time differs from its prediction by more than ``adapt_threshold`` on the first timing and
+    on the mean of it and a second one, so that one noisy timing does not move the split; one device alone when
     co-execution is predicted or measured not to pay), ``grid`` (every 5% split measured once, the three
     fastest re-timed ``repeat`` times interleaved, the best median kept) or rows per device. ``predict`` (each
     device's time alone on an idle machine) defaults to :func:`profile_predictor` on this GEMM, scaled back
@@ -747,6 +748,17 @@ def _idle_machine(profiled: Predictor, model: ContentionModel) -> Predictor:
     return predict
 
 
+def _off(predicted: Sequence[float], timing: RunTiming, threshold: float) -> bool:
+    """Whether a part's measured time differs from its prediction by more than ``threshold``."""
+    return any(abs(e) > threshold for e in part_errors(predicted, timing.device_s) if not math.isnan(e))
+
+
+def _pooled(first: RunTiming, second: RunTiming) -> RunTiming:
+    """Two timings of one split as one: the mean of their per-device and total medians."""
+    return RunTiming(tuple((a + b) / 2 for a, b in zip(first.device_s, second.device_s, strict=True)),
+                     (first.total_s + second.total_s) / 2)
+
+
 def _device_reports(platform: SplitPlatform, bounds: Sequence[tuple[int, int]], predicted: Sequence[float],
                     measured: Sequence[float]) -> tuple[DeviceReport, ...]:
     return tuple(DeviceReport(dev.name, b - a, (a, b), p, m)
@@ -779,10 +791,13 @@ def _measure(executor: CoExecutor, w: GemmWorkload, platform: SplitPlatform, spl
     predicted, total_pred = predict_rows(w, platform, predict, bounds, model)
     timing = executor.timed(bounds, repeat)
     if split == "auto":
+        if _off(predicted, timing, threshold):  # confirm on a second timing before adapting to what may be noise
+            timing = _pooled(timing, executor.timed(bounds, repeat))
+            progress.update(f"re-timed the split: {timing.total_s * 1e3:.4g} ms")
         first = _device_reports(platform, bounds, predicted, timing.device_s)
         first_total = (total_pred, timing.total_s)
-        adapted = any(abs(e) > threshold for e in part_errors(predicted, timing.device_s) if not math.isnan(e))
-        if adapted:  # POAS's adapt step: re-split with the rates this run measured, and time the new split
+        adapted = _off(predicted, timing, threshold)
+        if adapted:  # POAS's adapt step: re-split with the rates the runs measured, and time the new split
             predict = measured_rates(predict, platform, predicted, timing.device_s)
             bounds, fallback = plan_split(w, platform, predict, model, seed)
             predicted, total_pred = predict_rows(w, platform, predict, bounds, model)
