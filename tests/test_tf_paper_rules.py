@@ -20,17 +20,22 @@ from dse.heuristics.paper_sim import remaining_time, remaining_work, run_paper, 
 from dse.heuristics.partitioners import (
     cp_critical_path,
     cp_partition,
+    dfs_paper_partition,
+    divide_path_partition,
     importance_batch_partition,
     mean_rate_transfer,
     mean_speed_time,
     round_robin_partition,
+    weight_function_partition,
 )
 from dse.mapping.dag import DagProblem
 
 
-def tf_problem(time, edges, tt, send, allowed=None, colocation=()) -> DagProblem:
+def tf_problem(time, edges, tt, send, allowed=None, colocation=(), mem=None, capacity=None,
+               per_unit=1.0) -> DagProblem:
     """A TF-rules problem from task times (n, m), edges, per-edge transfer times (or (E, m, m))
-    and per-device send times."""
+    and per-device send times; optionally per-task memory, per-device capacities and the display
+    units per time unit (1: the times are in the paper's unit)."""
     time = np.asarray(time, dtype=np.int64)
     n, m = time.shape
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
@@ -39,10 +44,12 @@ def tf_problem(time, edges, tt, send, allowed=None, colocation=()) -> DagProblem
     transfer = tt if tt.ndim == 3 else tt.reshape(E, 1, 1) * (1 - np.eye(m, dtype=np.int64))
     tables = CostTables(
         op_names=tuple(f"t{i}" for i in range(n)), device_names=tuple(f"d{d}" for d in range(m)),
-        time=time, energy=np.zeros((n, m), dtype=np.int64), mem=np.zeros((n, m), dtype=np.int64),
+        time=time, energy=np.zeros((n, m), dtype=np.int64),
+        mem=np.zeros((n, m), dtype=np.int64) if mem is None else np.repeat(np.asarray(mem, dtype=np.int64)[:, None], m, 1),
         allowed=np.ones((n, m), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool),
         edges=edges, edge_bytes=np.ones(E, dtype=np.int64), idle_power_mw=np.zeros(m, dtype=np.int64),
-        mem_capacity=np.full(m, 10**9, dtype=np.int64), send_time=np.asarray(send, dtype=np.int64),
+        mem_capacity=np.full(m, 10**9, dtype=np.int64) if capacity is None else np.asarray(capacity, dtype=np.int64),
+        send_time=np.asarray(send, dtype=np.int64), display_time_unit="tu", display_per_time_unit=per_unit,
         transfer_time=transfer, transfer_energy=np.zeros((E, m, m), dtype=np.int64), colocation=colocation)
     return DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True)
 
@@ -289,7 +296,7 @@ def check_run(problem: DagProblem, run) -> None:
     dev, start, finish = run.devices, run.start, run.finish
     n = t.n_ops
     assert (finish - start == t.time[np.arange(n), dev]).all()
-    busy = {d: [] for d in range(t.n_dev)}
+    busy: dict[int, list[tuple[int, int]]] = {d: [] for d in range(t.n_dev)}
     for i in range(n):
         busy[int(dev[i])].append((int(start[i]), int(finish[i])))
     arrival = {}
@@ -384,3 +391,110 @@ def test_cp_strict_fails_where_the_simulators_scan_finds_no_device() -> None:
     with pytest.raises(InfeasibleError, match="finds no device for task"):
         cp_partition(problem, strict=True)
     assert cp_partition(problem)[1] == 2
+
+
+def icp_problem(per_unit: float = 1.0) -> DagProblem:
+    """a (4 operations) -> b (2) -> c (3) and a -> x (10) on two devices of speed 1; b may run on d1
+    only (a device constraint)."""
+    allowed = np.ones((4, 2), dtype=bool)
+    allowed[1, 0] = False
+    return tf_problem([[4, 4], [0, 2], [3, 3], [10, 10]], [(0, 1), (1, 2), (0, 3)], [1, 1, 1], [1, 1], allowed,
+                      per_unit=per_unit)
+
+
+def test_icp_takes_the_path_to_the_sink_with_most_operations_before_it() -> None:
+    """``DividePathPartitioning.getLongestPath`` (with ``Node.calculateOpsTillNodeWithoutSendReceive``),
+    ``assignPath``, ``getAssignmentDevice``; ``graph/Path.java``: ``addNode``.
+
+    Round 1: the operations before each task: b 4, c 4 + 2 = 6, x 4. The sinks c (6) and x (4): c,
+    although a -> x holds more operations (14 > 9): the sink's own operations do not count. The
+    path c, b, a (from the sink) forms subpaths from the sink end: [c], then b (constrained) closes
+    it and starts [b], which a joins. [b, a] goes first, to d1 (b's only device): load d1 4 + 2 =
+    6; [c] to the device of least load, d0 (0 < 6): load 3. Only the path's edges leave the graph:
+    a keeps its edge to x and stays a source. Round 2: a (assigned) -> x; the subpath [x] goes to
+    d0 (3 < 6). Devices [1, 1, 0, 0]; no tie arises, so every hash-set order gives them.
+    """
+    problem = icp_problem()
+    assert divide_path_partition(problem).tolist() == [1, 1, 0, 0]
+    for seed in range(4):
+        assert divide_path_partition(problem, shuffle=np.random.default_rng(seed)).tolist() == [1, 1, 0, 0]
+    assert run_paper(problem, "icp+fifo").devices.tolist() == [1, 1, 0, 0]
+
+
+def test_icp_compares_loads_in_whole_time_units() -> None:
+    """``DividePathPartitioning.getAssignmentDevice`` divides integers:
+    ``getSumOfOperationsOfAlreadyAssignedNodes() / getNumberOfOperations()``.
+
+    a (6) -> b (3) and c (2) -> d (2) on two equal devices. The operations before the sinks: b 6,
+    d 2, so a, b go first, to d0 (both empty: the lower index): load 9. Then c, d: with times in
+    tenths of a unit, d0's load is 0.9 units, 0 when truncated, a tie with d1: d0. In whole units
+    (the same times in units) 9 > 0: d1.
+    """
+    time = [[6, 6], [3, 3], [2, 2], [2, 2]]
+    tenths = tf_problem(time, [(0, 1), (2, 3)], [1, 1], [1, 1], per_unit=0.1)
+    assert divide_path_partition(tenths).tolist() == [0, 0, 0, 0]
+    units = tf_problem(time, [(0, 1), (2, 3)], [1, 1], [1, 1])
+    assert divide_path_partition(units).tolist() == [0, 0, 1, 1]
+
+
+def mite_problem(mem=None) -> DagProblem:
+    """a (4 operations) -> b (2) and c (4) on d0 (speed 2) and d1 (speed 1); a's tensor takes 3 units
+    on the link; RAM 100 per device."""
+    return tf_problem([[2, 4], [2, 4], [1, 2]], [(0, 2)], [3], [1, 1], mem=mem, capacity=[100, 100])
+
+
+def test_mite_multiplies_traffic_execution_importance_and_memory_fill() -> None:
+    """``WeightFunctionPartitioning.getDeviceIdToAssignComponentTo``, ``calculateImportance``;
+    ``PartitioningStrategy.additionalTraffic``, ``getExecutionTimeForDevice``.
+
+    Longest paths of operations through the tasks: a 6, c 4, b 6 (over 6: importance 1, 2/3, 1);
+    d1's speed is half d0's. Tasks in topological order a, c, b; every device can take each.
+    a: execution 2 and 4 (over 4: 0.5, 1), no traffic (factor 1), importance-speed 1 - 1 = 0 (counts
+    0.000001) and 1 - 0.5 = 0.5, both devices empty (fill 1 / 10 each): d0 (5e-8 < 0.05). With a's 10
+    bytes of RAM d0 is 0.1 full. c: execution 4 and 4 (1, 1), importance-speed 1 - 2/3 = 1/3 and
+    1 - 1/3 = 2/3, fill 0.1 and (empty) 0.1 / 10: d0 1/30 > d1 2/300: d1. b: execution 3 and 6
+    (0.5, 1); traffic 0 on d0 (0.000001), 3 on d1 (1); importance-speed 0.000001 and 0.5: d0.
+    Devices [0, 1, 0]. Without RAM booked (every fill counts 0.1), c goes to d0 (1/30 < 2/30).
+    """
+    assert weight_function_partition(mite_problem(mem=[10, 10, 0])).tolist() == [0, 1, 0]
+    assert weight_function_partition(mite_problem()).tolist() == [0, 0, 0]
+    assert run_paper(mite_problem(mem=[10, 10, 0]), "mite+pct").devices.tolist() == [0, 1, 0]
+
+
+def dfs_problem(tt: int) -> DagProblem:
+    """a (1 operation) -> c (4), b (3) -> c, b -> d (2) on two devices of speed 1; each tensor takes
+    ``tt`` on the link."""
+    return tf_problem([[1, 1], [3, 3], [4, 4], [2, 2]], [(0, 2), (1, 2), (1, 3)], [tt] * 3, [1, 1])
+
+
+def test_dfs_walks_from_the_most_important_source_and_weighs_execution_by_traffic() -> None:
+    """``DFSPartitioning.partition``, ``dfs``, ``getDeviceIdToAssignComponentTo``.
+
+    Longest paths of operations through the sources: a 1 + 4 = 5, b 3 + 4 = 7, so the walk starts at
+    b: b, c, d, then a. Free links (no traffic anywhere: factor 1), the execution factor alone: b
+    3 / 3 on both, d0; c 7 and 4, d1; d 5 and 6, d0; a 6 and 5, d1: devices [1, 0, 1, 0] (index
+    order a, b, c, d would give [0, 1, 0, 1]). With tensors of 5 units: c on d0 has no traffic
+    (0.000001) and on d1 b's tensor (1): d0; d likewise; a on d1 would send to c on d0: d0.
+    Devices [0, 0, 0, 0].
+    """
+    assert dfs_paper_partition(dfs_problem(0)).tolist() == [1, 0, 1, 0]
+    assert dfs_paper_partition(dfs_problem(5)).tolist() == [0, 0, 0, 0]
+    assert run_paper(dfs_problem(0), "dfs+fifo").devices.tolist() == [1, 0, 1, 0]
+
+
+def test_the_simulators_partitioners_fail_where_no_device_can_take_a_task() -> None:
+    """The simulator leaves a task no device can take unassigned (``getDeviceIdToAssignComponentTo``
+    returns -1, ``DividePathPartitioning.assignPath`` prints "no valid partitioning"); ``strict``
+    (``run_paper``) raises, otherwise the task goes to the fastest device that can take it.
+
+    c needs 60 bytes of RAM, a and b 50; devices of 100 (the problem's memory constraint on). ICP's
+    one path a -> b -> c forms one subpath of 160 bytes, which no device can take. Not strict: a and
+    b go to d0 (equal times: the lower index), c no longer fits there: d1."""
+    problem = tf_problem([[1, 1], [1, 1], [1, 1]], [(0, 1), (1, 2)], [1, 1], [1, 1], mem=[50, 50, 60],
+                         capacity=[100, 100])
+    memory = DagProblem(problem.tables, ("makespan",), memory=True, tensor_per_device=True)
+    with pytest.raises(InfeasibleError, match="icp: the simulator finds no device"):
+        divide_path_partition(memory, strict=True)
+    with pytest.raises(InfeasibleError, match="icp"):
+        run_paper(memory, "icp+fifo")
+    assert divide_path_partition(memory).tolist() == [0, 0, 1]

@@ -53,8 +53,11 @@ from dse.heuristics.base import Graph, graph_of, repaired_devices
 from dse.heuristics.partitioners import (
     PARTITIONERS,
     cp_partition,
+    dfs_paper_partition,
+    divide_path_partition,
     importance_batch_partition,
     round_robin_partition,
+    weight_function_partition,
 )
 
 if TYPE_CHECKING:
@@ -311,10 +314,15 @@ def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct: n
 def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | None = None) -> PaperRun:
     """Partition with ``PARTITIONER`` and simulate with ``SCHEDULER`` (``name`` = ``"cp+pct"`` etc.)
     under the paper simulator's rules, ``hash`` being the simulator's round robin
-    (:func:`~dse.heuristics.partitioners.round_robin_partition`) and ``batchsplit`` its importance
-    batches (:func:`~dse.heuristics.partitioners.importance_batch_partition`); ``shuffle`` draws the hash-set
-    orders at random (also cp's and hash's orders of the tasks). Raises ``ValueError`` for an
-    unknown name."""
+    (:func:`~dse.heuristics.partitioners.round_robin_partition`), ``batchsplit`` its importance
+    batches (:func:`~dse.heuristics.partitioners.importance_batch_partition`), ``icp``, ``mite`` and
+    ``dfs`` its ``DividePathPartitioning``, ``WeightFunctionPartitioning`` and ``DFSPartitioning``
+    (:func:`~dse.heuristics.partitioners.divide_path_partition`,
+    :func:`~dse.heuristics.partitioners.weight_function_partition`,
+    :func:`~dse.heuristics.partitioners.dfs_paper_partition`); ``shuffle`` draws the hash-set orders
+    at random (also the partitioners' orders of the tasks). Where the simulator's partitioner finds
+    no device for a task (its run fails), :class:`~dse.errors.InfeasibleError` is raised. Raises
+    ``ValueError`` for an unknown name."""
     part, _, sched = name.strip().lower().partition("+")
     if part not in PARTITIONERS or sched not in RULES:
         raise ValueError(f"unknown pair {name!r}; partitioners: {', '.join(PARTITIONERS)}; "
@@ -325,6 +333,12 @@ def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | Non
         devices = round_robin_partition(problem, shuffle=shuffle)
     elif part == "batchsplit":  # the simulator's batches follow importance, not the topological order
         devices = importance_batch_partition(problem)
+    elif part == "icp":
+        devices = divide_path_partition(problem, shuffle=shuffle, strict=True)
+    elif part == "mite":
+        devices = weight_function_partition(problem, shuffle=shuffle, strict=True)
+    elif part == "dfs":
+        devices = dfs_paper_partition(problem, shuffle=shuffle, strict=True)
     else:
         devices = PARTITIONERS[part](problem)
     return simulate_paper(problem, repaired_devices(problem, devices), sched, shuffle=shuffle)

@@ -29,7 +29,11 @@ it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may 
   remaining path (by work, over the tasks not yet placed) and put it on the device where
   it finishes earliest, ``argmin load[d] + sum_path time[., d]``, among the devices every
   path task may use; a path without such a device is cut into maximal pieces that have
-  one. (The repository splits paths on constraint conflicts the same way.)
+  one. (The repository's rule, :func:`divide_path_partition`, which
+  :func:`dse.heuristics.paper_sim.run_paper` uses for ``icp``, differs: its path is the one to the
+  sink with the most operations *before* it, over the edges not yet taken, so placed tasks stay
+  on later paths; a task with a device constraint starts a new piece; and a piece goes to the
+  device of least load in whole time units, whatever the piece adds.)
 * ``mite`` (``WeightFunctionPartitioning``, "MITE"): tasks in topological order, each to
   the device minimizing the weighted sum (all weights 1)
   ``(load[d] + time[i, d]) / max_c(load[c] + time[i, c])`` (execution, normalized)
@@ -38,7 +42,9 @@ it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may 
   ``+ importance(i) * time[i, d] / max_c time[i, c]`` (importance = longest work path
   through the task over the longest path: critical tasks are pulled to fast devices).
   The repository multiplies these factors together with a memory-fill factor; a sum
-  keeps one zero factor from deciding alone.
+  keeps one zero factor from deciding alone. (:func:`weight_function_partition` is the
+  repository's rule, which :func:`dse.heuristics.paper_sim.run_paper` uses for ``mite``: the
+  product, colocation groups first, importance-speed ``1 - importance * speed / fastest``.)
 * ``batchsplit`` (``RangeBasedImportancePartitioning``, "BatchSplit"): the topological
   order is cut into contiguous batches, one per device, fastest device first, each batch
   holding a share of the total work proportional to the device's speed (a task belongs
@@ -52,7 +58,23 @@ it, and its *speed* is ``sum_i w̄_i / sum_i time[i, d]`` over the tasks it may 
   decreasing importance, children in index order), cut into contiguous speed-weighted
   chunks like ``batchsplit``. (The repository walks the same order but places each task
   greedily by execution time times communication, which in practice keeps a connected
-  graph on one device.)
+  graph on one device: :func:`dfs_paper_partition`, which
+  :func:`dse.heuristics.paper_sim.run_paper` uses for ``dfs``.)
+
+The repository's ``icp``, ``mite`` and ``dfs`` (``divide_path_partition``,
+``weight_function_partition``, ``dfs_paper_partition``) share their conventions, listed above
+:func:`divide_path_partition`: operations are times at the mean device speed, the simulator's
+integer divisions truncate to whole display units, its hash-set orders are index order (a random
+order of the tasks with ``shuffle``), and a task no device can take fails the run with ``strict``.
+Where they do not follow the simulator: its check whether a producer already sends to a device
+(``PartitioningStrategy.hasPredNodeAlreadyEdgeToThisDevice``) compares a node id with a device id,
+and our tasks carry no file ids, so every placed producer on another device counts; a device can
+take a task by the problem's memory (when it has a memory constraint), not by the simulator's RAM
+estimate, which only MITE's memory-fill factor uses (booked memory plus one edge's bytes per
+producer); and its colocation map is keyed by node ids, ours is in order of first member. Like
+the simulator, ``icp`` checks only the last device constraint of a path piece, so a colocated task
+with another constraint can land on a device it may not use; ``run_paper``'s repair then moves it
+(the simulator would run it there).
 """
 
 from __future__ import annotations
@@ -528,6 +550,434 @@ def dfs_order(g: Graph) -> np.ndarray:
 def dfs_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray:
     g = _graph(problem, graph)
     return split_contiguous(g, dfs_order(g))
+
+
+# --------------------------------------------------------------------------- the simulator's icp, mite, dfs
+#
+# Shared conventions of the three ports below (the Java files are in ``Partitioning/``):
+#
+# * a node's ``#operations`` is its time at the mean device speed and a device's speed is relative
+#   to the mean (:func:`_paper_speed_ops`); a device's load
+#   (``getSumOfOperationsOfAlreadyAssignedNodes() / #operations``) is the summed time of the tasks
+#   on it; the simulator's integer divisions truncate to whole time units of the paper, ours to
+#   whole display units of the problem (:func:`_whole_units`; the tables round each task's time up,
+#   so a sum can cross a unit the simulator's exact quotient does not);
+# * the simulator's sets and maps of nodes are Java hash sets, ordered by identity hash codes that
+#   are drawn once per run: a fixed order (task index) without ``shuffle``, one random priority per
+#   task drawn once per call with it; devices are visited in index order (a ``HashMap`` of small
+#   ``Integer`` keys iterates in key order);
+# * a device "can add" a node or a group (``Device.canAddComponent``) when the task may run there
+#   and, when the problem has a memory constraint, the memory it books fits;
+# * where the simulator finds no device for a task and leaves it unassigned (its run is invalid),
+#   ``strict`` raises :class:`~dse.errors.InfeasibleError`; otherwise the task goes to the fastest
+#   device that can take it once the partitioner is done.
+
+
+def _whole_units(g: Graph) -> int:
+    """Time units of the problem per whole unit of the simulator's integer divisions: one display unit
+    (``TableCostModel(scale=s)`` shows the paper's unit, held as ``s`` units; 1 for a problem in
+    the paper's own unit)."""
+    per = float(g.tables.display_per_time_unit)
+    return max(1, int(round(1.0 / per))) if per > 0 else 1
+
+
+def _hash_priority(g: Graph, shuffle: np.random.Generator | None) -> np.ndarray:
+    """Position of each task in the simulator's hash-set orders: index order, or one random draw."""
+    return np.arange(g.n) if shuffle is None else np.asarray(shuffle.permutation(g.n))
+
+
+def _distinct(pairs: list[tuple[int, int]]) -> dict[int, int]:
+    """``{neighbour: first edge}`` of an adjacency list (a node's ``HashSet`` of neighbours)."""
+    out: dict[int, int] = {}
+    for v, e in pairs:
+        out.setdefault(v, e)
+    return out
+
+
+class _PaperDevices:
+    """The simulator's per-device bookkeeping during partitioning (``Device.addNode``): the summed
+    time of the tasks on each device and the RAM estimate that ``getFreeMemoryEstimation`` subtracts
+    (``Node.getTotalRamDemand``: RAM storage + output tensor + input tensors, here the task's booked
+    memory + the bytes of one edge per producer)."""
+
+    def __init__(self, g: Graph, strict: bool, name: str, shuffle: np.random.Generator | None) -> None:
+        self.g, self.strict, self.name = g, strict, name
+        self.prio = _hash_priority(g, shuffle)
+        self.place = Placement(g)
+        self.load = np.zeros(g.m, dtype=np.int64)
+        self.ram = np.zeros(g.m, dtype=np.int64)
+        t = g.tables
+        inputs = np.zeros(g.n, dtype=np.int64)
+        for v in range(g.n):
+            inputs[v] = sum(int(t.edge_bytes[e]) for e in _distinct(g.preds[v]).values())
+        self.demand = t.mem.astype(np.int64) + inputs[:, None]
+        self.unit = _whole_units(g)
+        self.speed = np.ones(g.m)
+
+    def can_add(self, i: int) -> np.ndarray:
+        """Devices that can take ``i`` with its group (``Device.canAddComponent``)."""
+        own, need = self.place.feasible(i)
+        return own & self.place.fits(need)
+
+    def assign(self, i: int, d: int) -> None:
+        """Put ``i``'s unassigned group members (or ``i``) on ``d`` (``PartitioningStrategy.assignNode``)."""
+        for j in self.place.group_tasks(i).tolist():
+            if self.place.dev[j] < 0:
+                self.load[d] += int(self.g.time[j, d])
+                self.ram[d] += int(self.demand[j, d])
+        self.place.assign_group(i, d)
+
+    def none_fits(self, i: int) -> None:
+        if self.strict:
+            raise InfeasibleError(
+                f"{self.name}: the simulator finds no device for task {self.g.tables.op_names[i]!r} and leaves it "
+                f"unassigned; the simulator's run fails here")
+
+    def finish(self) -> np.ndarray:
+        """Place what the simulator left unassigned (not strict) on the fastest device that can take it."""
+        for i in range(self.g.n):
+            if self.place.dev[i] < 0:
+                cands = self.place.candidates(i)
+                self.assign(i, int(cands[np.argmin(self.g.time[i, cands])]))
+        return self.place.dev
+
+    def traffic(self, i: int, d: int) -> int:
+        """``PartitioningStrategy.additionalTraffic`` of ``i``'s group on ``d``, in whole units: per member, each
+        placed producer on another device (its tensor's transfer to ``d``), and the first placed consumer on
+        another device (the member's tensor from ``d``; the simulator's flag is indexed by ``d``, so one
+        consumer counts)."""
+        g, dev, t = self.g, self.place.dev, self.g.tables
+        total = 0
+        for j in self.place.group_tasks(i).tolist():
+            for u, e in sorted(_distinct(g.preds[j]).items(), key=lambda x: self.prio[x[0]]):
+                a = int(dev[u])
+                if a >= 0 and a != d:
+                    total += int(t.edge_transfer_time(e, a, d)) // self.unit
+            for s, e in sorted(_distinct(g.succs[j]).items(), key=lambda x: self.prio[x[0]]):
+                b = int(dev[s])
+                if b >= 0 and b != d:
+                    total += int(t.edge_transfer_time(e, d, b)) // self.unit
+                    break
+        return total
+
+
+def _paper_speed_ops(g: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """Each device's speed (``#operations`` per time unit) over the mean speed, and each task's
+    ``#operations`` over the mean speed (its time at the mean speed, as the simulator's
+    ``#operations / averageComputationSpeed``).
+
+    Speeds are read from the tasks every device may run (time = ``#operations / speed``, so a
+    device's summed time over them is inversely proportional to its speed); a task's operations
+    from its times on the devices it may run, ``time[i, d] * speed[d]`` averaged over them. (A
+    task barred from a device has no time there, so the harmonic mean of a row,
+    :func:`mean_speed_time`, would be 0 for it.)"""
+    t = g.time.astype(float)
+    full = g.tables.allowed.all(axis=1)
+    rows = t[full] if full.any() else t
+    total = rows.sum(axis=0)
+    if not (total > 0).all():
+        return np.ones(g.m), mean_speed_time(g)
+    inv = 1.0 / total
+    speed = inv / inv.mean()
+    allowed = np.asarray(g.tables.allowed, dtype=bool)
+    count = allowed.sum(axis=1)
+    ops = np.where(allowed, t * speed[None, :], 0.0).sum(axis=1) / np.maximum(count, 1)
+    return speed, ops
+
+
+def _ops_through(g: Graph, w: np.ndarray) -> np.ndarray:
+    """``Node.getSumOpsTillSinkNodeOpsFromSourceNode`` per task: the longest path of ``#operations``
+    ``w`` through it, before it plus from it to an exit (``PartitioningPreprocessor.preprocess``)."""
+    down = np.zeros(g.n + 1, dtype=float)
+    wp = np.append(w, 0.0)
+    for tasks in g.down_levels:
+        p = g.pred_task[tasks]
+        down[tasks] = np.where(p < g.n, down[p] + wp[p], 0.0).max(axis=1)
+    up = np.zeros(g.n + 1, dtype=float)
+    for tasks in g.up_levels:
+        s = g.succ_task[tasks]
+        up[tasks] = w[tasks] + np.where(s < g.n, up[s], 0.0).max(axis=1)
+    return down[: g.n] + up[: g.n]
+
+
+def divide_path_partition(problem: DagProblem, graph: Graph | None = None,
+                          shuffle: np.random.Generator | None = None, strict: bool = False) -> np.ndarray:
+    """The simulator's ICP (``DividePathPartitioning.partition``, ``getLongestPath``, ``assignPath``,
+    ``getAssignmentDevice``; ``graph/Path.java``: ``addNode``; ``graph/Node.java``:
+    ``calculateOpsTillNodeWithoutSendReceive``).
+
+    Rounds while its set of sources is not empty. A round recomputes, from each source (set
+    order), every task's ``#operations`` before it over the edges not yet taken (a task's value
+    starts at -1 when recomputed, 0 the first time; it keeps the first predecessor that reports
+    the largest ``value + #operations``, a later one only when strictly larger) and takes the sink
+    of the largest value (the first in set order; the sink's own operations do not count). The path
+    runs from that sink up through the kept predecessors; only its edges leave the graph (a task
+    with edges left to other tasks stays and can lie on later paths, assigned or not), and the
+    source and sink sets are updated as the Java code does. The path's unassigned tasks form
+    subpaths, from the source end: an assigned task closes one, and a task with a device constraint
+    (not colocated) starts a new one. Each subpath goes to the device that can take it (its last
+    constrained task's devices, and the memory) with the least load in whole time units (ties: lower
+    index); a colocated task takes its unassigned group with it. A subpath no device can take is
+    split by the simulator into parts it never assigns: ``strict`` raises there. A round that changes
+    nothing would repeat forever in the simulator, and a round without a sink stops it with an
+    exception: both raise with ``strict`` (otherwise the rest goes to the fastest device)."""
+    g = _graph(problem, graph)
+    pd = _PaperDevices(g, strict, "icp", shuffle)
+    prio = pd.prio
+    _, w_arr = _paper_speed_ops(g)
+    w = w_arr.tolist()
+    tol = 0.5e-9 * max(float(w_arr.sum()), 1e-300)  # sums of operations compare beyond float noise
+    in_rem = [set(_distinct(g.preds[v])) for v in range(g.n)]
+    out_rem = [set(_distinct(g.succs[v])) for v in range(g.n)]
+    succ_order = [sorted(out_rem[v], key=lambda x: prio[x]) for v in range(g.n)]
+    sources = {v for v in range(g.n) if not in_rem[v]}
+    sinks = {v for v in range(g.n) if not out_rem[v]}
+    edges_left = sum(len(x) for x in out_rem)
+    heard = [0] * g.n  # inputs heard; -1: computed (the simulator's -42)
+    before = [0.0] * g.n
+    pred = [-1] * g.n
+    own = np.asarray(g.tables.allowed, dtype=bool)
+    constrained = np.asarray(~own.all(axis=1), dtype=bool)  # a device constraint of the task's own (CPU or GPU)
+
+    def order(items: set[int]) -> list[int]:
+        return sorted(items, key=lambda v: prio[v])
+
+    def report(v: int, inc: int) -> bool:
+        """``calculateOpsTillNodeWithoutSendReceive(inc, true)`` up to its notifying the successors."""
+        if heard[v] < 0:
+            heard[v], before[v], pred[v] = 0, -1.0, -1
+        if inc >= 0:
+            heard[v] += 1
+            val = before[inc] + w[inc]
+            if val > before[v] + tol:
+                before[v], pred[v] = val, inc
+        return heard[v] == len(in_rem[v])
+
+    def remaining(v: int) -> list[int]:
+        out = out_rem[v]
+        return [o for o in succ_order[v] if o in out]
+
+    def recompute() -> None:
+        for s in order(sources):
+            if not report(s, -1):
+                continue
+            stack = [(s, iter(remaining(s)))]
+            while stack:
+                v, pending = stack[-1]
+                o = next(pending, None)
+                if o is None:
+                    heard[v] = -1
+                    stack.pop()
+                elif report(o, v):
+                    stack.append((o, iter(remaining(o))))
+
+    def place_subpath(nodes: list[int], allowed: np.ndarray) -> bool:
+        need = np.zeros(g.m, dtype=np.int64)
+        for v in nodes:  # Path.addSubPathNode: a colocated task books its whole group
+            need = need + pd.place.need(v)
+        ok = allowed & pd.place.fits(need)
+        best = -1
+        for d in range(g.m):
+            if ok[d] and (best < 0 or pd.load[d] // pd.unit < pd.load[best] // pd.unit):
+                best = d
+        if best < 0:
+            pd.none_fits(nodes[0])
+            return False
+        for v in nodes:
+            pd.assign(v, best)
+        return True
+
+    while sources:
+        state = (len(sources), len(sinks), edges_left, int((pd.place.dev >= 0).sum()))
+        recompute()
+        top = -1
+        for v in order(sinks):
+            if top < 0 or before[v] > before[top] + tol:
+                top = v
+        if top < 0:
+            if strict:
+                raise InfeasibleError("icp: the simulator's longest-path search finds no sink while sources remain; "
+                                      "its run stops with an exception here")
+            break
+        path: list[int] = []
+        v, first = top, True
+        while v >= 0:
+            path.append(v)
+            p = pred[v]
+            if p >= 0:
+                out_rem[p].discard(v)
+                in_rem[v].discard(p)
+                edges_left -= 1
+                if not out_rem[v] and in_rem[v]:
+                    sinks.add(v)
+                if out_rem[v] and not in_rem[v]:
+                    sources.add(v)
+                if first and not in_rem[v]:
+                    sinks.discard(v)
+            first = False
+            v = p
+        if not out_rem[path[-1]]:
+            sources.discard(path[-1])
+        # Path.addNode: subpaths from the sink end; index 0 is the one nearest the source end
+        subpaths: list[tuple[list[int], list[bool]]] = []  # (nodes, [closed])
+        for v in path:
+            if pd.place.dev[v] >= 0:
+                if subpaths:
+                    subpaths[0][1][0] = True
+                continue
+            if not subpaths or subpaths[0][1][0]:
+                subpaths.insert(0, ([], [False]))
+            if g.group[v] < 0 and constrained[v]:
+                subpaths[0][1][0] = True
+                subpaths.insert(0, ([v], [False]))
+            else:
+                subpaths[0][0].append(v)
+        for nodes, _ in subpaths:
+            if not nodes:  # the simulator opens an empty subpath before a constrained task; it places nothing
+                continue
+            allowed = np.ones(g.m, dtype=bool)
+            for v in nodes:  # Path.addSubPathNode: the last constrained task sets the constraint
+                if constrained[v]:
+                    allowed = own[v]
+            place_subpath(nodes, allowed)
+        after = (len(sources), len(sinks), edges_left, int((pd.place.dev >= 0).sum()))
+        if after == state and len(path) == 1:
+            if strict:
+                raise InfeasibleError(
+                    f"icp: the simulator's round takes the single task {g.tables.op_names[path[0]]!r} again and "
+                    f"changes nothing; its loop does not end")
+            break
+    return pd.finish()
+
+
+def _weighted_choice(pd: _PaperDevices, i: int, importance: float | None) -> int:
+    """``getDeviceIdToAssignComponentTo`` of ``WeightFunctionPartitioning`` (``importance`` given) or of
+    ``DFSPartitioning`` (``None``): over the devices that can take ``i``'s group, the product of its
+    normalized execution time, normalized traffic and, for MITE, importance-speed and memory-fill
+    factors; the first device (index order) of the least product; -1 when none can take it."""
+    g = pd.g
+    ok = np.flatnonzero(pd.can_add(i))
+    if not len(ok):
+        return -1
+    members = pd.place.group_tasks(i)
+    execution = (pd.load[ok] + g.time[members][:, ok].sum(axis=0)).astype(float)
+    traffic = np.array([pd.traffic(i, int(d)) for d in ok], dtype=float)
+    max_exec, max_traffic = float(execution.max()), float(traffic.max())
+    ex = execution / max_exec if max_exec != 0.0 else np.ones(len(ok))
+    ex = np.where(ex == 0.0, 0.000001, ex)
+    comm = traffic / max_traffic if max_traffic != 0.0 else np.ones(len(ok))
+    comm = np.where(comm == 0.0, 0.000001, comm)
+    value = comm * ex
+    if importance is not None:
+        speed = pd.speed[ok] / pd.speed[ok].max()  # over the fastest device that can take the task
+        factor = 1.0 - importance * speed
+        factor = np.where(factor == 0.0, 0.000001, factor)
+        fill = pd.ram[ok] / g.tables.mem_capacity[ok].astype(float)
+        nonzero = fill[fill != 0.0]
+        least = min(1.0, float(nonzero.min())) if len(nonzero) else 1.0
+        fill = np.where(fill == 0.0, least / 10.0, fill)
+        value = comm * ex * factor * fill
+    best, at = float("inf"), -1
+    for k, v in enumerate(value.tolist()):  # strict <: the first device of the least value
+        if v < best:
+            best, at = v, k
+    return int(ok[at]) if at >= 0 else int(ok[0])
+
+
+def weight_function_partition(problem: DagProblem, graph: Graph | None = None,
+                              shuffle: np.random.Generator | None = None, strict: bool = False) -> np.ndarray:
+    """The simulator's MITE (``WeightFunctionPartitioning.partition``, ``getDeviceIdToAssignComponentTo``,
+    ``calculateImportance``; ``PartitioningStrategy.additionalTraffic``, ``getExecutionTimeForDevice``).
+
+    Colocation groups first (in order of first member: the simulator's map of groups is keyed by
+    node ids, an order fixed per graph, not drawn with ``shuffle``), then the
+    other tasks (topological order; a random order with ``shuffle``), each to the device, among
+    those that can take it (index order), of the least product
+
+    ``traffic / max traffic`` x ``execution / max execution`` x ``(1 - importance x speed / fastest
+    speed)`` x ``memory fill``
+
+    where execution = the device's load + the task's time there; traffic = per already placed
+    producer on another device its tensor's transfer time, plus for the first placed consumer on
+    another device the task's tensor's (each in whole time units); importance = the longest path of
+    ``#operations`` through the task over the longest path of the graph (a group: the mean of its
+    members'); speed relative to the fastest device that can take the task; memory fill = the
+    device's booked RAM estimate over its RAM. A factor that is 0 counts as 0.000001, a normalizer
+    that is 0 makes its factor 1, and an empty device's fill counts as a tenth of the least non-zero
+    fill (1 when there is none). A task no device can take is left unassigned (``strict`` raises).
+    """
+    g = _graph(problem, graph)
+    pd = _PaperDevices(g, strict, "mite", shuffle)
+    prio = pd.prio
+    speed, w = _paper_speed_ops(g)
+    pd.speed = speed
+    through = _ops_through(g, w)
+    sources = [v for v in range(g.n) if not g.preds[v]]
+    top = max((float(through[v]) for v in sources), default=0.0)
+    imp = np.round(through / top, 12) if top > 0 else np.zeros(g.n)
+    for members in g.members:  # the colocation map is keyed by node ids: an order fixed per graph
+        i = int(members[0])
+        d = _weighted_choice(pd, i, float(np.round(through[members].sum() / (top * len(members)), 12))
+                             if top > 0 else 0.0)
+        if d < 0:
+            pd.none_fits(i)
+            continue
+        pd.assign(i, d)
+    rest = g.topo.tolist() if shuffle is None else sorted(range(g.n), key=lambda v: prio[v])
+    for i in rest:
+        if pd.place.dev[i] >= 0:
+            continue
+        d = _weighted_choice(pd, i, float(imp[i]))
+        if d < 0:
+            pd.none_fits(i)
+            continue
+        pd.assign(i, d)
+    return pd.finish()
+
+
+def dfs_paper_partition(problem: DagProblem, graph: Graph | None = None,
+                        shuffle: np.random.Generator | None = None, strict: bool = False) -> np.ndarray:
+    """The simulator's DFS (``DFSPartitioning.partition``, ``dfs``, ``getDeviceIdToAssignComponentTo``).
+
+    The sources sorted by the longest path of ``#operations`` through them, largest first (a stable
+    sort of the set order: ties in index order, random with ``shuffle``); from each, a depth-first
+    walk (a task's consumers in set order, each not yet visited walked in turn) places every task it
+    reaches that is not yet placed, with its group, on the device, among those that can take it
+    (index order), of the least ``execution / max execution`` x ``traffic / max traffic`` (MITE's
+    first two factors, :func:`weight_function_partition`). A task no device can take is left
+    unassigned (``strict`` raises)."""
+    g = _graph(problem, graph)
+    pd = _PaperDevices(g, strict, "dfs", shuffle)
+    prio = pd.prio
+    _, w = _paper_speed_ops(g)
+    through = _ops_through(g, w)
+    key = np.rint(through * (1e9 / max(float(w.sum()), 1e-300))).astype(np.int64)
+    sources = sorted((v for v in range(g.n) if not g.preds[v]), key=lambda v: prio[v])
+    sources.sort(key=lambda v: -key[v])  # stable, as Collections.sort
+    succs = [sorted(_distinct(g.succs[v]), key=lambda x: prio[x]) for v in range(g.n)]
+    visited = np.zeros(g.n, dtype=bool)
+
+    def visit(v: int) -> None:
+        visited[v] = True
+        if pd.place.dev[v] >= 0:
+            return
+        d = _weighted_choice(pd, v, None)
+        if d < 0:
+            pd.none_fits(v)
+            return
+        pd.assign(v, d)
+
+    for s in sources:
+        visit(s)
+        stack = [iter(succs[s])]
+        while stack:
+            o = next(stack[-1], None)
+            if o is None:
+                stack.pop()
+            elif not visited[o]:
+                visit(o)
+                stack.append(iter(succs[o]))
+    return pd.finish()
 
 
 PARTITIONERS: dict[str, Callable[[DagProblem], np.ndarray]] = {
