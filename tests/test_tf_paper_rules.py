@@ -489,7 +489,8 @@ def test_the_simulators_partitioners_fail_where_no_device_can_take_a_task() -> N
 
     c needs 60 bytes of RAM, a and b 50; devices of 100 (the problem's memory constraint on). ICP's
     one path a -> b -> c forms one subpath of 160 bytes, which no device can take. Not strict: a and
-    b go to d0 (equal times: the lower index), c no longer fits there: d1."""
+    b go to d0 (equal times: the lower index), c no longer fits there: d1. With c needing 150 bytes,
+    MITE and DFS find no device for c."""
     problem = tf_problem([[1, 1], [1, 1], [1, 1]], [(0, 1), (1, 2)], [1, 1], [1, 1], mem=[50, 50, 60],
                          capacity=[100, 100])
     memory = DagProblem(problem.tables, ("makespan",), memory=True, tensor_per_device=True)
@@ -498,3 +499,10 @@ def test_the_simulators_partitioners_fail_where_no_device_can_take_a_task() -> N
     with pytest.raises(InfeasibleError, match="icp"):
         run_paper(memory, "icp+fifo")
     assert divide_path_partition(memory).tolist() == [0, 0, 1]
+    big = tf_problem([[1, 1], [1, 1], [1, 1]], [(0, 1), (1, 2)], [1, 1], [1, 1], mem=[10, 10, 150],
+                     capacity=[100, 100])
+    big_memory = DagProblem(big.tables, ("makespan",), memory=True, tensor_per_device=True)
+    with pytest.raises(InfeasibleError, match="mite: the simulator finds no device for task 't2'"):
+        run_paper(big_memory, "mite+pct")
+    with pytest.raises(InfeasibleError, match="dfs: the simulator finds no device for task 't2'"):
+        run_paper(big_memory, "dfs+pct")
