@@ -108,6 +108,9 @@ BUILDER_PARAMETERS: dict[str, str] = {
     "classes": "output classes per node (overrides the dataset's)",
     "degree_skew": "coefficient of variation of node degree (std / mean; 0 = regular graph)",
     "order": "per-layer op order: auto, combine_first (PyG) or aggregate_first",
+    "aggregation": "how each aggregation runs: fused (one sparse product) or gather_scatter (PyG's MessagePassing "
+                   "on an edge_index: messages materialized per edge)",
+    "normalize": "GCN: once (A_hat given) or per_call (PyG GCNConv's gcn_norm before each layer)",
     "m": "rows of A and C (elements)",
     "n": "columns of B and C (elements)",
     "k": "inner dimension: columns of A, rows of B (elements)",

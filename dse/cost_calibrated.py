@@ -31,7 +31,7 @@ def _gemm_dims(op: Op) -> dict[str, float] | None:
 
 def _spmm_dims(op: Op) -> dict[str, float] | None:
     """(rows, nnz, width, row_cv) of an SpMM op: its features, or derived from an op built by
-    :func:`dse.builders.gcn.spmm_op` (``flops = 2 nnz w``, ``output = n w``, ``density = nnz / n^2``)."""
+    :func:`dse.builders.message_passing.spmm_op` (``flops = 2 nnz w``, ``output = n w``, ``density = nnz / n^2``)."""
     f = op.features
     if {"rows", "nnz", "width"} <= set(f):
         return {"rows": f["rows"], "nnz": f["nnz"], "width": f["width"], "row_cv": f.get("degree_skew", 0.0)}

@@ -144,7 +144,8 @@ class RooflineCostModel:
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
         launch = LAUNCH_OVERHEAD_S[device.kind] if self.launch_overhead else 0.0
-        launch = launch_seconds(device, launch) if self.launch_overhead else 0.0  # cost-mechanism hook (overhead)
+        kernels = op.features.get("kernels", 1.0)
+        launch = launch_seconds(device, launch, kernels) if self.launch_overhead else 0.0  # hook (overhead)
         return (compute, memory, launch)
 
     def _calibration(self, platform: Platform) -> Any:

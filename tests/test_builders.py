@@ -288,3 +288,61 @@ def test_bert_variable_sequence_lengths_are_the_expectation_over_lengths() -> No
     for bad in ({"seq_len_mean": 200}, {"seq_len_mean": 0}, {"seq_len_std": 4}):
         with pytest.raises(SpecError, match="seq_len_"):
             build("bert_base", seq_len=128, **bad)
+
+
+# --------------------------------------------------------------------------- gather-scatter aggregation
+
+
+def test_gather_scatter_aggregation_by_hand() -> None:
+    """4 rows, 10 edges, width 3, fp32 (4 B), int64 edge index (8 B per edge; messages 10 x 3 x 4 = 120 B,
+    output 4 x 3 x 4 = 48 B). Weighted sum (GCN): gather 80 + 2 x 120 = 320 B, 1 kernel; message
+    2 x 120 + 10 x 4 = 280 B, 30 FLOP, 1 kernel; scatter 80 + 120 + 2 x 48 = 296 B, 2 kernels. Mean
+    (SAGE), unweighted: the scatter adds ones 40 + index 80 + counts 3 x 16 + division 2 x 48 = 264 B:
+    560 B in 7 kernels."""
+    from dse.builders.message_passing import aggregate_ops
+
+    gather, message, scatter = aggregate_ops("a", 4, 10, 3, "fp32", 0.0, "gather_scatter", weighted=True)
+    assert (gather.op_class, gather.bytes_moved, gather.features["kernels"]) == ("embedding", 320.0, 1.0)
+    assert (message.op_class, message.bytes_moved, message.flops) == ("elementwise", 280.0, 30.0)
+    assert (scatter.bytes_moved, scatter.features["kernels"], scatter.output_bytes) == (296.0, 2.0, 48.0)
+    ops = aggregate_ops("a", 4, 10, 3, "fp32", 0.0, "gather_scatter", reduce="mean")
+    assert [o.name for o in ops] == ["a.gather", "a.scatter"]
+    assert (ops[1].bytes_moved, ops[1].features["kernels"]) == (560.0, 7.0)
+    fused = aggregate_ops("a", 4, 10, 3, "fp32", 0.0)
+    assert [o.op_class for o in fused] == ["spmm"]
+
+
+def test_gcn_as_pytorch_geometric_runs_it() -> None:
+    """GCN, 2 layers, gather-scatter with gcn_norm per call: per layer gcn_norm (180 B per edge of
+    nnz = 20 + 10 self-loops = 30: 5,400 B, 23 kernels), combine, gather, message, scatter and the bias
+    (+ ReLU after the first layer), then the log-softmax: 2 x 6 + 1 = 13 ops in a chain."""
+    w = build("gcn", dataset="custom", nodes=10, edges=20, features=4, classes=4, hidden=4, layers=2,
+              order="combine_first", aggregation="gather_scatter", normalize="per_call")
+    assert [o.name for o in w.ops] == [
+        "l0.gcn_norm", "l0.combine", "l0.aggregate.gather", "l0.aggregate.message", "l0.aggregate.scatter",
+        "l0.bias_act", "l1.gcn_norm", "l1.combine", "l1.aggregate.gather", "l1.aggregate.message",
+        "l1.aggregate.scatter", "l1.bias_act", "log_softmax"]
+    assert w.ops[0].bytes_moved == 5_400.0 and w.ops[0].features["kernels"] == 23.0
+    assert [w.ops[5].features["kernels"], w.ops[11].features["kernels"]] == [2.0, 1.0]
+    assert w.edges == tuple((i, i + 1) for i in range(12))
+    validate_workload(w)
+    for bad in (dict(aggregation="scatter"), dict(normalize="always")):
+        with pytest.raises(SpecError, match="aggregation|normalize"):
+            build("gcn", dataset="custom", nodes=10, edges=20, features=4, classes=4, **bad)
+
+
+def test_graphsage_and_gin_gather_scatter_keep_their_dependencies() -> None:
+    """GraphSAGE: gather -> scatter -> lin_neigh -> sum <- lin_self, the ReLU between layers, the next layer's
+    gather and lin_self fed by it; GIN a chain with the MLP's ReLU."""
+    sage = build("graphsage", dataset="custom", rows=10, nnz=20, width=4, classes=4, hidden=4, layers=2,
+                 aggregation="gather_scatter")
+    names = [o.name for o in sage.ops]
+    assert names[:6] == ["l0.aggregate.gather", "l0.aggregate.scatter", "l0.lin_neigh", "l0.lin_self", "l0.sum",
+                         "l0.act"]
+    assert {(0, 1), (1, 2), (2, 4), (3, 4), (4, 5), (5, 6), (5, 9)} <= set(sage.edges)
+    validate_workload(sage)
+    gin = build("gin", dataset="custom", rows=10, nnz=20, width=4, classes=4, hidden=4, layers=1,
+                aggregation="gather_scatter")
+    assert [o.name for o in gin.ops] == ["l0.aggregate.gather", "l0.aggregate.scatter", "l0.self", "l0.mlp1",
+                                         "l0.mlp_act", "l0.mlp2"]
+    assert gin.ops[2].features["kernels"] == 2.0

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive, require_size
+from dse.builders.message_passing import aggregate_ops, check_aggregation, gcn_norm_op
 from dse.errors import SpecError
 from dse.inputs import dataset as lookup
 from dse.workload import Op, Workload
@@ -54,10 +55,9 @@ DATASETS: dict[str, dict[str, float]] = {
     "pubmed": dict(nodes=19717, edges=88648, features=500, classes=3, degree_skew=1.6),  # 7.4 / 4.50
 }
 
-#: Bytes of one CSR index (int32 column indices and row pointers).
-INDEX_BYTES = 4
-
 ORDERS = ("auto", "combine_first", "aggregate_first")
+#: When ``A_hat`` is computed: ``once`` (given, cached) or ``per_call`` (PyG ``gcn_norm`` before each layer).
+NORMALIZE = ("once", "per_call")
 
 
 def degree_cv(degrees: Sequence[float]) -> float:
@@ -66,22 +66,6 @@ def degree_cv(degrees: Sequence[float]) -> float:
     if d.size == 0 or d.mean() <= 0:
         raise SpecError(SOURCE, "degrees", list(d[:5]), "need at least one node with a positive degree")
     return float(d.std() / d.mean())
-
-
-def spmm_op(name: str, n: int, nnz: int, width: int, precision: str, degree_skew: float) -> Op:
-    """A_hat (n x n, ``nnz`` nonzeros, CSR) @ X (n x ``width``) as one ``spmm`` op."""
-    bpe = bytes_per_element(precision)
-    csr = nnz * (INDEX_BYTES + bpe) + (n + 1) * INDEX_BYTES
-    return Op(
-        name=name,
-        op_class="spmm",
-        flops=2.0 * nnz * width,
-        bytes_moved=float(csr + (nnz + n) * width * bpe),  # CSR + gathered input rows + dense output
-        resident_bytes=float(csr),
-        output_bytes=float(n * width * bpe),
-        precision=precision,
-        features={"density": nnz / (n * n), "degree_skew": float(degree_skew)},
-    )
 
 
 def gcn(
@@ -95,8 +79,16 @@ def gcn(
     degree_skew: float | None = None,
     precision: str = "fp32",
     order: str = "auto",
+    aggregation: str = "fused",
+    normalize: str = "once",
 ) -> Workload:
-    """A ``layers``-layer GCN on ``dataset`` as a chain of ``2 * layers + 1`` ops.
+    """A ``layers``-layer GCN on ``dataset`` as a chain of ``2 * layers + 1`` ops (``fused``).
+
+    ``aggregation="gather_scatter"`` runs each aggregation as PyTorch Geometric's gather, weighted
+    message and scatter (:mod:`dse.builders.message_passing`) and adds each layer's bias (and ReLU but
+    after the last layer) as an element-wise op, as ``GCNConv`` and the ``GCN`` model run them;
+    ``normalize="per_call"`` adds ``gcn_norm`` before each layer (``GCNConv``'s default ``cached=False``)
+    where ``once`` (the default) takes ``A_hat`` as given.
 
     ``dataset`` is ``cora``, ``citeseer``, ``pubmed``, any other catalog dataset
     (:func:`dse.inputs.datasets`: ``ogbn-arxiv``, ``reddit``...) or ``custom`` (then give
@@ -116,6 +108,9 @@ def gcn(
                      degree_skew=real.row_cv)
     if order not in ORDERS:
         raise SpecError(SOURCE, "order", order, f"must be one of {', '.join(ORDERS)}")
+    check_aggregation(aggregation)
+    if normalize not in NORMALIZE:
+        raise SpecError(SOURCE, "normalize", normalize, f"must be one of {', '.join(NORMALIZE)}")
     bytes_per_element(precision)
     given = dict(nodes=nodes, edges=edges, features=features, classes=classes, degree_skew=degree_skew)
     if dataset == "custom":
@@ -128,7 +123,7 @@ def gcn(
     stats.update({k: v for k, v in given.items() if v is not None})
     require_positive(nodes=stats["nodes"], features=stats["features"], classes=stats["classes"],
                      layers=layers, hidden=hidden)
-    require_size("layers", layers, 2 * layers + 1, 2 * layers)
+    require_size("layers", layers, 7 * layers + 1, 7 * layers)
     for key in ("edges", "degree_skew"):
         if stats[key] < 0:
             raise SpecError(SOURCE, key, stats[key], "must be >= 0")
@@ -138,14 +133,22 @@ def gcn(
     nnz = int(stats["edges"]) + n  # A + I
     widths = [int(stats["features"])] + [hidden] * (layers - 1) + [int(stats["classes"])]
     ops: list[Op] = []
+    bpe = bytes_per_element(precision)
     for layer in range(layers):
         f_in, f_out = widths[layer], widths[layer + 1]
+        if normalize == "per_call":
+            ops.append(gcn_norm_op(f"l{layer}.gcn_norm", nnz, precision))
         combine = gemm_op(f"l{layer}.combine", n, f_out, f_in, precision)
         first = order == "combine_first" or (order == "auto" and f_out < f_in)
-        if first:
-            ops += [combine, spmm_op(f"l{layer}.aggregate", n, nnz, f_out, precision, stats["degree_skew"])]
-        else:
-            ops += [spmm_op(f"l{layer}.aggregate", n, nnz, f_in, precision, stats["degree_skew"]), combine]
+        width = f_out if first else f_in
+        aggregate = aggregate_ops(f"l{layer}.aggregate", n, nnz, width, precision, stats["degree_skew"],
+                                  aggregation, weighted=True)
+        ops += [combine, *aggregate] if first else [*aggregate, combine]
+        if aggregation == "gather_scatter":  # the bias add, then ReLU between layers: separate kernels
+            kernels = 1 if layer == layers - 1 else 2
+            ops.append(Op(f"l{layer}.bias_act", "elementwise", flops=float(kernels * n * f_out),
+                          bytes_moved=float(2 * kernels * n * f_out * bpe), output_bytes=float(n * f_out * bpe),
+                          precision=precision, features={"kernels": float(kernels)}))
     out = n * widths[-1] * bytes_per_element(precision)
     ops.append(Op("log_softmax", "elementwise", flops=4.0 * n * widths[-1], bytes_moved=2.0 * out,
                   output_bytes=float(out), precision=precision))

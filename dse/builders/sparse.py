@@ -25,7 +25,7 @@ Op orders follow the reference implementations:
   elementwise damping) with the L1 change as convergence test (reduce).
 
 Bytes: an SpMM moves its CSR arrays, one gathered input row of ``width`` per
-nonzero and the dense output (as :func:`dse.builders.gcn.spmm_op`); a dot
+nonzero and the dense output (as :func:`dse.builders.message_passing.spmm_op`); a dot
 reads two vectors, an axpy reads two and writes one.
 """
 
@@ -33,8 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dse.builders.gcn import INDEX_BYTES, spmm_op
 from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive, require_size
+from dse.builders.message_passing import INDEX_BYTES, aggregate_ops, check_aggregation, spmm_op
 from dse.errors import SpecError
 from dse.inputs import dataset as lookup
 from dse.workload import Op, Workload
@@ -70,6 +70,15 @@ def _sparse(name: str, n: int, nnz: int, width: int, precision: str, row_cv: flo
               features)
 
 
+def _aggregate(name: str, n: int, nnz: int, width: int, precision: str, row_cv: float, aggregation: str,
+               reduce: str) -> list[Op]:
+    """One aggregation's ops (:func:`~dse.builders.message_passing.aggregate_ops`), the fused one with its
+    ``rows``, ``nnz`` and ``width`` features."""
+    if aggregation == "fused":
+        return [_sparse(name, n, nnz, width, precision, row_cv)]
+    return aggregate_ops(name, n, nnz, width, precision, row_cv, aggregation, reduce=reduce)
+
+
 def _vector_op(name: str, op_class: str, n: int, reads: int, writes: int, flops_per_row: float,
                precision: str, output_rows: int | None = None) -> Op:
     bpe = bytes_per_element(precision)
@@ -84,14 +93,19 @@ def _layer_widths(in_width: int, hidden: int, classes: int, layers: int) -> list
 
 def graphsage(dataset: str = "cora", layers: int = 2, hidden: int = 64, rows: int | None = None,
               nnz: int | None = None, row_cv: float | None = None, width: int | None = None,
-              classes: int | None = None, precision: str = "fp32") -> Workload:
-    """A ``layers``-layer GraphSAGE-mean network (PyG ``SAGEConv``), 4 ops per layer.
+              classes: int | None = None, precision: str = "fp32", aggregation: str = "fused") -> Workload:
+    """A ``layers``-layer GraphSAGE-mean network (PyG ``SAGEConv``), 4 ops per layer (``fused``).
 
-    Raises :class:`SpecError` for an unknown dataset or precision, a non-positive size or too many layers.
+    ``aggregation="gather_scatter"``: each mean aggregation is PyG's gather and scatter-mean
+    (:mod:`dse.builders.message_passing`), and the ReLU between layers is an element-wise op.
+
+    Raises :class:`SpecError` for an unknown dataset, precision or aggregation, a non-positive size or too
+    many layers.
     """
     bytes_per_element(precision)
+    check_aggregation(aggregation)
     require_positive(layers=layers, hidden=hidden)
-    require_size("layers", layers, 4 * layers, 5 * layers)
+    require_size("layers", layers, 6 * layers, 7 * layers)
     n, z, cv, w, c = _input(dataset, rows, nnz, row_cv, width)
     widths = _layer_widths(w, hidden, classes or c, layers)
     ops: list[Op] = []
@@ -99,38 +113,61 @@ def graphsage(dataset: str = "cora", layers: int = 2, hidden: int = 64, rows: in
     prev = None
     for layer in range(layers):
         f_in, f_out = widths[layer], widths[layer + 1]
+        aggregate = _aggregate(f"l{layer}.aggregate", n, z, f_in, precision, cv, aggregation, "mean")
         base = len(ops)
-        ops += [_sparse(f"l{layer}.aggregate", n, z, f_in, precision, cv),
+        last_aggregate = base + len(aggregate) - 1
+        ops += [*aggregate,
                 gemm_op(f"l{layer}.lin_neigh", n, f_out, f_in, precision),
                 gemm_op(f"l{layer}.lin_self", n, f_out, f_in, precision),
                 _vector_op(f"l{layer}.sum", "elementwise", n * f_out, 2, 1, 1.0, precision)]
-        edges += [(base, base + 1), (base + 1, base + 3), (base + 2, base + 3)]
+        neigh, self_, total = last_aggregate + 1, last_aggregate + 2, last_aggregate + 3
+        edges += [(i, i + 1) for i in range(base, last_aggregate)]
+        edges += [(last_aggregate, neigh), (neigh, total), (self_, total)]
         if prev is not None:
-            edges += [(prev, base), (prev, base + 2)]
-        prev = base + 3
+            edges += [(prev, base), (prev, self_)]
+        prev = total
+        if aggregation == "gather_scatter" and layer < layers - 1:  # BasicGNN's ReLU between layers
+            ops.append(_vector_op(f"l{layer}.act", "elementwise", n * f_out, 1, 1, 1.0, precision))
+            edges.append((total, len(ops) - 1))
+            prev = len(ops) - 1
     return Workload(f"graphsage-{dataset}-{layers}l", tuple(ops), tuple(edges),
                     description=f"GraphSAGE-mean (PyG SAGEConv) on {dataset}: {n} rows, {z} nonzeros, widths {widths}")
 
 
 def gin(dataset: str = "cora", layers: int = 2, hidden: int = 64, rows: int | None = None, nnz: int | None = None,
         row_cv: float | None = None, width: int | None = None, classes: int | None = None,
-        precision: str = "fp32") -> Workload:
-    """A ``layers``-layer GIN (PyG ``GINConv`` with a 2-layer MLP) as a chain of 4 ops per layer.
+        precision: str = "fp32", aggregation: str = "fused") -> Workload:
+    """A ``layers``-layer GIN (PyG ``GINConv`` with a 2-layer MLP) as a chain of 4 ops per layer (``fused``).
 
-    Raises :class:`SpecError` for an unknown dataset or precision, a non-positive size or too many layers.
+    ``aggregation="gather_scatter"``: each sum aggregation is PyG's gather and scatter-add
+    (:mod:`dse.builders.message_passing`), ``(1 + eps) x + aggregate`` two kernels, and the MLP's ReLU and
+    the ReLU between layers element-wise ops.
+
+    Raises :class:`SpecError` for an unknown dataset, precision or aggregation, a non-positive size or too
+    many layers.
     """
     bytes_per_element(precision)
+    check_aggregation(aggregation)
     require_positive(layers=layers, hidden=hidden)
-    require_size("layers", layers, 4 * layers, 4 * layers)
+    require_size("layers", layers, 7 * layers, 7 * layers)
     n, z, cv, w, c = _input(dataset, rows, nnz, row_cv, width)
     widths = _layer_widths(w, hidden, classes or c, layers)
+    pyg = aggregation == "gather_scatter"
     ops: list[Op] = []
     for layer in range(layers):
         f_in, f_out = widths[layer], widths[layer + 1]
-        ops += [_sparse(f"l{layer}.aggregate", n, z, f_in, precision, cv),
-                _vector_op(f"l{layer}.self", "elementwise", n * f_in, 2, 1, 2.0, precision),
-                gemm_op(f"l{layer}.mlp1", n, hidden, f_in, precision),
-                gemm_op(f"l{layer}.mlp2", n, f_out, hidden, precision)]
+        ops += _aggregate(f"l{layer}.aggregate", n, z, f_in, precision, cv, aggregation, "sum")
+        combine = _vector_op(f"l{layer}.self", "elementwise", n * f_in, 2, 1, 2.0, precision)
+        if pyg:  # (1 + eps) * x, then + aggregate: two kernels, the intermediate written and read once more
+            combine = Op(combine.name, combine.op_class, combine.flops,
+                         combine.bytes_moved + 2 * n * f_in * bytes_per_element(precision), 0.0,
+                         combine.output_bytes, precision, {"kernels": 2.0})
+        ops += [combine, gemm_op(f"l{layer}.mlp1", n, hidden, f_in, precision)]
+        if pyg:
+            ops.append(_vector_op(f"l{layer}.mlp_act", "elementwise", n * hidden, 1, 1, 1.0, precision))
+        ops.append(gemm_op(f"l{layer}.mlp2", n, f_out, hidden, precision))
+        if pyg and layer < layers - 1:
+            ops.append(_vector_op(f"l{layer}.act", "elementwise", n * f_out, 1, 1, 1.0, precision))
     chain = tuple((i, i + 1) for i in range(len(ops) - 1))
     return Workload(f"gin-{dataset}-{layers}l", tuple(ops), chain,
                     description=f"GIN (PyG GINConv) on {dataset}: {n} rows, {z} nonzeros, widths {widths}")

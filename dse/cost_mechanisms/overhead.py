@@ -1,7 +1,9 @@
 """Per-op launch overhead and per-call host overhead declared per device.
 
-* ``launch_overhead_us``: seconds added to every op on the device (a kernel launch and the
-  framework's per-op dispatch); ``None`` keeps the device kind's default
+* ``launch_overhead_us``: seconds added per kernel launch on the device (a kernel launch and the
+  framework's per-op dispatch), once per op or ``op.features["kernels"]`` times for an op that stands for
+  several kernels (a builder's gather-scatter aggregation, :mod:`dse.builders.message_passing`); ``None``
+  keeps the device kind's default
   (:data:`dse.cost.LAUNCH_OVERHEAD_S`). It is measured by timing the operator on an input of size 1
   (``docs/accuracy.md`` cites the published figures used).
 * ``call_overhead_us``: host and runtime time per call of the whole workload (request handling,
@@ -16,10 +18,11 @@ from dse.platform import Device
 from dse.workload import Workload
 
 
-def launch_seconds(device: Device, default_s: float) -> float:
-    """The per-op launch overhead of ``device`` in seconds: its declaration, else ``default_s``."""
+def launch_seconds(device: Device, default_s: float, kernels: float = 1.0) -> float:
+    """The launch overhead of an op of ``kernels`` kernel launches on ``device`` in seconds: ``kernels`` times
+    its declared per-launch overhead, else ``default_s``."""
     declared = device.launch_overhead_us
-    return default_s if declared is None else declared * 1e-6
+    return kernels * (default_s if declared is None else declared * 1e-6)
 
 
 def entry_shares(workload: Workload) -> list[float]:

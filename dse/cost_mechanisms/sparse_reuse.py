@@ -2,7 +2,7 @@
 
 An SpMM (an SpMV is one of width 1) gathers one dense input row of ``width`` elements per nonzero.
 Without reuse every gather goes to device memory: ``nnz x width`` elements, the builders' bound
-(:func:`dse.builders.gcn.spmm_op`). When the dense input the op gathers from (``rows x width``
+(:func:`dse.builders.message_passing.spmm_op`). When the dense input the op gathers from (``rows x width``
 elements) fits the device's last-level cache, each input row comes from memory once and every
 further gather of it hits the cache: the gathered traffic is ``rows x width`` elements, read as a
 stream, so the transaction-size penalty of scattered gathers (the roofline's ``gather`` factor) no
