@@ -26,6 +26,7 @@ from dse.heuristics.partitioners import (
     mean_rate_transfer,
     mean_speed_time,
     round_robin_partition,
+    speed_order,
     weight_function_partition,
 )
 from dse.mapping.dag import DagProblem
@@ -228,6 +229,23 @@ def test_cp_rank_uses_the_mean_speed_and_device_zeros_mean_rate() -> None:
     assert mean_speed_time(g)[0] == pytest.approx(24 / 7)
     assert mean_rate_transfer(g).tolist() == pytest.approx([4.0, 4.0, 0.0, 0.0, 0.0])
     assert cp_critical_path(g).tolist() == [0, 1, 2]
+
+
+def test_cp_rank_counts_a_constrained_tasks_operations() -> None:
+    """``#operations / averageComputationSpeed`` does not depend on where a task may run. The CP
+    problem with b allowed on d2 only and, as the TF importer writes it, time 0 on d0 and d1. The
+    speeds come from the tasks every device may run: a, c, x, y take 24, 6 and 12 in all on d0, d1, d2,
+    so the speeds are 1/24, 1/6, 1/12 over their mean 7/72: 3/7, 12/7, 6/7. b's time at the mean speed,
+    its time on d2 (4) times 6/7, is 24/7 like a's and c's (the harmonic mean of b's row gave 0). The
+    devices by speed: d1, d2, d0."""
+    allowed = np.ones((5, 3), dtype=bool)
+    allowed[1, :2] = False
+    problem = cp_problem(allowed)
+    time = problem.tables.time.copy()
+    time[1, :2] = 0
+    g = graph_of(tf_problem(time, [(0, 1), (1, 2)], problem.tables.transfer_time, [10, 2, 5], allowed))
+    assert mean_speed_time(g)[:3].tolist() == pytest.approx([24 / 7] * 3)
+    assert speed_order(g).tolist() == [1, 2, 0]
 
 
 def test_cp_places_the_path_on_the_fastest_device_and_the_rest_by_load_before_adding() -> None:

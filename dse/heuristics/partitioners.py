@@ -157,15 +157,19 @@ def round_robin_partition(problem: DagProblem, graph: Graph | None = None,
 
 
 def mean_speed_time(g: Graph) -> np.ndarray:
-    """Per task its time at the mean device speed: ``m / sum_d 1/time[i, d]`` (0 for a task of no work).
+    """Per task its time at the mean device speed, the simulator's ``#operations / averageComputationSpeed``
+    (``PartitioningPreprocessor.preprocess``): see :func:`_paper_speed_ops` (0 for a task of no work)."""
+    return _paper_speed_ops(g)[1]
 
-    With ``time = work / speed`` this is ``work / mean(speed)``, the simulator's
-    ``#operations / averageComputationSpeed`` (``PartitioningPreprocessor.preprocess``)."""
+
+def _harmonic_time(g: Graph) -> np.ndarray:
+    """``k / sum_d 1/time[i, d]`` over the ``k`` devices task ``i`` may run (0 for a task of no work):
+    with ``time = work / speed``, the work over the mean speed of those devices."""
     t = g.time.astype(float)
-    with np.errstate(divide="ignore"):
-        inv = np.where(t > 0, 1.0 / np.where(t > 0, t, 1.0), np.inf)
+    allowed = np.asarray(g.tables.allowed, dtype=bool) & (t > 0)
+    inv = np.where(allowed, 1.0 / np.where(t > 0, t, 1.0), 0.0)
     total = inv.sum(axis=1)
-    return np.where(np.isfinite(total) & (total > 0), g.m / np.where(total > 0, total, 1.0), 0.0)
+    return np.where(total > 0, allowed.sum(axis=1) / np.where(total > 0, total, 1.0), 0.0)
 
 
 def mean_rate_transfer(g: Graph) -> np.ndarray:
@@ -265,10 +269,10 @@ def heft_critical_path(g: Graph) -> np.ndarray:
 
 
 def speed_order(g: Graph) -> np.ndarray:
-    """Devices from the fastest (least summed time over all tasks) to the slowest; ties: lower index
-    (the simulator's stable sort by ``#operations``, devices in id order)."""
-    total = g.time.sum(axis=0)
-    return np.lexsort((np.arange(g.m), total))
+    """Devices from the fastest to the slowest by :func:`_paper_speed_ops`'s speeds (read from the tasks
+    every device may run); ties: lower index (the simulator's stable sort by ``#operations``, devices in
+    id order)."""
+    return np.lexsort((np.arange(g.m), -quantize(_paper_speed_ops(g)[0])))
 
 
 def cp_partition(problem: DagProblem, graph: Graph | None = None,
@@ -669,14 +673,14 @@ def _paper_speed_ops(g: Graph) -> tuple[np.ndarray, np.ndarray]:
     Speeds are read from the tasks every device may run (time = ``#operations / speed``, so a
     device's summed time over them is inversely proportional to its speed); a task's operations
     from its times on the devices it may run, ``time[i, d] * speed[d]`` averaged over them. (A
-    task barred from a device has no time there, so the harmonic mean of a row,
-    :func:`mean_speed_time`, would be 0 for it.)"""
+    task barred from a device has no time there, so the harmonic mean of a whole row would be 0 for it.)
+    Without a task every device may run, speeds are 1 and a task's time is :func:`_harmonic_time`."""
     t = g.time.astype(float)
     full = g.tables.allowed.all(axis=1)
     rows = t[full] if full.any() else t
     total = rows.sum(axis=0)
     if not (total > 0).all():
-        return np.ones(g.m), mean_speed_time(g)
+        return np.ones(g.m), _harmonic_time(g)
     inv = 1.0 / total
     speed = inv / inv.mean()
     allowed = np.asarray(g.tables.allowed, dtype=bool)
