@@ -502,17 +502,7 @@ def importance_batch_partition(problem: DagProblem, graph: Graph | None = None) 
     that can take it; a colocation group goes with its first member."""
     g = _graph(problem, graph)
     place = Placement(g)
-    w = mean_speed_time(g)
-    down = np.zeros(g.n + 1, dtype=float)
-    wp = np.append(w, 0.0)
-    for tasks in g.down_levels:
-        p = g.pred_task[tasks]
-        down[tasks] = np.where(p < g.n, down[p] + wp[p], 0.0).max(axis=1)
-    up = np.zeros(g.n + 1, dtype=float)
-    for tasks in g.up_levels:
-        s = g.succ_task[tasks]
-        up[tasks] = w[tasks] + np.where(s < g.n, up[s], 0.0).max(axis=1)
-    q = quantize(down[: g.n] + up[: g.n])
+    q = quantize(_ops_through(g, mean_speed_time(g)))
     per = g.n / max(g.m, 1)
     for k, i in enumerate(sorted(range(g.n), key=lambda x: (-q[x], x))):
         if place.dev[i] >= 0:
