@@ -143,9 +143,8 @@ class RooflineCostModel:
         eff = eff * tile_utilization(op, device, _element_bytes(op.precision))  # cost-mechanism hook (tiling)
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
-        launch = LAUNCH_OVERHEAD_S[device.kind] if self.launch_overhead else 0.0
-        kernels = op.features.get("kernels", 1.0)
-        launch = launch_seconds(device, launch, kernels) if self.launch_overhead else 0.0  # hook (overhead)
+        kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)
+        launch = launch_seconds(device, LAUNCH_OVERHEAD_S[device.kind], kernels) if self.launch_overhead else 0.0
         return (compute, memory, launch)
 
     def _calibration(self, platform: Platform) -> Any:

@@ -32,6 +32,7 @@ reads two vectors, an axpy reads two and writes one.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from dse.builders.gemm import SOURCE, bytes_per_element, gemm_op, require_positive, require_size
 from dse.builders.message_passing import INDEX_BYTES, aggregate_ops, check_aggregation, spmm_op
@@ -159,9 +160,8 @@ def gin(dataset: str = "cora", layers: int = 2, hidden: int = 64, rows: int | No
         ops += _aggregate(f"l{layer}.aggregate", n, z, f_in, precision, cv, aggregation, "sum")
         combine = _vector_op(f"l{layer}.self", "elementwise", n * f_in, 2, 1, 2.0, precision)
         if pyg:  # (1 + eps) * x, then + aggregate: two kernels, the intermediate written and read once more
-            combine = Op(combine.name, combine.op_class, combine.flops,
-                         combine.bytes_moved + 2 * n * f_in * bytes_per_element(precision), 0.0,
-                         combine.output_bytes, precision, {"kernels": 2.0})
+            combine = replace(combine, bytes_moved=combine.bytes_moved + 2 * n * f_in * bytes_per_element(precision),
+                              features={"kernels": 2.0})
         ops += [combine, gemm_op(f"l{layer}.mlp1", n, hidden, f_in, precision)]
         if pyg:
             ops.append(_vector_op(f"l{layer}.mlp_act", "elementwise", n * hidden, 1, 1, 1.0, precision))

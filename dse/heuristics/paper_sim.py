@@ -51,7 +51,6 @@ import numpy as np
 
 from dse.heuristics.base import Graph, graph_of, repaired_devices
 from dse.heuristics.partitioners import (
-    PARTITIONERS,
     cp_partition,
     dfs_paper_partition,
     divide_path_partition,
@@ -311,6 +310,18 @@ def _msr_pick(queue: list, n: int, local: list[list[int]], sends: _Sends, pct: n
     return int(queue.pop(at)[1])
 
 
+#: Each partitioner of :data:`~dse.heuristics.partitioners.PARTITIONERS` under the simulator's rules
+#: (``name -> (problem, shuffle) -> devices``; a task the simulator finds no device for raises).
+PAPER_PARTITIONERS: dict[str, Callable[[DagProblem, np.random.Generator | None], np.ndarray]] = {
+    "hash": lambda problem, shuffle: round_robin_partition(problem, shuffle=shuffle),  # its round robin
+    "cp": lambda problem, shuffle: cp_partition(problem, shuffle=shuffle, strict=True),
+    "icp": lambda problem, shuffle: divide_path_partition(problem, shuffle=shuffle, strict=True),
+    "mite": lambda problem, shuffle: weight_function_partition(problem, shuffle=shuffle, strict=True),
+    "batchsplit": lambda problem, shuffle: importance_batch_partition(problem),  # batches follow importance
+    "dfs": lambda problem, shuffle: dfs_paper_partition(problem, shuffle=shuffle, strict=True),
+}
+
+
 def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | None = None) -> PaperRun:
     """Partition with ``PARTITIONER`` and simulate with ``SCHEDULER`` (``name`` = ``"cp+pct"`` etc.)
     under the paper simulator's rules, ``hash`` being the simulator's round robin
@@ -324,21 +335,8 @@ def run_paper(problem: DagProblem, name: str, shuffle: np.random.Generator | Non
     no device for a task (its run fails), :class:`~dse.errors.InfeasibleError` is raised. Raises
     ``ValueError`` for an unknown name."""
     part, _, sched = name.strip().lower().partition("+")
-    if part not in PARTITIONERS or sched not in RULES:
-        raise ValueError(f"unknown pair {name!r}; partitioners: {', '.join(PARTITIONERS)}; "
+    if part not in PAPER_PARTITIONERS or sched not in RULES:
+        raise ValueError(f"unknown pair {name!r}; partitioners: {', '.join(PAPER_PARTITIONERS)}; "
                          f"schedulers: {', '.join(RULES)}")
-    if part == "cp":
-        devices = cp_partition(problem, shuffle=shuffle, strict=True)
-    elif part == "hash":  # the simulator's hashing is a round robin over its hash-set order
-        devices = round_robin_partition(problem, shuffle=shuffle)
-    elif part == "batchsplit":  # the simulator's batches follow importance, not the topological order
-        devices = importance_batch_partition(problem)
-    elif part == "icp":
-        devices = divide_path_partition(problem, shuffle=shuffle, strict=True)
-    elif part == "mite":
-        devices = weight_function_partition(problem, shuffle=shuffle, strict=True)
-    elif part == "dfs":
-        devices = dfs_paper_partition(problem, shuffle=shuffle, strict=True)
-    else:
-        devices = PARTITIONERS[part](problem)
+    devices = PAPER_PARTITIONERS[part](problem, shuffle)
     return simulate_paper(problem, repaired_devices(problem, devices), sched, shuffle=shuffle)

@@ -870,12 +870,8 @@ def _weighted_choice(pd: _PaperDevices, i: int, importance: float | None) -> int
         nonzero = fill[fill != 0.0]
         least = min(1.0, float(nonzero.min())) if len(nonzero) else 1.0
         fill = np.where(fill == 0.0, least / 10.0, fill)
-        value = comm * ex * factor * fill
-    best, at = float("inf"), -1
-    for k, v in enumerate(value.tolist()):  # strict <: the first device of the least value
-        if v < best:
-            best, at = v, k
-    return int(ok[at]) if at >= 0 else int(ok[0])
+        value = value * factor * fill
+    return int(ok[int(np.argmin(value))])  # the first device of the least value (the simulator's strict <)
 
 
 def weight_function_partition(problem: DagProblem, graph: Graph | None = None,
@@ -945,7 +941,7 @@ def dfs_paper_partition(problem: DagProblem, graph: Graph | None = None,
     prio = pd.prio
     _, w = _paper_speed_ops(g)
     through = _ops_through(g, w)
-    key = np.rint(through * (1e9 / max(float(w.sum()), 1e-300))).astype(np.int64)
+    key = quantize(through)
     sources = sorted((v for v in range(g.n) if not g.preds[v]), key=lambda v: prio[v])
     sources.sort(key=lambda v: -key[v])  # stable, as Collections.sort
     succs = [sorted(_distinct(g.succs[v]), key=lambda x: prio[x]) for v in range(g.n)]
