@@ -72,6 +72,9 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
     horizon = max(whole["deadline_ms"].max(), whole["end_ms"].max())
     energy = whole["energy_mj"].sum() * 1e-3 + idle_energy_j(whole, idle, horizon)
     assert energy == pytest.approx(by_name.loc["planaria_acc", "energy_j"], rel=1e-6)
+    # the run's UXCost floor (dse/runtime/ux_bound.py) closes the printed summary
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-2].startswith("floor: "), printed[-2]
 
 
 def test_search_finds_a_front_and_the_genome_reads_back(tmp_path) -> None:

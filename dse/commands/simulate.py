@@ -58,6 +58,8 @@ def _run(args: argparse.Namespace) -> int:
             _write_trace_unless_stopped(Path(args.out), token)
     with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):
         print(in_output_units(summary).to_string(index=False))  # mJ per item, as dse solve
+    for line in summary.attrs.get("notes", []):
+        print(line)
     if args.out is not None:
         written = sorted(p.name for p in Path(args.out).iterdir() if p.is_file() and not p.name.startswith("."))
         print(f"wrote {args.out}/" + ", ".join(written))

@@ -45,6 +45,7 @@ from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 from dse.progress import Progress
 from dse.runtime import xr_metrics
 from dse.runtime.realtime import TRACE_COLUMNS, SimResult, SimSetup, setup, simulate
+from dse.runtime.ux_bound import ux_bound
 from dse.runtime.schedulers import (
     FCFS,
     SCHEDULERS,
@@ -310,11 +311,23 @@ def resolve_scenario(ref: Any, source: str, base: Path) -> Scenario:
     return _resolve(ref, source, Path(base), "scenarios")
 
 
+def floor_note(bound: Any, ref: SimResult) -> str:
+    """One line on ``bound`` (a :class:`~dse.runtime.ux_bound.UXBound`) as a UXCost against ``ref``."""
+    n = bound.forced_misses
+    forced = f"the {n} frame{'s' * (n != 1)} that cannot make {'their deadlines' if n != 1 else 'its deadline'} even alone"
+    if bound.energy_all_kept_pj == float("inf"):
+        return ("floor: the frames do not fit in the accelerators' time, so every schedule misses "
+                + (f"more than {forced}" if n else "some"))
+    return (f"floor: no schedule on whole accelerators goes below UXCost "
+            f"{bound.uxcost_kept(ref.energy_j, ref.missed):.5g} while missing " + (f"only {forced}" if n else "no frame"))
+
+
 def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any:
     """``dse simulate``: every scheduler of ``spec.scenario`` on its scenario and system.
 
     Writes ``summary.csv`` (``scheduler, uxcost, edp, energy_j, drop_rate, xrbench_score``), ``trace.csv`` and
-    ``timeline.png`` into ``out`` when given; returns the summary DataFrame. Raises SpecError for an
+    ``timeline.png`` into ``out`` when given; returns the summary DataFrame, whose ``attrs["notes"]`` holds
+    one line on the UXCost floor of the run (:mod:`dse.runtime.ux_bound`). Raises SpecError for an
     unknown scheduler or model.
     """
     import pandas as pd
@@ -357,6 +370,7 @@ def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any
                      "drop_rate": float(r.dropped.sum() / max(int(r.frames.sum()), 1)),
                      "xrbench_score": xr_metrics.xrbench_score(mine)})
     summary = pd.DataFrame(rows, columns=["scheduler", "uxcost", "edp", "energy_j", "drop_rate", "xrbench_score"])
+    summary.attrs["notes"] = [floor_note(ux_bound(sim, settings.duration_s, seed), ref)]
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
