@@ -119,6 +119,7 @@ __all__ = [
     "fit_kernel",
     "gemm_shapes",
     "kernel_terms",
+    "contention_estimate",
     "contention_pairs",
     "load_calibration",
     "mape",
@@ -464,8 +465,8 @@ def _sample_frame(rows: dict[tuple[int, int], dict[str, Any]], times: dict[tuple
 #: calls per timed sample, when groups are run side by side: about 80 ms of one core per sample.
 CONTENTION_SHAPE = (512, 1024, 1024)
 CONTENTION_CALLS = 3
-#: Rounds (alone, then beside) per ordered pair; the median ratio counts.
-CONTENTION_ROUNDS = 5
+#: Rounds (alone, then beside) per ordered pair; the least ratio counts (:func:`measure_contention`).
+CONTENTION_ROUNDS = 7
 
 
 def contention_pairs(devices: Sequence[str], cores: int | None = None) -> list[tuple[str, str]]:
@@ -530,9 +531,15 @@ def measure_contention(devices: Sequence[str], *, rounds: int = CONTENTION_ROUND
     limited to one thread, each multiplying its own rows of ``A`` by the shared ``B``. Time is each
     thread's CPU time (``time.thread_time``), so waiting for a core taken by other programs is left out;
     what is left is what the groups share in hardware. Per round the measured group runs alone, then
-    beside the other; the ratio's excess over 1 is divided by the share of a core the other group got
-    meanwhile (on a loaded machine it runs part of the time only), and the median over rounds is kept,
-    at least 1. Raises :class:`~dse.interrupt.Interrupted` on a stop signal (checked between rounds).
+    beside the other. Each round's time beside is taken over the least time alone of all rounds, and
+    its excess over 1 is divided by the share of a core the other group got meanwhile (on a loaded
+    machine it runs part of the time only); the least of these ratios is kept, at least 1. Interference
+    from outside (other programs' cache traffic, a host that takes the virtual CPU away) only ever adds
+    time, while what the two groups share is there in every round, so the least times estimate it (as
+    ``timeit`` takes the least of its repeats); a median let a few disturbed rounds set the figure
+    (x1.6 on an idle machine whose groups ran side by side at x1.0 moments later). ``spread`` still
+    reports how far the rounds' ratios ranged. Raises :class:`~dse.interrupt.Interrupted` on a stop
+    signal (checked between rounds).
     """
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
 
@@ -547,18 +554,28 @@ def measure_contention(devices: Sequence[str], *, rounds: int = CONTENTION_ROUND
             a_parts = [rng.random((rows, k), dtype=np.float32) for _ in range(t_dev + t_side)]
             c_parts = [np.empty((rows, n), dtype=np.float32) for _ in range(t_dev + t_side)]
             _group_cpu_seconds(t_dev, a_parts, b, c_parts, 0, 1)  # warm-up
-            ratios = []
+            alone, beside_rounds = [], []
             for r in range(rounds):
                 stop_point()
-                alone, _ = _group_cpu_seconds(t_dev, a_parts, b, c_parts, 0, CONTENTION_CALLS)
-                together, share = _group_cpu_seconds(t_dev, a_parts, b, c_parts, t_side, CONTENTION_CALLS)
-                ratios.append(1.0 + (together / alone - 1.0) / max(share, 0.25))
+                alone.append(_group_cpu_seconds(t_dev, a_parts, b, c_parts, 0, CONTENTION_CALLS)[0])
+                beside_rounds.append(_group_cpu_seconds(t_dev, a_parts, b, c_parts, t_side, CONTENTION_CALLS))
                 progress.update(f"contention {device} beside {beside}: round {r + 1}/{rounds}, "
-                                f"x{ratios[-1]:.3f}")
-            median = float(np.median(ratios))
-            spread = float((max(ratios) - min(ratios)) / median) if median > 0 else 0.0
-            results.append(PairContention(device, beside, max(1.0, median), spread, rounds))
+                                f"x{beside_rounds[-1][0] / alone[-1]:.3f}")
+            results.append(contention_estimate(device, beside, alone, beside_rounds))
     return tuple(results)
+
+
+def contention_estimate(device: str, beside: str, alone: Sequence[float],
+                        together: Sequence[tuple[float, float]]) -> PairContention:
+    """The :class:`PairContention` of rounds timed alone (CPU seconds) and beside the other group
+    (``(CPU seconds, share of a core the other group got)``): the least of ``1 + (beside / least alone - 1)
+    / share`` over the rounds (``share`` at least 0.25), at least 1; ``spread`` = (largest - smallest) /
+    median of those ratios (see :func:`measure_contention`)."""
+    fastest_alone = min(alone)
+    ratios = [1.0 + (t / fastest_alone - 1.0) / max(share, 0.25) for t, share in together]
+    median = float(np.median(ratios))
+    spread = float((max(ratios) - min(ratios)) / median) if median > 0 else 0.0
+    return PairContention(device, beside, max(1.0, min(ratios)), spread, len(ratios))
 
 
 def calibration_plan(kernels: Sequence[str], devices: Sequence[str], dtypes: Sequence[str] | None, *, gpu: bool,

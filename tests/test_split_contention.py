@@ -17,6 +17,7 @@ from dse.calibrate import (
     MachineInfo,
     PairContention,
     calibration_to_dict,
+    contention_estimate,
     contention_pairs,
     load_calibration,
     save_calibration,
@@ -242,6 +243,20 @@ def test_contention_pairs_fit_the_cores() -> None:
     assert contention_pairs(["cpu:t2"], cores=2) == []
     assert contention_pairs(["cpu:t1", "cpu:t2", "cuda"], cores=3) == [
         ("cpu:t1", "cpu:t1"), ("cpu:t1", "cpu:t2"), ("cpu:t2", "cpu:t1")]
+
+
+def test_contention_keeps_the_least_ratio_over_the_least_time_alone() -> None:
+    # Hand calculation. Alone 50, 40, 48 ms: the least, 40 ms, is the reference. Beside the other group:
+    # 80 ms with it running the whole time (ratio 2.0), 44 ms (1.1), 60 ms while it got half a core
+    # (1 + (1.5 - 1) / 0.5 = 2.0). Two disturbed rounds of three: the least ratio, 1.1, is the slowdown; a
+    # median of each round over its own time alone would say 1.5. Spread (2.0 - 1.1) / 2.0 = 0.45.
+    pair = contention_estimate("cpu:t1", "cpu:t1", [0.050, 0.040, 0.048], [(0.080, 1.0), (0.044, 1.0), (0.060, 0.5)])
+    assert pair.slowdown == pytest.approx(1.1)
+    assert pair.spread == pytest.approx(0.45) and pair.rounds == 3
+    # beside faster than alone (noise on the rounds alone): never below 1
+    assert contention_estimate("a", "b", [0.05], [(0.045, 1.0)]).slowdown == 1.0
+    # a group that got a tenth of a core counts as a quarter: 1 + (1.2 - 1) / 0.25 = 1.8
+    assert contention_estimate("a", "b", [0.05], [(0.060, 0.1)]).slowdown == pytest.approx(1.8)
 
 
 def test_cli_adapt_threshold_must_be_a_positive_fraction(capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,7 +45,6 @@ from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 from dse.progress import Progress
 from dse.runtime import xr_metrics
 from dse.runtime.realtime import TRACE_COLUMNS, SimResult, SimSetup, setup, simulate
-from dse.runtime.ux_bound import ux_bound
 from dse.runtime.schedulers import (
     FCFS,
     SCHEDULERS,
@@ -54,6 +53,7 @@ from dse.runtime.schedulers import (
     make_scheduler,
     static_partition,
 )
+from dse.runtime.ux_bound import ux_bound
 
 MULTIMODEL_OBJECTIVES = ("uxcost", "energy")
 #: Internal UXCost unit: millionths.
