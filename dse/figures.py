@@ -23,6 +23,14 @@ def new_figure(nrows: int = 1, ncols: int = 1, **kwargs: Any) -> tuple[Any, Any]
     return figure, figure.subplots(nrows, ncols, **{k: v for k, v in kwargs.items() if k in subplot_keys})
 
 
+def axis_or_new(ax: Any, constrained: bool = False) -> Any:
+    """``ax``, or the axis of a new 8.5 x 4.5 inch figure (with constrained layout: a legend outside the
+    axis stays inside the figure when it is saved)."""
+    if ax is None:
+        _, ax = new_figure(figsize=(8.5, 4.5), layout="constrained" if constrained else None)
+    return ax
+
+
 def close(figure: Any) -> None:
     """Release a figure made by :func:`new_figure` (pyplot keeps its own until closed)."""
     import sys

@@ -1,4 +1,4 @@
-"""Figures: Pareto fronts (several solvers on one axis), schedules (Gantt charts), interactive fronts.
+"""Figures of Pareto fronts: several solvers on one axis, interactive fronts, a batch store's fronts.
 
 * :func:`plot_fronts`: two objectives on one axis, the exact front drawn above
   the approximate ones, baselines as named colored markers, a log axis or an
@@ -6,13 +6,12 @@
   objectives as pairwise panels (or parallel coordinates on a given axis);
   ``interactive=True`` returns a plotly figure whose points show their mapping
   and metrics on hover.
-* :func:`plot_schedule`: the decoded schedule of one genome with its
-  transfers, in the tables' display time unit; a pipeline's chart is one
-  steady-state period.
-* :func:`plot_gantt`: bars from ``(op, device, start, end)`` rows; labels
-  that do not fit their bar are numbered, with a key beside the chart.
 * :func:`plot_store_fronts`: the fronts of a batch store's jobs, coloured by a
   swept field (discrete colours for discrete values).
+
+Also here, from the modules that draw them: :func:`plot_schedule` and :func:`plot_gantt`
+(:mod:`dse.schedule_plot`: schedules as Gantt charts) and :func:`plot_stream_timeline`
+(:mod:`dse.stream_plot`: DyPe's runs over time), so that ``from dse.plot import ...`` reaches every figure.
 
 Overlapping fronts stay visible (exact fronts below with large markers,
 approximate ones above with small markers), baselines sit below the fronts,
@@ -31,12 +30,14 @@ import numpy as np
 
 from dse.catalog import time_unit_note
 from dse.error_bands import band
-from dse.figures import close, new_figure, save
+from dse.figures import axis_or_new, close, new_figure, save
+from dse.schedule_plot import GANTT_FONT, MAX_GANTT_KEY, plot_gantt, plot_schedule, transfers
 from dse.solvers.registry import solvers
+from dse.stream_plot import SPIKE_RATIO, plot_stream_timeline, stream_phases
 
-__all__ = ["INSET_AREA", "LOG_RATIO", "MAX_NAMED_BASELINES", "close", "column_label", "new_figure", "plot_fronts",
-           "plot_fronts_interactive", "plot_gantt", "plot_schedule", "plot_store_fronts", "plot_stream_timeline",
-           "save", "stream_phases", "transfers"]
+__all__ = ["GANTT_FONT", "INSET_AREA", "LOG_RATIO", "MAX_GANTT_KEY", "MAX_NAMED_BASELINES", "SPIKE_RATIO", "close",
+           "column_label", "new_figure", "plot_fronts", "plot_fronts_interactive", "plot_gantt", "plot_schedule",
+           "plot_store_fronts", "plot_stream_timeline", "save", "stream_phases", "transfers"]
 
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
@@ -62,14 +63,6 @@ MAX_NAMED_BASELINES = 8
 INSET_AREA = 0.04
 #: Positive values spanning more than this ratio get a log axis.
 LOG_RATIO = 20.0
-
-
-def _axis(ax: Any, constrained: bool = False) -> Any:
-    """``ax``, or the axis of a new figure (with constrained layout: a legend outside the axis stays
-    inside the figure when it is saved)."""
-    if ax is None:
-        _, ax = new_figure(figsize=(8.5, 4.5), layout="constrained" if constrained else None)
-    return ax
 
 
 def _is_exact(front: ParetoSet) -> bool:
@@ -152,19 +145,19 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
     if interactive:
         return plot_fronts_interactive(fronts, baselines=baselines, title=title, problem=problem)
     if not fronts:
-        ax = _axis(ax)
+        ax = axis_or_new(ax)
         ax.set_title(title or "Pareto front (no front yet)")
         return ax
     objs = fronts[0].objectives
     note = _unit_notes(objs)
     if len(objs) == 1:
-        return _plot_single(fronts, _axis(ax, constrained=True), _with_note(title or f"{objs[0].name}: "
+        return _plot_single(fronts, axis_or_new(ax, constrained=True), _with_note(title or f"{objs[0].name}: "
                                                                           f"{fronts[0].problem}", note))
     if len(objs) >= 3:
         if ax is not None:
             return _plot_parallel(fronts, ax, baselines, title)
         return _plot_pairwise(fronts, baselines, title)
-    ax = _axis(ax, constrained=True)
+    ax = axis_or_new(ax, constrained=True)
     _draw_pair(ax, fronts, 0, 1, baselines, legend=True, error=error)
     ax.set_title(_with_note(title or f"Pareto front: {fronts[0].problem}", note))
     _inset_if_squashed(ax, fronts, 0, 1)
@@ -471,137 +464,6 @@ def plot_fronts_interactive(fronts: Sequence[ParetoSet], baselines: bool = True,
     return fig
 
 
-# --------------------------------------------------------------------------- schedules
-
-
-def transfers(problem: MappingProblem, mapping: Any, x: np.ndarray) -> list[tuple[str, str, float, float]]:
-    """``(edge label, link label, start, end)`` rows of the data transfers of a decoded ``mapping``.
-
-    A schedule with per-task finish times (``dag``) gives each crossing edge's
-    send-to-arrival interval, the TF send rule included; a pipeline mapping
-    (``link_load``) gives each link's busy time within one period, after
-    the transfers' producers. Empty when the mapping has neither.
-    """
-    t = problem.tables
-    names = t.device_names
-    rows: list[tuple[str, str, float, float]] = []
-    if hasattr(mapping, "finish") and hasattr(problem, "structure") and t.n_edges:
-        dev = np.asarray(mapping.device)
-        delay, _ = problem.structure.send_delays(dev, t, bool(getattr(problem, "tensor_per_device", False)))
-        for e, (s, d) in enumerate(np.asarray(t.edges).tolist()):
-            a, b = int(dev[s]), int(dev[d])
-            if a != b and delay[e] > 0:
-                start = float(mapping.finish[s])
-                rows.append((f"{t.op_names[s]}->{t.op_names[d]}", f"{names[a]}->{names[b]}", start, start + float(delay[e])))
-    elif hasattr(mapping, "link_load") and t.n_edges:
-        cursor: dict[str, float] = {}
-        for e, (s, d) in enumerate(np.asarray(t.edges).tolist()):
-            a, b = int(x[s]), int(x[d])
-            if a == b:
-                continue
-            link = f"{names[a]}->{names[b]}"
-            start = cursor.get(link, 0.0)
-            end = start + float(t.edge_transfer_time(e, a, b))
-            cursor[link] = end
-            rows.append((f"{t.op_names[s]}->{t.op_names[d]}", link, start, end))
-    return rows
-
-
-def plot_schedule(problem: MappingProblem, genome: Sequence[int] | np.ndarray, ax: Any = None,
-                  title: str | None = None) -> Any:
-    """The Gantt chart of one genome: op bars per device, transfer bars per link, in the tables' display
-    time unit (ms for the roofline model, the workload's own unit for tables).
-
-    A pipeline mapping is drawn as one steady-state period: each device's ops
-    back to back (every device works on a different item), each link's
-    transfers, and the period as a dashed line. Returns the axis; an empty
-    axis when the family's decoded mapping has no schedule.
-    """
-    x = np.asarray(genome, dtype=np.int64)
-    mapping = problem.decode(x)
-    t = problem.tables
-    factor, unit = t.display_per_time_unit, t.display_time_unit
-    ops = [(op, dev, s * factor, e * factor) for op, dev, s, e in mapping.schedule]
-    moves = [(lbl, f"link {link}", s * factor, e * factor) for lbl, link, s, e in transfers(problem, mapping, x)]
-    period = getattr(mapping, "period", None) if hasattr(mapping, "link_load") else None
-    ax = plot_gantt(ops, ax=ax, time_unit=unit, title=title or f"{problem.name}: schedule", transfers=moves)
-    notes = []
-    if period is not None:
-        ax.axvline(period * factor, color="black", linestyle="--", linewidth=1)
-        notes.append(f"one steady-state period ({period * factor:.4g} {unit}, dashed line): "
-                     "every device works on a different item")
-    note = time_unit_note(unit)
-    if note:
-        notes.append(f"{unit}: the workload's own time unit (task costs as given), not seconds")
-    if notes:
-        import textwrap
-
-        ax.set_title(ax.get_title() + "\n" + "\n".join(textwrap.fill(n, 100) for n in notes), fontsize=8)
-    return ax
-
-
-#: Gantt label font size (points); a label wider than its bar at this size is replaced by a number.
-GANTT_FONT = 7.0
-#: Numbered labels listed in the key beside a Gantt chart; past that, bars too narrow stay unlabelled.
-MAX_GANTT_KEY = 40
-
-
-def _fits(text: str, width_in: float, fontsize: float) -> bool:
-    """Whether ``text`` at ``fontsize`` fits in ``width_in`` inches (a character is about 0.62 em wide)."""
-    return len(text) * 0.62 * fontsize / 72.0 <= 0.9 * width_in
-
-
-def plot_gantt(schedule: Sequence[tuple[str, str, float, float]], ax: Any = None, time_unit: str = "",
-               title: str = "Schedule", label_ops: bool | None = None,
-               transfers: Sequence[tuple[str, str, float, float]] = ()) -> Any:
-    """Horizontal bars, one row per device, from ``(op, device, start, end)`` rows, then one row per link
-    from ``transfers`` (hatched). A label that fits its bar is written in it; one that does not is
-    replaced by a number, listed with its name in a key beside the chart (at most
-    :data:`MAX_GANTT_KEY`). Returns the axis."""
-    ax = _axis(ax)
-    devices = list(dict.fromkeys([dev for _, dev, _, _ in schedule] + [link for _, link, _, _ in transfers]))
-    row = {d: i for i, d in enumerate(devices)}
-    label_ops = len(schedule) + len(transfers) <= 60 if label_ops is None else label_ops
-    from matplotlib import colormaps
-
-    cmap = colormaps["tab20"]
-    bars = [(op, dev, start, end, False) for op, dev, start, end in schedule]
-    bars += [(label, link, start, end, True) for label, link, start, end in transfers]
-    times = [t for _, _, start, end, _ in bars for t in (start, end)]
-    span = (max(times) - min(times)) * 1.1 if times else 1.0
-    width_in = ax.figure.get_size_inches()[0] * ax.get_position().width * 0.85  # after room for device names
-    key: list[str] = []
-    for k, (name, where, start, end, moved) in enumerate(bars):
-        if moved:
-            ax.barh(row[where], end - start, left=start, height=0.4, color="white", edgecolor="dimgray", hatch="///",
-                    linewidth=0.5)
-        else:
-            ax.barh(row[where], end - start, left=start, height=0.6, color=cmap(k % 20), edgecolor="black",
-                    linewidth=0.3)
-        if not label_ops or end <= start:
-            continue
-        bar_in = (end - start) / span * width_in if span > 0 else 0.0
-        text = name
-        if not _fits(text, bar_in, GANTT_FONT):
-            if len(key) >= MAX_GANTT_KEY or not _fits(str(len(key) + 1), bar_in, GANTT_FONT):
-                continue
-            key.append(name)
-            text = str(len(key))
-        ax.text((start + end) / 2, row[where], text, ha="center", va="center", fontsize=GANTT_FONT, clip_on=True,
-                bbox=dict(boxstyle="square,pad=0.1", facecolor="white", edgecolor="none", alpha=0.6) if moved else None)
-    if key:
-        lines = [f"{n}: {name}" for n, name in enumerate(key, start=1)]
-        ax.text(1.02, 1.0, "labels\n" + "\n".join(lines), transform=ax.transAxes, ha="left", va="top",
-                fontsize=GANTT_FONT, family="monospace")
-    if devices:
-        ax.set_yticks(range(len(devices)), devices)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"time [{time_unit}]" if time_unit else "time")
-    ax.set_title(title)
-    ax.grid(True, axis="x", alpha=0.3)
-    return ax
-
-
 def plot_store_fronts(points: Any, objectives: Sequence[tuple[str, str]], color: str | None,
                       ax: Any = None) -> Any:
     """The feasible front of every job in ``points`` (a :func:`dse.store.points_frame`) on one axis, the
@@ -649,84 +511,3 @@ def plot_store_fronts(points: Any, objectives: Sequence[tuple[str, str]], color:
     ax.set_title(f"Pareto fronts of {feasible['job'].nunique() if len(feasible) else 0} jobs")
     ax.grid(True, alpha=0.3)
     return ax
-
-
-#: Line styles of the policies on a stream timeline (with widths falling from the first to the last, so a
-#: later policy drawn over an earlier one with the same values leaves it visible).
-_POLICY_STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
-#: A timeline value above this multiple of the 95th percentile is drawn off-scale (its maximum noted).
-SPIKE_RATIO = 1.5
-
-
-def stream_phases(trace: Any) -> list[tuple[str, float, float]]:
-    """``(input name, start, end)`` of each run of consecutive inputs with one name, read from the first
-    policy of a DyPe trace (``policy, kind, input_name, start_s, end_s``)."""
-    first = trace[(trace["policy"] == trace["policy"].iloc[0]) & (trace["kind"] == "run")]
-    phases: list[tuple[str, float, float]] = []
-    for name, start, end in zip(first["input_name"].astype(str), first["start_s"], first["end_s"], strict=True):
-        if phases and phases[-1][0] == name:
-            phases[-1] = (name, phases[-1][1], float(end))
-        else:
-            phases.append((name, float(start), float(end)))
-    return phases
-
-
-def _robust_limits(ax: Any, values: np.ndarray) -> None:
-    """Y limits that keep a lone early spike from squashing the rest: past :data:`SPIKE_RATIO` times the
-    95th percentile, the axis stops there and says how high the values go."""
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return
-    lo, high, top = float(values.min()), float(np.percentile(values, 95)), float(values.max())
-    if top <= high * SPIKE_RATIO or high <= lo:
-        return
-    pad = (high - lo) * 0.08
-    ax.set_ylim(lo - pad, high + pad)
-    ax.text(0.99, 0.97, f"off-scale up to {top:.4g}", transform=ax.transAxes, ha="right", va="top", fontsize=7,
-            bbox=dict(facecolor="white", edgecolor="none", alpha=0.8))
-
-
-def plot_stream_timeline(trace: Any) -> Any:
-    """DyPe's runs over time: per policy, throughput (top) and energy per item (bottom) of each run, the
-    input phases shaded and named, switches as ticks in a strip above each panel (never at y = 0). Every
-    policy has its own line style and a thinner line than the one before, so equal lines stay visible.
-    Returns the top axis (its figure holds both)."""
-    fig, (ax_t, ax_e) = new_figure(2, 1, figsize=(9.5, 6.5), sharex=True, layout="constrained")
-    phases = stream_phases(trace)
-    for k, (name, start, end) in enumerate(phases):
-        for ax in (ax_t, ax_e):
-            ax.axvspan(start, end, color="tab:blue" if k % 2 == 0 else "tab:gray", alpha=0.08, linewidth=0,
-                       zorder=0)
-        ax_t.text((start + end) / 2, 1.02, name, transform=ax_t.get_xaxis_transform(), ha="center", va="bottom",
-                  fontsize=7, clip_on=False)
-    policies = list(dict.fromkeys(trace["policy"]))
-    throughput, energy = [], []
-    for k, name in enumerate(policies):
-        part = trace[trace["policy"] == name]
-        runs = part[part["kind"] == "run"]
-        mid = ((runs["start_s"] + runs["end_s"]) / 2).to_numpy()
-        t = (runs["items"] / (runs["end_s"] - runs["start_s"])).to_numpy(dtype=float)
-        e = (runs["energy_j"] / runs["items"]).to_numpy(dtype=float)
-        throughput.append(t)
-        energy.append(e)
-        style = dict(linestyle=_POLICY_STYLES[k % len(_POLICY_STYLES)], linewidth=max(3.6 - 0.5 * k, 1.2),
-                     zorder=2 + k, where="mid")
-        lines = ax_t.step(mid, t, label=name, **style)
-        ax_e.step(mid, e, color=lines[0].get_color(), **style)
-        switches = part[part["kind"] == "switch"]["start_s"].to_numpy(dtype=float)
-        strip = 0.96 - 0.045 * k  # the band above the data (see below), one row per policy
-        ax_t.plot(switches, np.full(len(switches), strip), "|", color=lines[0].get_color(), markersize=9,
-                  markeredgewidth=2, transform=ax_t.get_xaxis_transform(), zorder=10)
-    _robust_limits(ax_t, np.concatenate(throughput) if throughput else np.zeros(0))
-    _robust_limits(ax_e, np.concatenate(energy) if energy else np.zeros(0))
-    low, high = ax_t.get_ylim()  # room at the top for the switch rows
-    ax_t.set_ylim(low, high + (high - low) * (0.06 + 0.05 * len(policies)))
-    ax_t.set_ylabel("throughput [items/s]")
-    ax_e.set_ylabel("energy [J/item]")
-    ax_e.set_xlabel(f"simulated time [s]; | at the top marks a switch; shading: input phases of {policies[0]}"
-                    if policies else "simulated time [s]")
-    ax_t.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    for ax in (ax_t, ax_e):
-        ax.grid(True, alpha=0.3)
-    return ax_t
-

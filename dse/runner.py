@@ -19,10 +19,12 @@ import numpy as np
 from dse import solvers  # solvers.solve looked up at each call (tests and embedders may replace it)
 from dse.error_bands import band_columns, problem_error
 from dse.errors import InfeasibleError, SpecError
+from dse.figures import save
 from dse.files import replace_atomically
 from dse.pareto import ParetoSet
-from dse.plot import plot_fronts, plot_schedule, save
+from dse.plot import plot_fronts
 from dse.progress import Progress
+from dse.schedule_plot import plot_schedule
 from dse.solvers.registry import collect_seeds, lookup
 
 

@@ -40,8 +40,8 @@ import pandas as pd
 
 from dse.errors import SpecError
 from dse.files import replace_atomically
-from dse.plot import transfers
 from dse.runtime.realtime import TRACE_COLUMNS as FRAME_COLUMNS
+from dse.schedule_plot import transfers
 from dse.store import connect_readonly
 
 if TYPE_CHECKING:

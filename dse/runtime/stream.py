@@ -508,8 +508,9 @@ def summarize(trace: pd.DataFrame) -> pd.DataFrame:
 
 def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
     """``timeline.png``: per policy, throughput and energy per item of each run over time, input phases
-    shaded, switches marked (:func:`dse.plot.plot_stream_timeline`)."""
-    from dse.plot import plot_stream_timeline, save
+    shaded, switches marked (:func:`dse.stream_plot.plot_stream_timeline`)."""
+    from dse.figures import save
+    from dse.stream_plot import plot_stream_timeline
 
     save(plot_stream_timeline(trace), str(path))
 
