@@ -68,14 +68,9 @@ from dse.runtime.policies import (
     phase_choice,
     phase_figures,
 )
-from dse.runtime.stream import (
-    Reference,
-    StreamInput,
-    SwitchSpec,
-    mean_features,
-    switch_costs,
-    workload_for,
-)
+from dse.runtime.stream import Reference, StreamInput, mean_features, workload_for
+from dse.runtime.stream_spec import SwitchSpec
+from dse.runtime.switching import switch_costs
 
 GRAPHS = ("cora", "citeseer", "pubmed", "flickr", "ogbn-arxiv", "reddit", "ogbn-products")
 MATRICES = ("thermal2", "apache2", "ecology2", "G3_circuit", "parabolic_fem")

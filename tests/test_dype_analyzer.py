@@ -24,7 +24,9 @@ from dse.runtime.policies import (
     analyzer_policy,
     phase_choice,
 )
-from dse.runtime.stream import SwitchSpec, switch_cost, switch_costs, workload_for
+from dse.runtime.stream import workload_for
+from dse.runtime.stream_spec import SwitchSpec
+from dse.runtime.switching import switch_cost, switch_costs
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = {"builder": "gcn", "layers": 1, "classes": 8}

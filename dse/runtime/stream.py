@@ -11,13 +11,10 @@ the previous input's drain).
 Per policy (:mod:`dse.runtime.policies`) the simulator pops one event per
 input from an :class:`~dse.runtime.core.EventQueue`, asks the policy for a
 configuration and, when it differs from the installed one and the policy
-charges switches, first re-maps: every op that moves sends its resident data
-over the platform's route (``latency + bytes / bandwidth``, summed) and every
-device whose ops or level change reconfigures (``reconfigure_ms``, in
-parallel), all times ``switch.scale``; the energy of a switch is the
-transfers' energy plus every device's idle power over it
-(:func:`~dse.runtime.core.energy_j`). One trace row per run and per switch;
-:func:`summarize` derives every summary figure from the trace.
+charges switches, first re-maps at the cost :mod:`dse.runtime.switching` counts.
+One trace row per run and per switch; :func:`summarize` derives every summary
+figure from the trace. The ``scenario:`` mapping it runs is
+:class:`~dse.runtime.stream_spec.ScenarioSpec`.
 """
 
 from __future__ import annotations
@@ -26,10 +23,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from dse.builders import build
 from dse.cost import RooflineCostModel
@@ -41,10 +37,9 @@ from dse.limits import MAX_DEADLINE_TU
 from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.registry import register_scenario
 from dse.progress import Progress
-from dse.runtime.core import EventQueue, Trace, energy_j
+from dse.runtime.core import EventQueue, Trace
 from dse.runtime.library import ConfigLibrary, build_library, load_library, save_library
 from dse.runtime.policies import (
-    POLICIES,
     Decision,
     Figures,
     InputView,
@@ -57,128 +52,16 @@ from dse.runtime.policies import (
     gpu_genome,
     select,
 )
+from dse.runtime.stream_spec import ScenarioSpec
+from dse.runtime.switching import SwitchCost, switch_cost, switch_costs
 from dse.workload import validate_workload
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-#: Most inputs a stream may hold.
-MAX_STREAM = 100_000
-#: Builders a scenario may stream inputs through.
-STREAM_BUILDERS = ("gcn", "graphsage", "gin", "cg", "pagerank")
 TRACE_COLUMNS = ("policy", "input", "input_name", "regime", "config", "kind", "start_s", "end_s", "items",
                  "energy_j", "optimal", "feasible")
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class PhaseSpec(_Strict):
-    """``length`` consecutive inputs of the named input."""
-
-    input: str
-    length: int = Field(ge=1, le=MAX_STREAM)
-
-
-class DriftSpec(_Strict):
-    """A synthetic input drifting from ``start`` to ``end`` (geometric in density, linear in skew) in ``steps``."""
-
-    rows: int = Field(ge=2, le=10**7)
-    width: int = Field(default=64, ge=1, le=10**6)
-    density_from: float = Field(gt=0, le=1)
-    density_to: float = Field(gt=0, le=1)
-    degree_from: Literal["uniform", "powerlaw"] = "uniform"
-    degree_to: Literal["uniform", "powerlaw"] = "powerlaw"
-    steps: int = Field(default=6, ge=2, le=1000)
-
-
-class StreamSpec(_Strict):
-    """How the stream is made: ``phases`` (repeated ``repeat`` times), ``drift`` or ``mix`` (``length`` inputs)."""
-
-    kind: Literal["phases", "drift", "mix"] = "phases"
-    phases: list[PhaseSpec] = Field(default_factory=list)
-    repeat: int = Field(default=1, ge=1, le=MAX_STREAM)
-    drift: DriftSpec | None = None
-    mix: dict[str, float] = Field(default_factory=dict, description="input name -> weight")
-    length: int = Field(default=40, ge=1, le=MAX_STREAM)
-
-    @model_validator(mode="after")
-    def _check(self) -> StreamSpec:
-        if self.kind == "phases" and not self.phases:
-            raise ValueError("a phases stream needs at least one phase (the stream has no inputs)")
-        if self.kind == "drift" and self.drift is None:
-            raise ValueError("a drift stream needs its drift settings")
-        if self.kind == "mix" and (not self.mix or any(w < 0 for w in self.mix.values())
-                                   or sum(self.mix.values()) <= 0):
-            raise ValueError("a mix stream needs input weights >= 0 with a positive sum")
-        if self.kind == "phases" and sum(p.length for p in self.phases) * self.repeat > MAX_STREAM:
-            raise ValueError(f"more than {MAX_STREAM} inputs")
-        return self
-
-
-class SwitchSpec(_Strict):
-    """Re-mapping cost: ``reconfigure_ms`` per device whose ops or level change, transfers of moved
-    ops' resident data, both multiplied by ``scale`` (0: free switches)."""
-
-    reconfigure_ms: float = Field(default=1.0, ge=0, le=1e7)
-    scale: float = Field(default=1.0, ge=0, le=1e9)
-
-
-class LibrarySpec(_Strict):
-    """How the configuration library is built (or ``file``: reloaded from JSON without re-solving)."""
-
-    regimes: int = Field(default=4, ge=1, le=64)
-    exact: Literal["cpsat", "exhaustive"] = "cpsat"
-    nsga2: bool = True
-    time_limit_s: float = Field(default=10.0, gt=0, le=3600)
-    file: str | None = None
-
-
-class ScenarioSpec(_Strict):
-    """The ``scenario:`` mapping of a pipeline spec (``dse simulate``)."""
-
-    workload: dict[str, Any] = Field(default_factory=lambda: {"builder": "gcn", "layers": 2, "hidden": 16},
-                                     description="builder and its parameters; each input supplies the data")
-    inputs: dict[str, str | dict[str, Any]] = Field(default_factory=dict,
-                                                    description="named inputs: a dataset name or {synthetic: ...}")
-    stream: StreamSpec
-    items_per_input: int = Field(default=100, ge=1, le=10**9)
-    preference: Literal["throughput", "energy", "weighted"] = "throughput"
-    weight: float = Field(default=0.5, ge=0, le=1)
-    min_throughput: float | None = Field(default=None, gt=0)
-    horizon_inputs: float = Field(default=10.0, ge=0, le=1e9,
-                                  description="expected phase length in inputs: a switch must repay itself over it")
-    switch: SwitchSpec = Field(default_factory=SwitchSpec)
-    library: LibrarySpec = Field(default_factory=LibrarySpec)
-    policies: list[Literal["gpu_only", "static_average", "static_hand", "dynamic", "oracle"]] = Field(
-        default_factory=lambda: list(POLICIES), min_length=1, max_length=len(POLICIES))  # type: ignore[arg-type]
-
-    @field_validator("workload")
-    @classmethod
-    def _workload(cls, value: dict[str, Any]) -> dict[str, Any]:
-        if value.get("builder") not in STREAM_BUILDERS:
-            raise ValueError(f"builder must be one of {', '.join(STREAM_BUILDERS)}")
-        if {"dataset", "nodes", "edges", "rows", "nnz"} & set(value):
-            raise ValueError("the stream's inputs supply the data: leave dataset and sizes out")
-        return value
-
-    @field_validator("policies")
-    @classmethod
-    def _distinct(cls, value: list[str]) -> list[str]:
-        twice = sorted({p for p in value if value.count(p) > 1})
-        if twice:
-            raise ValueError(f"policy {twice[0]} is listed twice")
-        return value
-
-    @model_validator(mode="after")
-    def _names(self) -> ScenarioSpec:
-        used = [p.input for p in self.stream.phases] + list(self.stream.mix)
-        for name in used:
-            if name not in self.inputs:
-                raise ValueError(f"input {name!r} is not among the named inputs ({', '.join(self.inputs) or 'none'})")
-        return self
 
 
 # --------------------------------------------------------------------------- stream and problems
@@ -294,71 +177,6 @@ def mean_features(stream: Sequence[StreamInput]) -> InputFeatures:
     width = int(round(math.exp(np.mean([math.log(x.width) for x in f]))))
     return InputFeatures(rows, min(nnz, rows * rows), max(width, 1), float(np.mean([x.row_cv for x in f])),
                          name="average")
-
-
-# --------------------------------------------------------------------------- switching
-
-
-@dataclass(frozen=True)
-class SwitchCost:
-    """Seconds and joules of one re-mapping."""
-
-    seconds: float
-    joules: float
-
-
-def switch_cost(problem: PipelineProblem, platform: Any, old: np.ndarray, new: np.ndarray,
-                settings: SwitchSpec) -> SwitchCost:
-    """Cost of going from genome ``old`` to ``new`` on ``problem``'s input (see module docstring)."""
-    t = problem.tables
-    n = t.n_ops
-    names = t.device_names
-    moved = np.flatnonzero(old[:n] != new[:n])
-    transfer_s, transfer_j = 0.0, 0.0
-    for i in moved:
-        a, b = names[int(old[i])], names[int(new[i])]
-        bandwidth, latency_us, pj_per_byte = platform.route(a, b)
-        size = float(t.mem[i, int(new[i])])
-        transfer_s += latency_us * 1e-6 + size / (bandwidth * 1e9)
-        transfer_j += size * pj_per_byte * 1e-12
-    changed = set(int(old[i]) for i in moved) | set(int(new[i]) for i in moved)
-    if problem.levels is not None:
-        lo, ln = problem.level_matrix(old)[:, 0], problem.level_matrix(new)[:, 0]
-        changed |= set(int(d) for d in np.flatnonzero(lo != ln))
-    reconfigure_s = settings.reconfigure_ms * 1e-3 if changed else 0.0
-    seconds = (transfer_s + reconfigure_s) * settings.scale
-    devices = platform.devices
-    idle = energy_j(np.zeros(len(devices)), np.asarray([d.active_w for d in devices]),
-                    np.asarray([d.idle_w for d in devices]), seconds).sum()
-    return SwitchCost(seconds, float(idle + transfer_j * settings.scale))
-
-
-def switch_costs(problem: PipelineProblem, platform: Any, old: np.ndarray, genomes: np.ndarray,
-                 settings: SwitchSpec) -> tuple[np.ndarray, np.ndarray]:
-    """Seconds and joules of going from ``old`` to each row of ``genomes``, as :func:`switch_cost` counts
-    them one at a time (a per-op table of what moving it to each device costs, summed over the ops
-    that move; one reconfiguration when any device or level gene changes)."""
-    t = problem.tables
-    n, names = t.n_ops, t.device_names
-    X = np.atleast_2d(np.asarray(genomes, dtype=np.int64))
-    old = np.asarray(old, dtype=np.int64)
-    move_s = np.zeros((n, t.n_dev))
-    move_j = np.zeros((n, t.n_dev))
-    for i in range(n):
-        for d in range(t.n_dev):
-            if d == int(old[i]):
-                continue
-            bandwidth, latency_us, pj_per_byte = platform.route(names[int(old[i])], names[d])
-            size = float(t.mem[i, d])
-            move_s[i, d] = latency_us * 1e-6 + size / (bandwidth * 1e9)
-            move_j[i, d] = size * pj_per_byte * 1e-12
-    ops = np.arange(n)
-    transfer_s = move_s[ops, X[:, :n]].sum(axis=1)
-    transfer_j = move_j[ops, X[:, :n]].sum(axis=1)
-    changed = (X != old[None, : X.shape[1]]).any(axis=1)
-    seconds = (transfer_s + np.where(changed, settings.reconfigure_ms * 1e-3, 0.0)) * settings.scale
-    idle_w = float(sum(d.idle_w for d in platform.devices))
-    return seconds, idle_w * seconds + transfer_j * settings.scale
 
 
 # --------------------------------------------------------------------------- policies of a run
