@@ -30,7 +30,7 @@ from dse.errors import SpecError
 from dse.figures import save
 from dse.files import check_writable_file, replace_atomically
 from dse.plot import plot_store_fronts
-from dse.store import salvage
+from dse.store_salvage import salvage
 from dse.suggest import did_you_mean
 from dse.trace import chrome_trace, jobs_timeline, write_trace
 
