@@ -84,6 +84,23 @@ def test_the_cheap_accelerator_has_only_so_much_time() -> None:
         assert run.missed > 0 or run.energy_pj >= bound.energy_all_kept_pj, name
 
 
+def test_a_frames_blocks_fit_in_its_window() -> None:
+    # Hand calculation. One model at 100 fps of two blocks, each 6 ms and 1 mJ on "slow", 1 ms and 3 mJ on
+    # "fast", no idle power; 30 ms: 3 frames (windows of 10 ms), 6 blocks. Slow's 30 ms would take 5 blocks
+    # (8 mJ), but a frame's two blocks run one after the other within its 10 ms: with x blocks on slow,
+    # 6x + (6 - x) <= 3 x 10, so x <= 4.8 and the floor is 4.8 x 1 + 1.2 x 3 = 8.4 mJ. (A real schedule fits
+    # one slow block per frame, 6 + 1 <= 10 but 12 > 10: 3 x 1 + 3 x 3 = 12 mJ.)
+    scenario = Scenario("chain", (Model("a", 100.0, LAYER),))
+    system = System("pair", (Accelerator("slow", 64, idle_w=0.0, active_w=0.1),
+                             Accelerator("fast", 1024, idle_w=0.0, active_w=1.0)), 64.0)
+    sim = setup(block_tables(scenario, system, [2], [[6 * MS, MS]] * 2, [[MJ, 3 * MJ]] * 2))
+    bound = ux_bound(sim, 0.030)
+    assert bound.energy_all_kept_pj == pytest.approx(8.4 * MJ, rel=2e-6)
+    for name in ("fcfs", "dream", "herald", "planaria_acc"):
+        run = simulate(sim, make_scheduler(name), duration_s=0.030)
+        assert run.missed > 0 or run.energy_pj >= bound.energy_all_kept_pj, name
+
+
 def random_case(seed: int):
     """2-4 models (some triggered by another, with probability 0.5 or 1) of 1-3 blocks at 50, 100 or 200 fps on
     1-3 accelerators, each block 0.3-4 ms and 0.2-3 mJ on each, idle power 0, 0.05 or 0.2 W: often

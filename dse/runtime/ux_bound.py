@@ -14,14 +14,14 @@ the block's time. So, with ``m[op] = min over accelerators of (energy - idle pow
   saves energy costs at least one miss (the frame's own, or an ancestor's whose drop cancels it), and
   saves at most the frame's and its descendants' energy;
 * a schedule that misses only the forced frames completes every other frame by its deadline, so no
-  accelerator runs their blocks for longer than the last deadline: the cheapest fractional assignment of
-  those blocks to accelerators under that capacity (a linear program) bounds its energy
+  accelerator runs their blocks for longer than the last deadline, and each frame's blocks, which run
+  one after another, take no longer than its window: the cheapest fractional assignment of those blocks
+  to accelerators under both (summed over each model's frames; a linear program) bounds its energy
   (``energy_all_kept_pj``; infinite when even that assignment does not fit).
 
 The bound is ``min over k`` of ``(E_floor - S_k) x (forced misses + k + 1)`` where ``S_k`` is the sum of the
-``k`` largest savings: the best a scheduler could do even if it dropped frames on purpose. It ignores
-deadlines between frames (contention), so it is reachable only when the accelerators are not the
-bottleneck. A spatial scheduler (``pods > 1``) runs at other costs (sub-arrays) and is not bounded by it.
+``k`` largest savings: the best a scheduler could do even if it dropped frames on purpose. It does not
+place frames in time (when each may use which accelerator), so a schedule may not reach it. A spatial scheduler (``pods > 1``) runs at other costs (sub-arrays) and is not bounded by it.
 """
 
 from __future__ import annotations
@@ -106,8 +106,9 @@ def ux_bound(setup: SimSetup, duration_s: float, seed: int = 0) -> UXBound:
     energy_all_kept = idle_pj + int(kept.sum())
     optional_pj = idle_pj + int(negative[model[~mandatory]].sum())
     runs = np.bincount(model[mandatory], minlength=len(tables.model_ops))
+    windows = np.bincount(model[mandatory], weights=window[mandatory], minlength=len(tables.model_ops))
     energy_kept_fitting = optional_pj + _cheapest_fit(setup, marginal_table=tables.energy - idle[None, :] * tables.time,
-                                                      runs=runs, capacity_ns=horizon)
+                                                      runs=runs, windows_ns=windows, capacity_ns=horizon)
 
     # savings of dropping a mandatory frame: its own and its mandatory descendants' (full - negative)
     saving = np.where(mandatory, full[model] - negative[model], 0)
@@ -124,11 +125,13 @@ def ux_bound(setup: SimSetup, duration_s: float, seed: int = 0) -> UXBound:
     return UXBound(int(energy[best]), n_forced + best, best, n_forced, max(energy_all_kept, energy_kept_fitting))
 
 
-def _cheapest_fit(setup: SimSetup, marginal_table: np.ndarray, runs: np.ndarray, capacity_ns: int) -> float:
+def _cheapest_fit(setup: SimSetup, marginal_table: np.ndarray, runs: np.ndarray, windows_ns: np.ndarray,
+                  capacity_ns: int) -> float:
     """The least total marginal energy (pJ) of ``runs[m]`` executions of every block of model ``m``, split
-    fractionally over the accelerators with at most ``capacity_ns`` of busy time each (a linear program);
-    ``math.inf`` when they do not fit. Rounded down by a relative 1e-6 so that solver tolerances never lift
-    it above the true optimum."""
+    fractionally over the accelerators with at most ``capacity_ns`` of busy time each, and with the
+    blocks of model ``m`` taking at most ``windows_ns[m]`` (the sum of its frames' windows: a frame's
+    blocks run one after another within its window) (a linear program); ``math.inf`` when they do not
+    fit. Rounded down by a relative 1e-6 so that solver tolerances never lift it above the true optimum."""
     from scipy.optimize import linprog  # type: ignore[import-untyped, unused-ignore]
 
     tables = setup.tables
@@ -146,7 +149,15 @@ def _cheapest_fit(setup: SimSetup, marginal_table: np.ndarray, runs: np.ndarray,
     capacity = np.zeros((n_acc, used.size * n_acc))
     for a in range(n_acc):
         capacity[a, a::n_acc] = time_ms[:, a]
-    result = linprog(cost_mj.ravel(), A_ub=capacity, b_ub=np.full(n_acc, capacity_ns * 1e-6),
+    models = [m for m, ops in enumerate(tables.model_ops) if runs[m] > 0]
+    row_of = {int(op): i for i, op in enumerate(used)}
+    chains = np.zeros((len(models), used.size * n_acc))
+    for r, m in enumerate(models):
+        for op in tables.model_ops[m]:
+            i = row_of[int(op)]
+            chains[r, i * n_acc:(i + 1) * n_acc] = time_ms[i]
+    result = linprog(cost_mj.ravel(), A_ub=np.vstack([capacity, chains]),
+                     b_ub=np.concatenate([np.full(n_acc, capacity_ns * 1e-6), windows_ns[models] * 1e-6]),
                      A_eq=equal, b_eq=count[used], bounds=(0, None), method="highs")
     if result.status == 2:  # infeasible: the blocks do not fit in the accelerators' time
         return math.inf
