@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -82,6 +83,19 @@ def test_the_cheap_accelerator_has_only_so_much_time() -> None:
     for name in ("fcfs", "dream", "herald", "planaria_acc"):
         run = simulate(sim, make_scheduler(name), duration_s=0.030)
         assert run.missed > 0 or run.energy_pj >= bound.energy_all_kept_pj, name
+
+
+def test_a_linear_program_without_an_answer_leaves_the_floor_without_it(monkeypatch) -> None:
+    # the case above with the solver failing (status 4, numerical trouble): no tightening, the plain floor
+    # of six blocks on slow, 6 mJ (hand calculation), rather than an error or a wrong figure
+    import scipy.optimize
+
+    monkeypatch.setattr(scipy.optimize, "linprog", lambda *a, **k: SimpleNamespace(status=4, fun=None))
+    scenario = Scenario("share", (Model("a", 100.0, LAYER), Model("b", 100.0, LAYER)))
+    system = System("pair", (Accelerator("slow", 64, idle_w=0.0, active_w=0.1),
+                             Accelerator("fast", 1024, idle_w=0.0, active_w=1.0)), 64.0)
+    sim = setup(block_tables(scenario, system, [1, 1], [[6 * MS, MS]] * 2, [[MJ, 3 * MJ]] * 2))
+    assert ux_bound(sim, 0.030).energy_all_kept_pj == 6 * MJ
 
 
 def test_a_frames_blocks_fit_in_its_window() -> None:
