@@ -13,6 +13,7 @@ from dse.errors import SpecError
 from dse.runtime import library as library_module
 from dse.runtime.library import load_library, save_library
 from dse.runtime.stream import ProblemFactory, make_stream, simulate_scenario
+from dse.runtime.stream_spec import DriftSpec
 from dse.spec import spec_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,7 +137,6 @@ def test_mix_and_drift_streams_are_seeded() -> None:
         update={"kind": "mix", "mix": {"sparse": 1.0, "dense": 3.0}, "length": 30})})
     a, b = make_stream(mix, seed=3), make_stream(mix, seed=3)
     assert [x.key for x in a] == [x.key for x in b] and {x.key for x in a} == {"sparse", "dense"}
-    from dse.runtime.stream_spec import DriftSpec
 
     drift = s.scenario.model_copy(update={"stream": s.scenario.stream.model_copy(update={
         "kind": "drift", "length": 12, "drift": DriftSpec(rows=800, width=32, density_from=0.001,

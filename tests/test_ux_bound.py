@@ -139,7 +139,7 @@ def random_case(seed: int):
 def whole_accelerator_schedulers(sim, seed: int) -> list:
     """Every registered scheduler on whole accelerators, two DREAM-style variants and a random mapping."""
     rng = np.random.default_rng(seed)
-    schedulers = [make_scheduler(n) for n in SCHEDULERS if make_scheduler(n).pods == 1]
+    schedulers = [s for s in map(make_scheduler, SCHEDULERS) if s.pods == 1]
     return schedulers + [Dream(drop=False), Dream(feasible_only=False),
                          Mapped(rng.integers(0, sim.n_acc, sim.tables.n_ops).tolist())]
 

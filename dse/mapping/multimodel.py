@@ -12,6 +12,7 @@ scenario and system) and ``energy`` (J over the run). No exact formulation: solv
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -53,7 +54,7 @@ from dse.runtime.schedulers import (
     make_scheduler,
     static_partition,
 )
-from dse.runtime.ux_bound import ux_bound
+from dse.runtime.ux_bound import UXBound, ux_bound
 
 MULTIMODEL_OBJECTIVES = ("uxcost", "energy")
 #: Internal UXCost unit: millionths.
@@ -311,11 +312,11 @@ def resolve_scenario(ref: Any, source: str, base: Path) -> Scenario:
     return _resolve(ref, source, Path(base), "scenarios")
 
 
-def floor_note(bound: Any, ref: SimResult) -> str:
-    """One line on ``bound`` (a :class:`~dse.runtime.ux_bound.UXBound`) as a UXCost against ``ref``."""
+def floor_note(bound: UXBound, ref: SimResult) -> str:
+    """One line on ``bound`` as a UXCost against ``ref``."""
     n = bound.forced_misses
     forced = f"the {n} frame{'s' * (n != 1)} that cannot make {'their deadlines' if n != 1 else 'its deadline'} even alone"
-    if bound.energy_all_kept_pj == float("inf"):
+    if math.isinf(bound.energy_all_kept_pj):
         return ("floor: the frames do not fit in the accelerators' time, so every schedule misses "
                 + (f"more than {forced}" if n else "some"))
     return (f"floor: no schedule on whole accelerators goes below UXCost "

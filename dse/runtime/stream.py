@@ -30,6 +30,7 @@ import numpy as np
 from dse.builders import build
 from dse.cost import RooflineCostModel
 from dse.errors import InfeasibleError, SpecError
+from dse.figures import save
 from dse.files import check_writable_file, clear_partial, mark_partial, replace_atomically
 from dse.inputs import InputFeatures, input_features
 from dse.interrupt import Interrupted, stop_point
@@ -54,6 +55,7 @@ from dse.runtime.policies import (
 )
 from dse.runtime.stream_spec import ScenarioSpec
 from dse.runtime.switching import SwitchCost, switch_cost, switch_costs
+from dse.stream_plot import plot_stream_timeline
 from dse.workload import validate_workload
 
 if TYPE_CHECKING:
@@ -327,9 +329,6 @@ def summarize(trace: pd.DataFrame) -> pd.DataFrame:
 def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
     """``timeline.png``: per policy, throughput and energy per item of each run over time, input phases
     shaded, switches marked (:func:`dse.stream_plot.plot_stream_timeline`)."""
-    from dse.figures import save
-    from dse.stream_plot import plot_stream_timeline
-
     save(plot_stream_timeline(trace), str(path))
 
 

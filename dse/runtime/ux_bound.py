@@ -32,7 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dse.accelerator_cost import MultiModelTables
 from dse.runtime.realtime import SimSetup, make_frames
+from dse.runtime.xr_metrics import uxcost
 
 
 @dataclass(frozen=True)
@@ -57,12 +59,12 @@ class UXBound:
 
     def uxcost(self, ref_energy_j: float, ref_missed: int) -> float:
         """The floor as a UXCost against a reference run (energy J, misses), deliberate drops allowed."""
-        return (self.energy_j / ref_energy_j) * ((self.missed + 1) / (ref_missed + 1))
+        return uxcost(self.energy_j, self.missed, ref_energy_j, ref_missed)
 
     def uxcost_kept(self, ref_energy_j: float, ref_missed: int) -> float:
         """The floor for schedules that miss only the forced frames (no frame that could make its deadline
         alone is dropped), as a UXCost against a reference run."""
-        return (self.energy_all_kept_pj * 1e-12 / ref_energy_j) * ((self.forced_misses + 1) / (ref_missed + 1))
+        return uxcost(self.energy_all_kept_pj * 1e-12, self.forced_misses, ref_energy_j, ref_missed)
 
 
 def ux_bound(setup: SimSetup, duration_s: float, seed: int = 0) -> UXBound:
@@ -74,7 +76,8 @@ def ux_bound(setup: SimSetup, duration_s: float, seed: int = 0) -> UXBound:
         raise ValueError(f"duration_s must be positive, got {duration_s}")
     tables = setup.tables
     idle = np.asarray(tables.idle_power_mw, dtype=np.int64)
-    marginal = (tables.energy - idle[None, :] * tables.time).min(axis=1)  # pJ per block
+    marginal_table = tables.energy - idle[None, :] * tables.time  # pJ per block and accelerator
+    marginal = marginal_table.min(axis=1)
     full = np.array([int(marginal[list(ops)].sum()) for ops in tables.model_ops], dtype=np.int64)
     negative = np.array([int(np.minimum(marginal[list(ops)], 0).sum()) for ops in tables.model_ops], dtype=np.int64)
     fastest = np.array([setup.remaining_min[ops[0]] for ops in tables.model_ops], dtype=np.int64)
@@ -108,8 +111,7 @@ def ux_bound(setup: SimSetup, duration_s: float, seed: int = 0) -> UXBound:
     optional_pj = idle_pj + int(negative[model[~mandatory]].sum())
     runs = np.bincount(model[mandatory], minlength=len(tables.model_ops))
     windows = np.bincount(model[mandatory], weights=window[mandatory], minlength=len(tables.model_ops))
-    energy_kept_fitting = optional_pj + _cheapest_fit(setup, marginal_table=tables.energy - idle[None, :] * tables.time,
-                                                      runs=runs, windows_ns=windows, capacity_ns=horizon)
+    energy_kept_fitting = optional_pj + _cheapest_fit(tables, marginal_table, runs, windows, horizon)
 
     # savings of dropping a mandatory frame: its own and its mandatory descendants' (full - negative)
     saving = np.where(mandatory, full[model] - negative[model], 0)
@@ -126,7 +128,7 @@ def ux_bound(setup: SimSetup, duration_s: float, seed: int = 0) -> UXBound:
     return UXBound(int(energy[best]), n_forced + best, best, n_forced, max(energy_all_kept, energy_kept_fitting))
 
 
-def _cheapest_fit(setup: SimSetup, marginal_table: np.ndarray, runs: np.ndarray, windows_ns: np.ndarray,
+def _cheapest_fit(tables: MultiModelTables, marginal_table: np.ndarray, runs: np.ndarray, windows_ns: np.ndarray,
                   capacity_ns: int) -> float:
     """The least total marginal energy (pJ) of ``runs[m]`` executions of every block of model ``m``, split
     fractionally over the accelerators with at most ``capacity_ns`` of busy time each, and with the
@@ -136,7 +138,6 @@ def _cheapest_fit(setup: SimSetup, marginal_table: np.ndarray, runs: np.ndarray,
     down by a relative 1e-6 so that solver tolerances never lift it above the true optimum."""
     from scipy.optimize import linprog  # type: ignore[import-untyped, unused-ignore]
 
-    tables = setup.tables
     count = np.zeros(tables.n_ops)
     for m, ops in enumerate(tables.model_ops):
         count[list(ops)] = runs[m]
@@ -151,13 +152,13 @@ def _cheapest_fit(setup: SimSetup, marginal_table: np.ndarray, runs: np.ndarray,
     capacity = np.zeros((n_acc, used.size * n_acc))
     for a in range(n_acc):
         capacity[a, a::n_acc] = time_ms[:, a]
-    models = [m for m, ops in enumerate(tables.model_ops) if runs[m] > 0]
+    models = np.flatnonzero(runs > 0).tolist()
     row_of = {int(op): i for i, op in enumerate(used)}
     chains = np.zeros((len(models), used.size * n_acc))
     for r, m in enumerate(models):
         for op in tables.model_ops[m]:
-            i = row_of[int(op)]
-            chains[r, i * n_acc:(i + 1) * n_acc] = time_ms[i]
+            row = row_of[int(op)]
+            chains[r, row * n_acc:(row + 1) * n_acc] = time_ms[row]
     result = linprog(cost_mj.ravel(), A_ub=np.vstack([capacity, chains]),
                      b_ub=np.concatenate([np.full(n_acc, capacity_ns * 1e-6), windows_ns[models] * 1e-6]),
                      A_eq=equal, b_eq=count[used], bounds=(0, None), method="highs")
