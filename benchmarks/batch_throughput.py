@@ -26,9 +26,9 @@ from pathlib import Path
 import yaml
 from stopping import BenchmarkStop, benchmark_stops
 
-import dse.batch
-from dse.store import JobResult, Store
-from dse.sweep import expand_jobs
+import dse.store.batch
+from dse.runs.sweep import expand_jobs
+from dse.store.database import JobResult, Store
 
 SPEC = {
     "name": "tiny", "family": "pipeline", "objectives": ["throughput", "energy"],
@@ -60,9 +60,9 @@ def _local(workers: int, n_jobs: int, folder: Path, stop: BenchmarkStop) -> tupl
                            silence_logs=logging.CRITICAL)
     with Client(cluster) as client:
         warm = expand_jobs(SPEC, {"constraints.power_w": [100 + k for k in range(workers * 2)]})
-        stop.keep(dse.batch.execute(warm, folder / f"warm{workers}.sqlite", client), "warm-up")
+        stop.keep(dse.store.batch.execute(warm, folder / f"warm{workers}.sqlite", client), "warm-up")
         jobs = expand_jobs(SPEC, _grid(n_jobs))
-        report = stop.keep(dse.batch.execute(jobs, folder / f"w{workers}.sqlite", client), f"{workers} worker(s)")
+        report = stop.keep(dse.store.batch.execute(jobs, folder / f"w{workers}.sqlite", client), f"{workers} worker(s)")
     cluster.close()
     assert report.finished == n_jobs and report.failed == 0, report
     return report.finished / report.wall_s * 60, report.store_write_s / report.finished * 1e3
@@ -71,7 +71,7 @@ def _local(workers: int, n_jobs: int, folder: Path, stop: BenchmarkStop) -> tupl
 def _store_only(folder: Path, n: int = 2000) -> float:
     """ms per commit of ``n`` finished jobs (each with a real 2-point front) into a fresh store."""
     job = expand_jobs(SPEC)[0]
-    result = JobResult.from_dict(dse.batch.run_job(job.spec, job.source, job.base))
+    result = JobResult.from_dict(dse.store.batch.run_job(job.spec, job.source, job.base))
     jobs = expand_jobs(SPEC, _grid(n))
     with Store(folder / "store_only.sqlite") as store:
         start = time.perf_counter()
@@ -99,7 +99,7 @@ def _scale_out(n_jobs: int, folder: Path, stop: BenchmarkStop) -> float:
         with Client(address) as client:
             client.wait_for_workers(2, timeout=60)
             warm = expand_jobs(SPEC, {"constraints.power_w": [100, 101, 102, 103]})
-            stop.keep(dse.batch.execute(warm, folder / "warm_remote.sqlite", client), "warm-up")
+            stop.keep(dse.store.batch.execute(warm, folder / "warm_remote.sqlite", client), "warm-up")
         spec = folder / "tiny.yaml"
         spec.write_text(yaml.safe_dump(SPEC))
         grid = folder / "grid.yaml"
@@ -111,7 +111,7 @@ def _scale_out(n_jobs: int, folder: Path, stop: BenchmarkStop) -> float:
                         capture_output=True, timeout=600)
         wall = time.perf_counter() - start
         assert done.returncode == 0, done.stderr
-        frame = dse.batch.load(store)
+        frame = dse.store.batch.load(store)
         assert len(frame) == n_jobs and set(frame["status"]) == {"done"}, frame["status"].value_counts()
         return n_jobs / wall * 60
     finally:

@@ -9,14 +9,14 @@ For every graph x device file (default: the conv graph on the three generated de
 
 * the best schedule found within ``--time`` seconds: the best heuristic, then the memetic search
   (critical-path local search, ``dse.solvers.memetic``) and CP-SAT (the exact TF-rule model,
-  ``dse.mapping.dag_cpsat``) each given ``--time`` seconds, the better of the two; with ``--lns``
+  ``dse.mapping.dag.cpsat``) each given ``--time`` seconds, the better of the two; with ``--lns``
   also the large-neighbourhood search (``dse.solvers.lns``) given that many seconds (a longer run,
   printed apart and counted in the best); every search runs with ``--seed``;
 * the proven lower bound: the largest of the critical-path bound (every task at its fastest, free
-  transfers), the communication bound (``dse.mapping.dag_bounds``: per task and device the earliest
+  transfers), the communication bound (``dse.mapping.dag.bounds``: per task and device the earliest
   start and the shortest tail, transfers, the first send and producers or consumers sharing a
   device counted), the destructive bound (makespans refuted up to the best schedule, at most
-  ``--time`` seconds), the chain bound (``dse.mapping.dag_chain_bound``: the critical chain cut
+  ``--time`` seconds), the chain bound (``dse.mapping.dag.chain_bound``: the critical chain cut
   into blocks of at most ``--chain-inner`` tasks, each block's cost from its entry's device to its
   exit's found exactly by enumeration; at most ``--time`` seconds) and CP-SAT's proven bound (only
   where tasks x devices <= ``--cpsat-max-cells``; CP-SAT starts from the destructive and chain
@@ -52,7 +52,7 @@ DEVICE_FILES = ["2017_02_02_09_57_09-10-10-100-100000000-10-60-0.6.csv",
 
 def tf_problem(graph: str, device_file: str) -> DagProblem:
     """The makespan problem of one TF-paper graph on one device file, under the paper's rules."""
-    from dse.importers.tfcsv import read_tf_devices, read_tf_graph
+    from dse.inputs.importers.tfcsv import read_tf_devices, read_tf_graph
 
     workload = read_tf_graph(DATA / "graphs" / GRAPHS[graph])
     platform = read_tf_devices(DATA / "devices" / device_file)
@@ -80,8 +80,8 @@ def best_heuristic(problem: DagProblem) -> tuple[str, int]:
 def measure(graph: str, device_file: str, limit: float, max_cells: int, workers: int,
             lns: float, chain_inner: int, seed: int = 0) -> dict[str, object]:
     # imported here: the other scripts import tf_problem alone, also with an earlier copy of the package
-    from dse.mapping.dag_bounds import destructive_bound
-    from dse.mapping.dag_chain_bound import chain_bound
+    from dse.mapping.dag.bounds import destructive_bound
+    from dse.mapping.dag.chain_bound import chain_bound
     from dse.solvers.lns import solve_lns
 
     problem = tf_problem(graph, device_file)

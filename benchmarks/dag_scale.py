@@ -12,7 +12,7 @@ second (best of ``--repeat``); the same decoder under the TF paper's send rules 
 graph and 10-device file; the wall time and peak RSS of ``dse.load_problem`` of the TF paper's
 dynamic-RNN graph on its 100-device file and on generated device files of ``--tf-devices`` devices
 (each in a fresh process; needs ``../shared/data/tf-paper``, says so when absent), and the time and
-added peak RSS of the transfer bars of a Gantt chart (``dse.plot.transfers``) of HEFT's schedule on
+added peak RSS of the transfer bars of a Gantt chart (``dse.viz.transfers``) of HEFT's schedule on
 the 100-device file; then NSGA-II
 seeded with the heuristics against HEFT within ``--nsga-time`` seconds (``--seeds 0`` skips it).
 
@@ -54,7 +54,7 @@ GANTT = textwrap.dedent("""
     import resource, sys, time
     import dse
     from dse.heuristics import run
-    from dse.plot import transfers
+    from dse.viz import transfers
     problem = dse.load_problem(sys.argv[1])
     result = run(problem, "heft")
     x = problem.genome(result.devices, result.order)

@@ -20,12 +20,12 @@ state-of-the-art baselines (up to 80.8% and 97.6%) on five scenarios. The system
   not have, each accelerator cut into 4 sub-arrays (Planaria's own architecture).
 
 The floor column is the lowest UXCost any schedule on whole accelerators can reach while missing only the
-frames that cannot make their deadline even alone (``dse/runtime/ux_bound.py``); the summary gives the largest
+frames that cannot make their deadline even alone (``dse/sim/ux_bound.py``); the summary gives the largest
 reductions those floors allow, and the larger ones a scheduler would allow itself by dropping feasible frames
 on purpose (DREAM-style never does). UXCost is ``(E / E_ref) x ((missed + 1) / (missed_ref + 1))`` with FCFS as
 the reference; a ratio of two
 schedulers' UXCosts does not depend on the reference. Costs come from the project's analytic PE-array model
-(``dse/accelerator_cost.py``), not MAESTRO; moving a preempted frame to another accelerator costs nothing
+(``dse/cost/accelerator.py``), not MAESTRO; moving a preempted frame to another accelerator costs nothing
 extra in this model. Figures are printed, never asserted; the catalog's scenarios and systems come from
 ``benchmarks/import_xrbench.py``. Stops on the first SIGINT/SIGTERM (``benchmarks/stopping.py``).
 """
@@ -45,13 +45,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stopping import benchmark_stops  # noqa: E402
 
-from dse import catalog  # noqa: E402
-from dse.accelerator_cost import AcceleratorCostModel  # noqa: E402
-from dse.accelerators import load_scenario, load_system  # noqa: E402
-from dse.runtime.realtime import SimResult, setup, simulate  # noqa: E402
-from dse.runtime.schedulers import make_scheduler  # noqa: E402
-from dse.runtime.ux_bound import ux_bound  # noqa: E402
-from dse.runtime.xr_metrics import uxcost  # noqa: E402
+from dse.cost.accelerator import AcceleratorCostModel  # noqa: E402
+from dse.inputs import catalog  # noqa: E402
+from dse.model.accelerators import load_scenario, load_system  # noqa: E402
+from dse.sim.realtime import SimResult, setup, simulate  # noqa: E402
+from dse.sim.schedulers import make_scheduler  # noqa: E402
+from dse.sim.ux_bound import ux_bound  # noqa: E402
+from dse.sim.xr_metrics import uxcost  # noqa: E402
 
 SCENARIOS = ("VR_gaming", "AR_gaming", "AR_Assistant", "outdoor_activity_A", "social_interactionA")
 SYSTEMS = ("Quad_4K", "Dual_4K_BigLittle", "Quad_4K_Hetero")
@@ -100,7 +100,7 @@ def main() -> int:
     names = COMPARED + EXTRA[1:]
     ratios: dict[str, list[tuple[str, str, float]]] = {n: [] for n in names[1:]}
     #: per case: the floor keeping every frame that fits alone, the floor with deliberate drops, and the
-    #: DREAM-style and baseline UXCosts (``dse/runtime/ux_bound.py``)
+    #: DREAM-style and baseline UXCosts (``dse/sim/ux_bound.py``)
     floors: list[tuple[float, float, dict[str, float]]] = []
     wins = ties = 0
     started = time.perf_counter()
@@ -146,7 +146,7 @@ def main() -> int:
     for n in names[1:]:
         print(summarize(n, ratios[n]))
     print(f"  {PAPER}")
-    print("Floors (no whole-accelerator schedule does better; dse/runtime/ux_bound.py): geo-mean reduction at most")
+    print("Floors (no whole-accelerator schedule does better; dse/sim/ux_bound.py): geo-mean reduction at most")
     for n in COMPARED[1:]:
         kept = geo_reduction([k / ux[n] for k, _, ux in floors])
         dropping = geo_reduction([d / ux[n] for _, d, ux in floors])

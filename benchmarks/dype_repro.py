@@ -51,11 +51,11 @@ import numpy as np
 import pandas as pd
 from stopping import benchmark_stops
 
-from dse import catalog
 from dse.cost import RooflineCostModel
-from dse.inputs import InputFeatures, dataset
+from dse.inputs import catalog
+from dse.inputs.datasets import InputFeatures, dataset
 from dse.mapping.pipeline import PipelineProblem
-from dse.platform import Platform, load_platform
+from dse.model.platform import Platform, load_platform
 from dse.runtime.library import ConfigLibrary, Configuration, build_library
 from dse.runtime.policies import (
     SCORE_TOLERANCE,

@@ -17,8 +17,8 @@ import time
 import numpy as np
 from stopping import benchmark_stops
 
+from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
-from dse.synthetic import random_tables
 
 
 def rate(fn, count: int, repeats: int) -> float:

@@ -10,7 +10,7 @@ Two kinds of instance (``--kind``):
 * ``realistic``: ``random_pipeline`` workloads (gemm/conv/spmm/elementwise ops of
   realistic sizes) costed by the roofline model on the bundled ``edge_soc``
   platform (CPU, GPU, 2 DLAs: 4 devices);
-* ``synthetic``: ``dse.synthetic.random_tables`` (every cost drawn uniformly at
+* ``synthetic``: ``dse.cost.synthetic.random_tables`` (every cost drawn uniformly at
   random, over ``--devices`` devices): no structure for the solver to exploit.
 """
 
@@ -20,15 +20,15 @@ import argparse
 
 from stopping import benchmark_stops
 
-from dse import catalog
-from dse.builders import build
 from dse.cost import RooflineCostModel
+from dse.cost.synthetic import random_tables
+from dse.inputs import catalog
+from dse.inputs.builders import build
 from dse.mapping.pipeline import PipelineProblem
-from dse.platform import load_platform
+from dse.model.platform import load_platform
 from dse.solvers.common import result
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.nsga2 import solve_nsga2
-from dse.synthetic import random_tables
 
 
 def main() -> None:

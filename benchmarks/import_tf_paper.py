@@ -18,7 +18,7 @@ from pathlib import Path
 
 from stopping import benchmark_stops
 
-from dse.importers import read_tf_devices, read_tf_graph
+from dse.inputs.importers import read_tf_devices, read_tf_graph
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
 

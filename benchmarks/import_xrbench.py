@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stopping import benchmark_stops  # noqa: E402
 
-from dse.accelerators import scenario_to_dict, system_to_dict  # noqa: E402
-from dse.importers.maestro import read_maestro_hardware, read_maestro_network  # noqa: E402
+from dse.inputs.importers.maestro import read_maestro_hardware, read_maestro_network  # noqa: E402
+from dse.model.accelerators import scenario_to_dict, system_to_dict  # noqa: E402
 
 HETERO = {"Quad_4K_Hetero": ("Quad_4K", ["ws", "os", "rs", "ws"]), "Dual_8K_Hetero": ("Dual_8K", ["ws", "rs"])}
 HEADER = "# Imported by benchmarks/import_xrbench.py from XRBench (XRBench/XRBench-MLSys2023, MIT), {}.\n"

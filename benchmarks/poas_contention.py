@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stopping import benchmark_stops  # noqa: E402
 
 from dse import cli  # noqa: E402
-from dse.mapping.split_model import gemm_workload  # noqa: E402
+from dse.mapping.split.model import gemm_workload  # noqa: E402
 from dse.runtime.coexec import CoExecutor, parse_devices  # noqa: E402
 
 BUSY = "while True: pass"

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dse.mapping.split_model import calibration_predictor, gemm_workload
-from dse.progress import Progress
+from dse.mapping.split.model import calibration_predictor, gemm_workload
 from dse.runtime.coexec import CoExecutor, coexecute, parse_devices
+from dse.util.progress import Progress
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stopping import benchmark_stops  # noqa: E402
@@ -52,7 +52,7 @@ def main() -> None:
     platform = parse_devices(args.devices)
     predict = None
     if args.calibration:
-        from dse.calibrate import load_calibration
+        from dse.cost.calibration.measure import load_calibration
 
         predict = calibration_predictor(load_calibration(args.calibration), args.calibration)
     shapes = [(s, s, s) for s in (map(int, args.sizes.split(",")) if args.sizes else SQUARE)]

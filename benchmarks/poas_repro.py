@@ -23,16 +23,16 @@ import numpy as np
 import pandas as pd
 from ortools.sat.python import cp_model
 
-from dse import catalog
+from dse.inputs import catalog
 from dse.mapping.split import SplitProblem
-from dse.mapping.split_model import (
+from dse.mapping.split.model import (
     SplitPlatform,
     analytic_compute_s,
     gemm_workload,
     platform_devices,
     split_tables,
 )
-from dse.platform import load_platform
+from dse.model.platform import load_platform
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stopping import benchmark_stops  # noqa: E402

@@ -36,10 +36,10 @@ from stopping import BenchmarkStop, benchmark_stops
 import dse
 from dse.cost import TableCostModel
 from dse.heuristics import run as run_heuristic
-from dse.importers.tfcsv import read_tf_devices, read_tf_graph
+from dse.inputs.importers.tfcsv import read_tf_devices, read_tf_graph
 from dse.mapping.dag import DagProblem
-from dse.platform import Device, Link, Platform
-from dse.workload import Op, Workload
+from dse.model.platform import Device, Link, Platform
+from dse.model.workload import Op, Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "tf-paper"

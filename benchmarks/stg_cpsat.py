@@ -20,10 +20,10 @@ from pathlib import Path
 from stopping import benchmark_stops
 
 import dse
-from dse.builders.stg_generator import METHODS, stg_random_graph
 from dse.cost import TableCostModel
 from dse.heuristics import run as run_heuristic
-from dse.importers.identical import identical_platform
+from dse.inputs.builders.stg_generator import METHODS, stg_random_graph
+from dse.inputs.importers.identical import identical_platform
 from dse.mapping.dag import DagProblem
 
 

@@ -1,4 +1,4 @@
-"""Stop times after SIGINT and SIGTERM for every long command (the interruption rule of ``dse.interrupt``).
+"""Stop times after SIGINT and SIGTERM for every long command (the interruption rule of ``dse.util.interrupt``).
 
 Each command runs in its own process group, as from a terminal. After a warm-up
 delay (imports, the first work) it gets SIGINT sent to the whole group (what

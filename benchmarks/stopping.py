@@ -1,7 +1,7 @@
 """The stop rule of every benchmark: the first SIGINT or SIGTERM ends the run, and a run cut short is never a result.
 
 A benchmark's work runs inside :func:`benchmark_stops`, which routes both signals to the project's
-stop token (:func:`dse.interrupt.interruptible`): the solver or simulation running when the signal
+stop token (:func:`dse.util.interrupt.interruptible`): the solver or simulation running when the signal
 arrives returns at its next safe point, and every later one sees the same stop. The script
 
 * calls ``stop.check()`` before each case (raises once a stop was requested),
@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dse.interrupt import Interrupted, StopToken, interruptible
+from dse.util.interrupt import Interrupted, StopToken, interruptible
 
 T = TypeVar("T")
 

@@ -34,9 +34,9 @@ from dse.heuristics import run as run_heuristic
 from dse.heuristics import seed_genomes
 from dse.heuristics.paper_sim import run_paper
 from dse.mapping.dag import DagProblem
+from dse.model.workload import Op, Workload
 from dse.solvers.cpsat_single import solve_cpsat_single
 from dse.solvers.nsga2 import solve_nsga2
-from dse.workload import Op, Workload
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
 GRAPHS = {"conv": "convolutional_network_graph.csv", "rnn": "recurrent_network.csv", "dynrnn": "dynamic_rnn_graph.csv"}
@@ -75,7 +75,7 @@ def paper_comparison(graphs: list[str], device_files: list[str], runs: int, memo
     path, hash's order of the tasks, the queue's order of a task's successors and sends, a tensor's
     consumers) and reported as the mean, as the simulator reports the mean of 5 such runs; one run with
     our fixed orders is printed beside it."""
-    from dse.importers.tfcsv import read_tf_devices, read_tf_graph
+    from dse.inputs.importers.tfcsv import read_tf_devices, read_tf_graph
 
     print("cp+pct and hash+fifo per graph and device file (thousandths of the paper's time unit), each")
     print(f"as the simulator reports it: the mean of {runs} runs whose hash-set orders are drawn at random")
@@ -175,7 +175,7 @@ def main() -> None:
     parser.add_argument("--paper-only", action="store_true",
                         help="print the paper comparison (cp+pct under the simulator's rules) and stop")
     args = parser.parse_args()
-    from dse.importers.tfcsv import read_tf_devices, read_tf_graph
+    from dse.inputs.importers.tfcsv import read_tf_devices, read_tf_graph
 
     rows: list[dict] = []
     with benchmark_stops("tf_paper") as stop:
@@ -196,7 +196,7 @@ def main() -> None:
                     stop.keep(None, case=f"{key} on {device_file}")
             platform = read_tf_devices(DATA / "devices" / args.devices[0])
         else:
-            from dse.platform import Device, Link, Platform
+            from dse.model.platform import Device, Link, Platform
 
             speeds = [10, 20, 40, 60, 100]
             devices = tuple(Device(f"d{i}", "generic", {}, 1, 1, 0, 1, speed=s) for i, s in enumerate(speeds))

@@ -26,14 +26,14 @@ from pathlib import Path
 from stopping import BenchmarkStop, benchmark_stops
 
 import dse
-from dse.builders.stg_generator import METHODS, stg_random_graph
 from dse.cost import TableCostModel
 from dse.heuristics import run as run_heuristic
-from dse.importers.identical import identical_platform
-from dse.importers.stg import write_stg
+from dse.inputs.builders.stg_generator import METHODS, stg_random_graph
+from dse.inputs.importers.identical import identical_platform
+from dse.inputs.importers.stg import write_stg
 from dse.mapping.dag import DagProblem
-from dse.spec import build_problem, spec_from_dict
-from dse.yamlio import read_yaml
+from dse.runs.spec import build_problem, spec_from_dict
+from dse.util.yamlio import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 

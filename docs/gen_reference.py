@@ -6,7 +6,7 @@ function also works on its own (the tests call them):
 * :func:`spec_reference`: the problem spec's fields from the pydantic models, per family its
   objectives, limits, options and scenario;
 * :func:`cli_reference`: every ``dse`` subcommand and flag from the argparse parser, the
-  commands registered in :mod:`dse.commands` included;
+  commands registered in :mod:`dse.cli.commands` included;
 * :func:`catalog_reference`: every catalog platform (figures and sources) and every builder
   (parameters, defaults, meanings);
 * :func:`family_page`: a stand-in page for a registered family whose own ``docs/family-NAME.md``
@@ -81,14 +81,14 @@ def _own_doc(model: Any) -> str:
 def spec_reference() -> str:
     """The problem spec reference: top-level fields, constraints, solver, and each family's part."""
     from dse.mapping.registry import families
-    from dse.platform import DeviceSpec, LinkSpec, PlatformSpec
+    from dse.model.platform import DeviceSpec, LinkSpec, PlatformSpec
+    from dse.model.workload import InputSpec, OpSpec, WorkloadSpec
+    from dse.runs.spec import ConstraintsSpec, ProblemSpecModel, SolverSpec
     from dse.solvers.registry import solvers
-    from dse.spec import ConstraintsSpec, ProblemSpecModel, SolverSpec
-    from dse.workload import InputSpec, OpSpec, WorkloadSpec
 
     out = ["# Spec reference", "",
-           "Generated from the pydantic models that validate a spec (`dse/spec.py`, `dse/platform.py`, "
-           "`dse/workload.py`) and from the family and solver registries. `dse schema` writes the same "
+           "Generated from the pydantic models that validate a spec (`dse/runs/spec.py`, `dse/model/platform.py`, "
+           "`dse/model/workload.py`) and from the family and solver registries. `dse schema` writes the same "
            "information as a JSON Schema for editors ([Problem specs](../specs.md)).", ""]
     for title, model in (("Problem spec (top level)", ProblemSpecModel), ("`constraints`", ConstraintsSpec),
                          ("`solver`", SolverSpec), ("Platform file / inline `platform`", PlatformSpec),
@@ -138,12 +138,12 @@ def _help_of(parser: argparse.ArgumentParser, name: str) -> str:
 
 
 def cli_reference() -> str:
-    """Every subcommand with its usage and a table of its arguments (from :func:`dse.cli._parser`)."""
-    from dse.cli import _parser
+    """Every subcommand with its usage and a table of its arguments (from :func:`dse.cli.app._parser`)."""
+    from dse.cli.app import _parser
 
     parser = _parser()
     out = ["# CLI reference", "",
-           "Generated from the `dse` argument parser, the commands registered in `dse.commands` included. "
+           "Generated from the `dse` argument parser, the commands registered in `dse.cli.commands` included. "
            "Exit codes: 0 done, 2 invalid input (one line naming file, field and value), 3 infeasible "
            "(the line names the constraint and by how much), 130 interrupted (Ctrl-C), 143 SIGTERM.", "",
            "```", parser.format_usage().strip(), "```", "",
@@ -166,7 +166,7 @@ def cli_reference() -> str:
 
 def catalog_reference() -> str:
     """Every catalog platform with its figures and sources, every builder with its parameters."""
-    from dse import catalog
+    from dse.inputs import catalog
 
     out = ["# Catalog", "",
            "Generated from `models/` and the builders; `dse catalog --details NAME` prints the same text.", "",

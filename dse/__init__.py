@@ -5,7 +5,8 @@ Typical use::
     import dse
     problem = dse.load_problem("quickstart")   # a catalog name or a spec path
     front = dse.solve(problem, solver="cpsat", time_limit=30, seed=0)
-    front.to_frame(); front.plot(); front.hypervolume()
+    front.to_frame(); front.hypervolume()
+    ax = dse.plot_fronts([front])              # a matplotlib axis (interactive=True: plotly)
     front.certificate().describe()             # how far from the true front it can be
     dse.certify(problem, nsga2_front, time_limit=30)   # the same for any solver's front
     print(problem.decode(front.points[0].genome).explain())
@@ -13,10 +14,11 @@ Typical use::
 
 from dse.errors import DseError, GenomeError, InfeasibleError, SpaceTooLargeError, SpecError
 from dse.pareto import ParetoPoint, ParetoSet
+from dse.runs.spec import build_problem, load_problem, load_spec
 from dse.solvers import solve
 from dse.solvers.certify import certify
-from dse.spec import build_problem, load_problem, load_spec
 from dse.version import __version__
+from dse.viz import plot_fronts
 
 __all__ = [
     "DseError",
@@ -31,5 +33,6 @@ __all__ = [
     "certify",
     "load_problem",
     "load_spec",
+    "plot_fronts",
     "solve",
 ]

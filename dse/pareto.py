@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dse.error_bands import front_and_baselines, robust_indices, stable_indices
-from dse.genome import Genome
+from dse.cost.error_bands import front_and_baselines, robust_indices, stable_indices
+from dse.util.genome import Genome
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -142,7 +142,9 @@ class ParetoSet:
     ``status``: ``optimal`` (complete front, every point proven), ``feasible``
     (points found, not all proven), ``time_limit`` / ``interrupted`` (stopped
     early: the points found so far), ``infeasible`` (no mapping satisfies the
-    constraints). ``complete`` is true only when the whole front is proven.
+    constraints). ``complete`` is true only when the whole front is proven. ``exact``: made by an exact
+    solver (CP-SAT, exhaustive search), whose points are proven once it completes; figures draw such
+    fronts beneath the approximate ones (:func:`dse.viz.plot_fronts`).
     """
 
     problem: str
@@ -155,6 +157,7 @@ class ParetoSet:
     baselines: dict[str, ParetoPoint] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     certified: Certificate | None = None
+    exact: bool = False
 
     def certificate(self) -> Certificate | None:
         """How far this front can be from the true front (:class:`Certificate`); None when the solver
@@ -238,7 +241,7 @@ class ParetoSet:
     def robust(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
         """The points that no other point (of the front or its baselines) dominates with certainty when
         every objective may be off by the relative error ``r`` (one value, or one per point): see
-        :mod:`dse.error_bands`. Raises ``ValueError`` for a bad ``r``."""
+        :mod:`dse.cost.error_bands`. Raises ``ValueError`` for a bad ``r``."""
         F, rs = self._banded(r, front_and_baselines)
         return tuple(self.points[i] for i in robust_indices(F, rs, len(self.points)))
 
@@ -281,6 +284,7 @@ class ParetoSet:
             "solver": self.solver,
             "status": self.status,
             "complete": self.complete,
+            "exact": self.exact,
             "objectives": [
                 {"name": o.name, "unit": o.unit, "sense": o.sense, "column": o.column} for o in self.objectives
             ],
@@ -302,12 +306,6 @@ class ParetoSet:
         if path is not None:
             Path(path).write_text(text)
         return text
-
-    def plot(self, ax: Any = None, others: Sequence[ParetoSet] = (), **kwargs: Any) -> Any:
-        """Plot this front (and ``others``) on one axis; returns the axis. See :func:`dse.plot.plot_fronts`."""
-        from dse.plot import plot_fronts
-
-        return plot_fronts([self, *others], ax=ax, **kwargs)
 
 
 def read_front_genomes(path: str | Path) -> list[np.ndarray]:

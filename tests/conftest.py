@@ -1,4 +1,4 @@
-"""Shared fixtures. Random instances come from :mod:`dse.synthetic` (tables built directly, no cost model)."""
+"""Shared fixtures. Random instances come from :mod:`dse.cost.synthetic` (tables built directly, no cost model)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dse.synthetic import random_tables
+from dse.cost.synthetic import random_tables
 
 __all__ = ["TINY_PLATFORM", "TINY_WORKLOAD", "random_tables"]
 
@@ -14,11 +14,11 @@ __all__ = ["TINY_PLATFORM", "TINY_WORKLOAD", "random_tables"]
 def compiled_dag_kernels() -> None:
     """Compile (or load from numba's on-disk cache) every dag kernel (decoder, heuristics, lower bounds, the
     memetic search's moves) once per test process, before any test's time limit starts, and record that
-    the cache is warm (:mod:`dse.jit`): on a clean checkout the first compile takes seconds, which would
+    the cache is warm (:mod:`dse.util.jit`): on a clean checkout the first compile takes seconds, which would
     otherwise land inside whichever timed test runs first, or run uncompiled beside a background
     compilation."""
-    from dse.jit import write_stamp
     from dse.solvers.warmup import compile_all
+    from dse.util.jit import write_stamp
 
     write_stamp(compile_all())
 
@@ -32,15 +32,15 @@ def solve_outputs_outside_the_repository(tmp_path_factory, monkeypatch) -> None:
     """``dse solve`` without ``--out`` writes ``out/<problem name>/`` under the working folder; a test that
     runs it from the repository's root writes it under a temporary folder instead (tests that run commands
     the way the docs do move to a temporary working folder first, and keep the default there)."""
-    import dse.cli
+    import dse.cli.app
 
-    real, base = dse.cli.default_out, tmp_path_factory.getbasetemp() / "default-out"
+    real, base = dse.cli.app.default_out, tmp_path_factory.getbasetemp() / "default-out"
 
     def default_out(problem_name: str) -> Path:
         folder = real(problem_name)
         return base / folder if Path.cwd().resolve() == ROOT else folder
 
-    monkeypatch.setattr(dse.cli, "default_out", default_out)
+    monkeypatch.setattr(dse.cli.app, "default_out", default_out)
 
 
 #: A two-device platform and a three-op workload, written out inline in specs by the CLI tests.

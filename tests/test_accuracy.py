@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from dse import accuracy as acc
 from dse.errors import SpecError
-from dse.workload import OP_CLASSES
+from dse.model.workload import OP_CLASSES
+from dse.runs import accuracy as acc
 from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,9 +106,8 @@ def _names_in_measurements() -> set[str]:
 
 
 def test_no_workload_model_or_measurement_name_in_the_cost_code() -> None:
-    files = sorted({*ROOT.glob("dse/cost*.py"), *ROOT.glob("dse/cost*/**/*.py"), ROOT / "dse" / "accelerator_cost.py",
-                    ROOT / "dse" / "pe_energy.py"})
-    assert ROOT / "dse" / "cost_mechanisms" / "fusion.py" in files
+    files = sorted(ROOT.glob("dse/cost/**/*.py"))  # the whole cost layer, calibration included
+    assert ROOT / "dse" / "cost" / "mechanisms" / "fusion.py" in files
     names = _names_in_measurements()
     for path in files:
         text = path.read_text().lower()
@@ -140,7 +139,7 @@ def test_command_names_a_missing_folder(tmp_path, capsys) -> None:
 
 
 def _gpu(**declared):
-    from dse.platform import Device
+    from dse.model.platform import Device
 
     return Device("g", "gpu", {"fp16": 100.0}, 1000.0, 16.0, 10.0, 110.0, **declared)
 
@@ -148,8 +147,8 @@ def _gpu(**declared):
 def test_mechanism_defaults_leave_the_roofline_unchanged() -> None:
     """Without declarations the per-op parts are the kind's: 1024^3 GEMM (see the hand row above)
     28,633.1 ns compute, 7,401.7 ns memory, 5,000 ns launch."""
-    from dse.builders.gemm import gemm_op
     from dse.cost import RooflineCostModel
+    from dse.inputs.builders.gemm import gemm_op
 
     compute, memory, launch = RooflineCostModel().op_time_parts(gemm_op("g", 1024, 1024, 1024, "fp16"), _gpu())
     assert (compute, memory, launch) == pytest.approx((28_633.115e-9, 7_401.7e-9, 5e-6), rel=1e-5)
@@ -157,8 +156,8 @@ def test_mechanism_defaults_leave_the_roofline_unchanged() -> None:
 
 def test_declared_efficiency_and_launch_overhead() -> None:
     """Declared gemm efficiency 0.5: 2,147,483,648 FLOP / 50e12 = 42,949.7 ns; launch 21 us declared."""
-    from dse.builders.gemm import gemm_op
     from dse.cost import RooflineCostModel
+    from dse.inputs.builders.gemm import gemm_op
 
     parts = RooflineCostModel().op_time_parts(gemm_op("g", 1024, 1024, 1024, "fp16"),
                                               _gpu(compute_efficiency={"gemm": 0.5}, launch_overhead_us=21.0))
@@ -169,7 +168,7 @@ def test_launch_overhead_is_charged_per_kernel_an_op_stands_for() -> None:
     """An op of ``features["kernels"] = 7`` (PyG's scatter-mean) pays 7 launches: 7 x 21 us declared,
     7 x 5 us (the gpu kind's default) without a declaration; an op without the feature pays one."""
     from dse.cost import RooflineCostModel
-    from dse.workload import Op
+    from dse.model.workload import Op
 
     op = Op("s", "embedding", bytes_moved=1000.0, features={"kernels": 7.0})
     assert RooflineCostModel().op_time_parts(op, _gpu(launch_overhead_us=21.0))[2] == pytest.approx(147e-6)
@@ -181,10 +180,10 @@ def test_fusion_and_call_overhead_in_the_tables() -> None:
     """A chain GEMM -> elementwise on a device that fuses elementwise ops and declares 100 us per call:
     the GEMM (entry op) pays 5 us launch + 100 us call; the fused op pays only its arithmetic,
     4 FLOP/element * 1024^2 elements = 4,194,304 FLOP at 0.30 * 100e12 = 139.8 ns -> 140 ns."""
-    from dse.builders.gemm import gemm_op
     from dse.cost import RooflineCostModel
-    from dse.platform import Platform
-    from dse.workload import Op, chain
+    from dse.inputs.builders.gemm import gemm_op
+    from dse.model.platform import Platform
+    from dse.model.workload import Op, chain
 
     add = Op("add", "elementwise", flops=4.0 * 1024**2, bytes_moved=3 * 2.0 * 1024**2,
              output_bytes=2.0 * 1024**2, precision="fp16")
@@ -198,7 +197,7 @@ def test_fusion_and_call_overhead_in_the_tables() -> None:
 
 
 def test_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
-    from dse.accuracy_fit import fit_efficiency, fit_rows
+    from dse.runs.accuracy_fit import fit_efficiency, fit_rows
 
     rows = acc.load_measurements()
     fitted = fit_efficiency(rows, "gpu", "gemm")
@@ -215,9 +214,9 @@ def test_a_calibration_still_replaces_the_analytic_figures_of_a_declaring_device
     """tests/test_calibrate.py's hand calibration times a 1000^3 fp32 GEMM on the cpu at
     1e-5 + 1e-11 * 2e9 + 2e-10 * 4e6 + 3e-10 * 4e6 = 0.02201 s = 22,010,000 ns, whatever the device
     declares (efficiency, launch and call overheads are analytic mechanisms)."""
-    from dse.builders.gemm import gemm
     from dse.cost import RooflineCostModel
-    from dse.platform import Device, Platform
+    from dse.inputs.builders.gemm import gemm
+    from dse.model.platform import Device, Platform
     from tests.test_calibrate import _calibration
 
     cpu = Device("cpu", "cpu", {"fp32": 1.0}, 100.0, 64.0, 10.0, 100.0, launch_overhead_us=50.0,
@@ -227,7 +226,7 @@ def test_a_calibration_still_replaces_the_analytic_figures_of_a_declaring_device
 
 
 def _sparse_gpu(**declared):
-    from dse.platform import Device
+    from dse.model.platform import Device
 
     return Device("s", "gpu", {"fp64": 10.0}, 1000.0, 16.0, 0.0, 100.0, **declared)
 
@@ -238,8 +237,8 @@ def test_sparse_gathers_are_counted_once_when_the_input_fits_the_cache() -> None
     Without a cache the gathers use a quarter of each 32-byte sector (8 / 32): 112,004 / (1000e9 x 0.5 x
     0.25) = 896.032 ns. With 1 MiB of cache the 8,000-byte input is read once and gathered from the cache:
     112,004 - 40,000 + 8,000 = 80,004 B at the full 0.5: 160.008 ns."""
-    from dse.builders import build
     from dse.cost import RooflineCostModel
+    from dse.inputs.builders import build
 
     op = build("spmm", dataset="custom", rows=1000, nnz=5000, row_cv=0.0, width=1, precision="fp64").ops[0]
     model = RooflineCostModel()
@@ -254,8 +253,8 @@ def test_sparse_gathers_are_counted_once_when_the_input_fits_the_cache() -> None
 
 def test_row_skew_slows_sparse_products_by_the_declared_sensitivity() -> None:
     """Row CV 2 with a declared sensitivity 0.5: rates divided by 1 + 0.5 x 2 = 2 (memory 2 x 160.008 ns)."""
-    from dse.builders import build
     from dse.cost import RooflineCostModel
+    from dse.inputs.builders import build
 
     op = build("spmm", dataset="custom", rows=1000, nnz=5000, row_cv=2.0, width=1, precision="fp64").ops[0]
     parts = RooflineCostModel().op_time_parts(op, _sparse_gpu(sparse_bandwidth_efficiency=0.5, cache_mib=1.0,
@@ -266,7 +265,7 @@ def test_row_skew_slows_sparse_products_by_the_declared_sensitivity() -> None:
 def test_sparse_fit_reads_only_the_fit_part_and_matches_the_declared_values() -> None:
     import dataclasses
 
-    from dse.accuracy_fit import fit_sparse, sparse_fit_rows
+    from dse.runs.accuracy_fit import fit_sparse, sparse_fit_rows
 
     rows = acc.load_measurements()
     assert sparse_fit_rows(rows, "gpu") and all(m.split == "fit" for m in sparse_fit_rows(rows, "gpu"))
@@ -281,8 +280,8 @@ def test_tile_and_wave_quantization_by_hand() -> None:
     64 x 128 output: 2 tiles on 4 units, one wave half full: 2 x 64 x 128 x 1024 = 16,777,216 FLOP at
     0.5 x 75e12 = 447.39 ns. 320 x 64 output: 5 tiles, 2 waves of 4: 5 / 8 busy. 128 x 128: 4 tiles,
     one full wave: unchanged. Without compute_units the tiles are not counted."""
-    from dse.builders.gemm import gemm_op
     from dse.cost import RooflineCostModel
+    from dse.inputs.builders.gemm import gemm_op
 
     model = RooflineCostModel()
     tiled = _gpu(compute_units=4, gemm_tile=64)
@@ -298,7 +297,7 @@ def test_tile_and_wave_quantization_by_hand() -> None:
 def test_tile_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
     import dataclasses
 
-    from dse.accuracy_fit import fit_gemm_tile, tile_fit_rows
+    from dse.runs.accuracy_fit import fit_gemm_tile, tile_fit_rows
 
     rows = acc.load_measurements()
     assert tile_fit_rows(rows, "gpu") and all(m.split == "fit" for m in tile_fit_rows(rows, "gpu"))
@@ -311,7 +310,7 @@ def test_tile_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> No
 def test_network_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
     import dataclasses
 
-    from dse.accuracy_fit import fit_network_efficiency, network_fit_rows
+    from dse.runs.accuracy_fit import fit_network_efficiency, network_fit_rows
 
     rows = acc.load_measurements()
     chosen = network_fit_rows(rows, "cpu", "conv")
@@ -327,7 +326,7 @@ def test_network_fit_reads_only_the_fit_part_and_matches_the_declared_value() ->
 def test_network_fit_recovers_a_planted_efficiency() -> None:
     import dataclasses
 
-    from dse.accuracy_fit import _with_efficiency, fit_network_efficiency
+    from dse.runs.accuracy_fit import _with_efficiency, fit_network_efficiency
 
     rows = acc.load_measurements()
     row = next(m for m in rows if m.split == "fit" and m.builder == "resnet50" and m.device.device_class == "cpu")

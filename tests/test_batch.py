@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-import dse.batch
+import dse.store.batch
 from dse.cli import main
-from dse.store import jobs_frame, points_frame
-from dse.sweep import expand_jobs
+from dse.runs.sweep import expand_jobs
+from dse.store.database import jobs_frame, points_frame
 from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
 from tests.test_cli import run
 
@@ -66,13 +66,13 @@ def _job_rows(store: Path) -> list[tuple[str, str]]:
         return conn.execute("SELECT job_id, status FROM jobs").fetchall()
 
 
-#: A batch run in its own process: dse.batch.run on a threaded LocalCluster (quick to start).
+#: A batch run in its own process: dse.store.batch.run on a threaded LocalCluster (quick to start).
 RUNNER = """
 import sys
 from distributed import Client
-import dse.batch
+import dse.store.batch
 with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
-    dse.batch.run(sys.argv[1], sys.argv[3], client, grid=sys.argv[2])
+    dse.store.batch.run(sys.argv[1], sys.argv[3], client, grid=sys.argv[2])
 print("finished")
 """
 
@@ -118,7 +118,7 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
     assert {s for _, s in rows} == {"done"}
     # the same jobs run without interruption give the same fronts
     fresh = tmp_path / "fresh.sqlite"
-    dse.batch.run(spec, fresh, client, grid=grid)
+    dse.store.batch.run(spec, fresh, client, grid=grid)
     assert _fronts_by_job(store) == _fronts_by_job(fresh)
     assert len(_fronts_by_job(fresh)) == n_jobs
 
@@ -131,7 +131,7 @@ def test_a_killed_worker_does_not_lose_the_sweep(tmp_path, client) -> None:
 
     def sweep() -> None:
         try:
-            outcome["frame"] = dse.batch.run(jobs, store, client)
+            outcome["frame"] = dse.store.batch.run(jobs, store, client)
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             outcome["error"] = exc
 
@@ -159,14 +159,14 @@ def test_a_killed_worker_does_not_lose_the_sweep(tmp_path, client) -> None:
 
 def test_an_invalid_job_is_recorded_and_the_others_finish(tmp_path, client) -> None:
     store = tmp_path / "bad.sqlite"
-    frame = dse.batch.run(TINY, store, client, grid={"constraints.power_w": [300, -5, 400]})
+    frame = dse.store.batch.run(TINY, store, client, grid={"constraints.power_w": [300, -5, 400]})
     assert list(frame["constraints.power_w"]) == [300, -5, 400]
     assert list(frame["status"]) == ["done", "invalid", "done"]
     message = frame["message"].iloc[1]
     assert "power_w" in message and "-5" in message
     assert (frame["front_size"].iloc[[0, 2]] > 0).all() and frame["front_size"].iloc[1] == 0
     # resuming does nothing: all three are finished (the invalid one is a deterministic outcome)
-    again = dse.batch.execute(expand_jobs(TINY, {"constraints.power_w": [300, -5, 400]}), store, client)
+    again = dse.store.batch.execute(expand_jobs(TINY, {"constraints.power_w": [300, -5, 400]}), store, client)
     assert (again.skipped, again.finished) == (3, 0)
 
 
@@ -200,7 +200,7 @@ def test_results_of_a_missing_or_foreign_store_is_exit_2(tmp_path, capsys) -> No
 
 def test_results_lists_filters_exports_and_plots(tmp_path, capsys, client) -> None:
     store = tmp_path / "r.sqlite"
-    dse.batch.run(TINY, store, client, grid={"constraints.power_w": [200, 400], "solver.name": ["cpsat"]})
+    dse.store.batch.run(TINY, store, client, grid={"constraints.power_w": [200, 400], "solver.name": ["cpsat"]})
     code, _, err = run(capsys, "results", str(store), "--where", "this is not python")
     assert code == 2 and "--where" in err and "columns are" in err
     code, _, err = run(capsys, "results", str(store), "--where", "front_size")
@@ -235,7 +235,7 @@ def test_bad_batch_flags_are_exit_2(tmp_path, capsys) -> None:
 
 def test_store_keeps_the_swept_fields_and_solver_statistics(tmp_path, client) -> None:
     store = tmp_path / "s.sqlite"
-    dse.batch.run(TINY, store, client, grid={"constraints.power_w": [300]})
+    dse.store.batch.run(TINY, store, client, grid={"constraints.power_w": [300]})
     with sqlite3.connect(store) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         spec, swept, version = conn.execute("SELECT spec, swept, engine_version FROM jobs").fetchone()
@@ -250,7 +250,7 @@ def test_store_keeps_the_swept_fields_and_solver_statistics(tmp_path, client) ->
 def test_a_job_past_its_time_limit_is_recorded_as_timeout(tmp_path, client) -> None:
     hard = {**SLOW, "workload": {"builder": "random_pipeline", "n_ops": 60, "seed": 3},
             "solver": {"name": "cpsat", "time_limit_s": 60, "seed": 0}}
-    report = dse.batch.execute(expand_jobs(hard), tmp_path / "t.sqlite", client, timeout_per_job=1.5)
+    report = dse.store.batch.execute(expand_jobs(hard), tmp_path / "t.sqlite", client, timeout_per_job=1.5)
     assert (report.finished, report.failed) == (1, 1)
-    frame = dse.batch.load(tmp_path / "t.sqlite")
+    frame = dse.store.batch.load(tmp_path / "t.sqlite")
     assert list(frame["status"]) == ["timeout"] and "1.5 s" in frame["message"].iloc[0]

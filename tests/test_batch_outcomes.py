@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import dse.batch
-from dse.progress import Progress
-from dse.store import JobResult, Store
-from dse.sweep import expand_jobs
+import dse.store.batch
+from dse.runs.sweep import expand_jobs
+from dse.store.database import JobResult, Store
+from dse.util.progress import Progress
 from tests.conftest import TINY_SPEC, run_cli, write_yaml
 
 TINY = TINY_SPEC
@@ -27,9 +27,9 @@ SLOW = {"name": "slow", "family": "pipeline", "platform": "edge_soc",
 def test_batch_progress_never_counts_more_running_jobs_than_workers(tmp_path, capsys, monkeypatch) -> None:
     # Four jobs on two single-threaded workers: Dask hands all four to the workers at once (too few jobs to
     # be queued at the scheduler), but only two can run; the progress line must say at most 2.
-    monkeypatch.setattr(dse.batch, "Progress", lambda label, enabled=None: Progress(label, True, every_s=0.0))
+    monkeypatch.setattr(dse.store.batch, "Progress", lambda label, enabled=None: Progress(label, True, every_s=0.0))
     jobs = expand_jobs(SLOW, {"solver.seed": [0, 1, 2, 3]})
-    report = dse.batch.execute(jobs, tmp_path / "s.sqlite", workers=2, quiet=False)
+    report = dse.store.batch.execute(jobs, tmp_path / "s.sqlite", workers=2, quiet=False)
     assert (report.finished, report.failed) == (4, 0)
     running = [int(n) for n in re.findall(r"(\d+) running", capsys.readouterr().err)]
     assert running, "no progress line was printed"

@@ -22,7 +22,7 @@ sys.path.insert(0, str(BENCHMARKS))
 
 from stopping import BenchmarkStop, benchmark_stops  # noqa: E402
 
-from dse.interrupt import Interrupted, StopToken  # noqa: E402
+from dse.util.interrupt import Interrupted, StopToken  # noqa: E402
 
 #: Scripts that run no long loop of their own (a module of helpers, or one that sends the signals itself).
 NO_LOOP = {"stopping.py", "stop_times.py"}
@@ -99,11 +99,11 @@ def test_a_child_process_is_terminated_not_waited_for() -> None:
 
 
 def test_the_block_exits_with_the_signal_status(capsys: pytest.CaptureFixture[str]) -> None:
-    import dse.interrupt
+    import dse.util.interrupt
 
     with pytest.raises(SystemExit) as exited:
         with benchmark_stops("demo") as stop:
-            assert dse.interrupt.active_token() is stop.token
+            assert dse.util.interrupt.active_token() is stop.token
             stop.keep("row", "a")
             stop.token.request(signal.SIGINT)
             stop.keep("row", "b")

@@ -74,7 +74,7 @@ def _heavy_workload(flops: float) -> dict:
 
 
 ROWS = [
-    # -- platform numbers: finite and within the documented bounds (dse.platform.MAX_*)
+    # -- platform numbers: finite and within the documented bounds (dse.model.platform.MAX_*)
     Row("active_w-1e300", platform("devices.0.active_w", 1e300), ("devices[0].active_w", "1e+300"), bug=True, cli=True),
     Row("mem_gib-1e30", platform("devices.0.mem_gib", 1e30), ("devices[0].mem_gib", "1e+30"), bug=True),
     Row("mem_bw-1e-300", platform("devices.1.mem_bw_gbps", 1e-300), ("devices[1].mem_bw_gbps", "1e-300"), bug=True),
@@ -223,7 +223,7 @@ def test_rows_cover_distinct_inputs() -> None:
 
 def test_unreadable_file_is_one_spec_error(tmp_path, monkeypatch) -> None:
     """Root reads any file, so permission denied is simulated where read_yaml reads the bytes."""
-    from dse.yamlio import read_yaml
+    from dse.util.yamlio import read_yaml
 
     path = tmp_path / "locked.yaml"
     path.write_text("name: x\n")
@@ -238,7 +238,7 @@ def test_unreadable_file_is_one_spec_error(tmp_path, monkeypatch) -> None:
 
 
 def test_stg_generator_refuses_a_million_tasks_before_allocating() -> None:
-    from dse.builders.stg_generator import stg_random_graph
+    from dse.inputs.builders.stg_generator import stg_random_graph
 
     with pytest.raises(SpecError) as err:
         stg_random_graph(n_tasks=10**6)

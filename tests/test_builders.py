@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dse.builders import BUILDERS, SOURCE, build
 from dse.errors import SpecError
-from dse.workload import validate_workload
+from dse.inputs.builders import BUILDERS, SOURCE, build
+from dse.model.workload import validate_workload
 
 LAYER_CLASSES = ("conv", "dwconv", "gemm")
 
@@ -299,7 +299,7 @@ def test_gather_scatter_aggregation_by_hand() -> None:
     2 x 120 + 10 x 4 = 280 B, 30 FLOP, 1 kernel; scatter 80 + 120 + 2 x 48 = 296 B, 2 kernels. Mean
     (SAGE), unweighted: the scatter adds ones 40 + index 80 + counts 3 x 16 + division 2 x 48 = 264 B:
     560 B in 7 kernels."""
-    from dse.builders.message_passing import aggregate_ops
+    from dse.inputs.builders.message_passing import aggregate_ops
 
     gather, message, scatter = aggregate_ops("a", 4, 10, 3, "fp32", 0.0, "gather_scatter", weighted=True)
     assert (gather.op_class, gather.bytes_moved, gather.features["kernels"]) == ("embedding", 320.0, 1.0)

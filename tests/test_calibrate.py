@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from dse.calibrate import (
+from dse.cli import main
+from dse.cost.calibration.measure import (
     CACHE_CANDIDATES_BYTES,
     KERNEL_TERMS,
     Calibration,
@@ -30,7 +31,6 @@ from dse.calibrate import (
     run_calibration,
     save_calibration,
 )
-from dse.cli import main
 from dse.errors import SpecError
 
 # Chosen GEMM rates (seconds per unit): 15 us per call, 1/(66.7 GFLOP/s), and per-byte costs of
@@ -298,7 +298,7 @@ def test_gpu_path_with_a_stand_in_torch(monkeypatch: pytest.MonkeyPatch, capsys:
     import sys
     from types import SimpleNamespace
 
-    from dse import calibrate
+    from dse.cost.calibration import measure as calibrate
 
     synced: list[int] = []
     switch = SimpleNamespace(allow_tf32="as before")
@@ -325,7 +325,7 @@ def test_gpu_path_with_a_stand_in_torch(monkeypatch: pytest.MonkeyPatch, capsys:
 
 
 def test_time_call_protocol_with_a_stand_in_clock() -> None:
-    from dse.calibrate import time_call
+    from dse.cost.calibration.measure import time_call
 
     # Each call advances the stand-in clock by 1e-4 s, and a descheduling adds 1 ms to the second
     # call of the run (inside the first timed window). By hand: warm-up 1e-4 s -> batches of

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from dse import catalog
-from dse.builders import build
 from dse.cost import RooflineCostModel
-from dse.platform import load_platform
+from dse.inputs import catalog
+from dse.inputs.builders import build
+from dse.model.platform import load_platform
 
 PLATFORMS = ("server_cpu_gpu_fpga", "edge_soc", "node_cpu_2gpu")
 FIGURE = re.compile(r"^\s+(fp64|fp32|tf32|fp16|bf16|int8|mem_bw_gbps|mem_gib|idle_w|active_w|bandwidth_gbps"

@@ -13,16 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
 from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.split import SplitProblem
-from dse.mapping.split_model import SplitDevice, SplitPlatform, gemm_workload, split_tables
+from dse.mapping.split.model import SplitDevice, SplitPlatform, gemm_workload, split_tables
 from dse.pareto import Certificate, ParetoSet
-from dse.progress import Progress
 from dse.solvers.certificate import hypervolume
 from dse.solvers.cpsat import solve_cpsat, solve_cpsat_boxes
 from dse.solvers.exhaustive import solve_exhaustive
-from dse.synthetic import random_tables
+from dse.util.progress import Progress
 
 
 class _StopAfter(Progress):
@@ -191,7 +191,7 @@ def test_the_plot_shades_the_unexplored_region_of_a_cut_short_front() -> None:
     matplotlib.use("Agg")
     from matplotlib.patches import Rectangle
 
-    from dse.plot import plot_fronts
+    from dse.viz import plot_fronts
 
     problem = _problem("pipeline", 4, 2)
     cut = solve_cpsat(problem, time_limit=30, seed=0, workers=2, progress=_StopAfter(1))

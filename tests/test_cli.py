@@ -129,7 +129,7 @@ def test_catalog_lists_entries(capsys) -> None:
 def test_a_shortened_front_table_keeps_the_knee(capsys) -> None:
     """A front longer than the printed table is sampled evenly; the knee point is always among the rows."""
     import dse
-    from dse.cli import MAX_TABLE_ROWS, _print_report
+    from dse.cli.app import MAX_TABLE_ROWS, _print_report
     from dse.mapping.split import SplitProblem
 
     problem = dse.load_problem("split_gemm")

@@ -12,7 +12,7 @@ import pytest
 
 from dse import cli
 from dse.errors import SpecError
-from dse.mapping.split_model import SplitDevice, SplitPlatform, cpu_group_platform, gemm_workload
+from dse.mapping.split.model import SplitDevice, SplitPlatform, cpu_group_platform, gemm_workload
 from dse.runtime import coexec
 from dse.runtime.coexec import (
     CoExecutor,
@@ -160,7 +160,7 @@ def test_gpu_coexecution() -> None:  # pragma: no cover - needs CUDA
 
 
 def test_cli_coexec_predicts_from_a_calibration_file(tmp_path, monkeypatch) -> None:
-    from dse.calibrate import Calibration, KernelFit, MachineInfo, save_calibration
+    from dse.cost.calibration.measure import Calibration, KernelFit, MachineInfo, save_calibration
 
     monkeypatch.setattr("dse.runtime.coexec.probe_background",
                         lambda *a, **k: coexec.Probe(1.0, 0.0, 2.0))  # an idle machine

@@ -17,14 +17,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dse.builders.stg_generator import stg_random_graph
 from dse.cost import TableCostModel
 from dse.heuristics import run as run_heuristic
-from dse.importers.identical import identical_platform
-from dse.importers.stg import write_stg
+from dse.inputs.builders.stg_generator import stg_random_graph
+from dse.inputs.importers.identical import identical_platform
+from dse.inputs.importers.stg import write_stg
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_cpsat import chain_bound_may_help
+from dse.mapping.dag.cpsat import chain_bound_may_help
 from dse.solvers.common import build_timed_out
 from dse.solvers.registry import collect_seeds
 

@@ -1,4 +1,4 @@
-"""The chain-of-blocks makespan lower bound (:mod:`dse.mapping.dag_chain_bound`): a block cost equals
+"""The chain-of-blocks makespan lower bound (:mod:`dse.mapping.dag.chain_bound`): a block cost equals
 the brute-force optimum of the block alone on two devices and never exceeds it with pool devices; the
 bound is exact on one hand-computed example, never above the brute-force optimum (random DAGs, the TF
 send rule, colocation), equal to it on diamonds that form one block, and above the destructive bound
@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from dse.cost import CostTables
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_bounds import communication_bound, destructive_bound
-from dse.mapping.dag_chain_bound import (
+from dse.mapping.dag.bounds import communication_bound, destructive_bound
+from dse.mapping.dag.chain_bound import (
     Block,
     BlockModel,
     block_costs,
@@ -20,7 +21,6 @@ from dse.mapping.dag_chain_bound import (
     chain_bound,
     critical_chain,
 )
-from dse.synthetic import random_tables
 from tests.test_dag_cpsat import brute_force
 from tests.test_dag_lower_bound import SEEDS, random_problem
 

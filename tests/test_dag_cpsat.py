@@ -8,12 +8,12 @@ import itertools
 import numpy as np
 import pytest
 
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_validate import validate_schedule
+from dse.mapping.dag.validate import validate_schedule
 from dse.pareto import nondominated
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.registry import collect_seeds
-from dse.synthetic import random_tables
 
 
 def brute_force(problem: DagProblem) -> tuple[np.ndarray, np.ndarray]:

@@ -31,7 +31,7 @@ from dse.heuristics.heft import heft_plan
 from dse.heuristics.peft import peft_plan
 from dse.heuristics.schedulers import simulate
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_validate import validate_schedule
+from dse.mapping.dag.validate import validate_schedule
 from dse.solvers.heuristic import solve_heuristic
 from tests.conftest import random_tables
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from dse.cost import CostTables
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_bounds import communication_bound, destructive_bound, time_to_end
-from dse.synthetic import random_tables
+from dse.mapping.dag.bounds import communication_bound, destructive_bound, time_to_end
 from tests.test_dag_cpsat import brute_force
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 import dse
-from dse import catalog, cli
-from dse.mapping.dag_validate import validate_schedule
+from dse import cli
+from dse.inputs import catalog
+from dse.mapping.dag.validate import validate_schedule
 
 SPEC = catalog.problems_dir() / "topcuoglu2002.yaml"
 

@@ -2,7 +2,7 @@
 
 Oracles: a brute-force earliest-slot search over every candidate start, and a plain Python
 list scheduler written here from the decoder's documented rules (module docstring of
-:mod:`dse.mapping.dag`), run on seeded random instances.
+:mod:`dse.mapping.dag.problem`), run on seeded random instances.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_structure import Timeline
-from dse.synthetic import random_tables
+from dse.mapping.dag.structure import Timeline
 
 
 def _fits(busy: list[tuple[int, int]], c: int, length: int) -> bool:

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from dse import cli
 from dse.errors import SpecError
-from dse.store import JobResult, Store, jobs_frame
-from dse.sweep import Job
+from dse.runs.sweep import Job
+from dse.store.database import JobResult, Store, jobs_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ["quickstart.yaml", "xr_social_a.yaml", "dype_phases.yaml", "split_gemm.yaml"]

@@ -77,8 +77,8 @@ def test_every_family_and_solver_is_described() -> None:
 
 
 def test_every_builder_and_parameter_is_documented() -> None:
-    from dse.builders import BUILDERS
-    from dse.catalog import BUILDER_PARAMETERS
+    from dse.inputs.builders import BUILDERS
+    from dse.inputs.catalog import BUILDER_PARAMETERS
 
     undocumented = []
     for name, fn in BUILDERS.items():
@@ -88,11 +88,11 @@ def test_every_builder_and_parameter_is_documented() -> None:
         for param in inspect.signature(fn).parameters:
             if param not in BUILDER_PARAMETERS and f"``{param}``" not in doc:
                 undocumented.append(f"{name}.{param}")
-    assert undocumented == [], "document these in the builder's docstring or dse.catalog.BUILDER_PARAMETERS"
+    assert undocumented == [], "document these in the builder's docstring or dse.inputs.catalog.BUILDER_PARAMETERS"
 
 
 def test_every_cli_command_and_flag_has_help() -> None:
-    from dse.cli import _parser
+    from dse.cli.app import _parser
 
     parser = _parser()
     subs, helps = _subparsers(parser)
@@ -106,12 +106,12 @@ def test_every_cli_command_and_flag_has_help() -> None:
 
 
 def test_generated_references_name_everything() -> None:
-    from dse.builders import BUILDERS
-    from dse.cli import _parser
+    from dse.cli.app import _parser
+    from dse.inputs.builders import BUILDERS
     from dse.mapping.registry import families
-    from dse.platform import DeviceSpec
+    from dse.model.platform import DeviceSpec
+    from dse.runs.spec import ProblemSpecModel
     from dse.solvers.registry import solvers
-    from dse.spec import ProblemSpecModel
 
     ref = reference()
     spec, cli, catalog = ref["spec_reference"](), ref["cli_reference"](), ref["catalog_reference"]()
@@ -171,7 +171,7 @@ def test_python_examples_run() -> None:
 
 
 def test_every_example_input_file_reads() -> None:
-    from dse.importers import read_platform, read_workload
+    from dse.inputs.importers import read_platform, read_workload
 
     read = []
     for path in sorted(EXAMPLES.iterdir()):
@@ -181,7 +181,7 @@ def test_every_example_input_file_reads() -> None:
             read.append(path.suffix)
             continue
         if path.suffix == ".m":  # MAESTRO: a multi-accelerator system or a multi-model scenario
-            from dse.importers.maestro import read_maestro_hardware, read_maestro_network
+            from dse.inputs.importers.maestro import read_maestro_hardware, read_maestro_network
 
             if path.stem.endswith("system"):
                 assert len(read_maestro_hardware(path, dataflow="ws").accelerators) == 2

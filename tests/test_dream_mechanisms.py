@@ -8,12 +8,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from dse.accelerator_cost import block_tables
-from dse.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.cost.accelerator import block_tables
 from dse.mapping.multimodel import apply_timeline
-from dse.runtime.realtime import TRACE_COLUMNS, setup, simulate
-from dse.runtime.schedulers import herald_assignment, make_scheduler
-from dse.spec import load_spec
+from dse.model.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.runs.spec import load_spec
+from dse.sim.realtime import TRACE_COLUMNS, setup, simulate
+from dse.sim.schedulers import herald_assignment, make_scheduler
 
 MS = 1_000_000  # ns
 MJ = 10**9  # pJ

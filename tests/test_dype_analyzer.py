@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dse import catalog
 from dse.cost import RooflineCostModel
-from dse.inputs import InputFeatures
+from dse.inputs import catalog
+from dse.inputs.datasets import InputFeatures
 from dse.mapping.pipeline import PipelineProblem
-from dse.platform import load_platform
+from dse.model.platform import load_platform
 from dse.runtime.library import ConfigLibrary, Configuration, Regime
 from dse.runtime.policies import (
     Figures,

@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dse.builders import build
 from dse.cost import RooflineCostModel
-from dse.dvfs import levels_of
+from dse.cost.dvfs import levels_of
 from dse.errors import SpecError
+from dse.inputs.builders import build
 from dse.mapping.pipeline import PipelineProblem
-from dse.platform import load_platform, platform_from_dict
+from dse.model.platform import load_platform, platform_from_dict
+from dse.model.workload import workload_from_dict
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.exhaustive import solve_exhaustive
-from dse.workload import workload_from_dict
 from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def test_dvfs_fields_are_checked() -> None:
 
 
 def test_calibrated_path_replaces_the_analytic_time_where_it_covers() -> None:
-    from dse.calibrate import Calibration, KernelFit, MachineInfo
+    from dse.cost.calibration.measure import Calibration, KernelFit, MachineInfo
 
     # seconds = 1e-6 + 2e-12 x flops for fp32 GEMMs on "cpu"; a 512 x 256 x 1024 GEMM has 2.68e8 FLOPs:
     # 1e-6 + 2e-12 x 268,435,456 = 537.871 us -> 537,871 ns (rounded up)
@@ -113,7 +113,7 @@ def test_calibrated_path_replaces_the_analytic_time_where_it_covers() -> None:
 
 
 def test_calibrated_spmv_fit_costs_an_spmv_op() -> None:
-    from dse.calibrate import Calibration, KernelFit, MachineInfo
+    from dse.cost.calibration.measure import Calibration, KernelFit, MachineInfo
 
     # seconds = 2e-6 + 1e-9 x nnz; the PageRank SpMV has 5,000 nonzeros: 2 us + 5 us = 7,000 ns
     fit = KernelFit("spmv", "cpu", "fp32", ("const", "nnz"), (2e-6, 1e-9), 0.05, 10)

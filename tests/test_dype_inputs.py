@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from dse import cli
-from dse.builders import build
 from dse.errors import SpecError
-from dse.inputs import dataset, datasets, input_features, matrix_features, synthetic_matrix
+from dse.inputs.builders import build
+from dse.inputs.datasets import dataset, datasets, input_features, matrix_features, synthetic_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -108,7 +108,7 @@ def test_bad_scenarios_exit_2_with_one_line(tmp_path, capsys, change, field, val
 
 
 def test_calibration_from_another_machine_kind_exits_2(tmp_path, capsys) -> None:
-    from dse.calibrate import Calibration, KernelFit, MachineInfo, save_calibration
+    from dse.cost.calibration.measure import Calibration, KernelFit, MachineInfo, save_calibration
 
     fit = KernelFit("gemm", "cpu", "fp32", ("const", "flops"), (1e-6, 1e-11), 0.05, 10)
     save_calibration(Calibration(MachineInfo("sparc | Other CPU | 999 cores", "Other CPU", 999), (fit,), "test"),

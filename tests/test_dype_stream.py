@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from dse.errors import SpecError
+from dse.runs.spec import spec_from_dict
 from dse.runtime import library as library_module
 from dse.runtime.library import load_library, save_library
 from dse.runtime.stream import ProblemFactory, make_stream, simulate_scenario
 from dse.runtime.stream_spec import DriftSpec
-from dse.spec import spec_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 

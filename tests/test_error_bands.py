@@ -1,4 +1,4 @@
-"""Error bands from the held-out error and the points that survive them (dse.error_bands), by hand."""
+"""Error bands from the held-out error and the points that survive them (dse.cost.error_bands), by hand."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from dse import cli
-from dse.error_bands import (
+from dse.cost.error_bands import (
     HELD_OUT_MEDIAN_ALL,
     HELD_OUT_MEDIAN_ERROR,
     band,
@@ -47,7 +47,7 @@ def test_relative_error_of_device_kinds() -> None:
 
 
 def test_declared_errors_are_the_measured_held_out_medians() -> None:
-    from dse.accuracy import accuracy
+    from dse.runs.accuracy import accuracy
 
     report = accuracy()
     for device_class, value in HELD_OUT_MEDIAN_ERROR.items():

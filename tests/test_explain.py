@@ -89,7 +89,7 @@ def test_missing_catalog_name_is_file_error(capsys, monkeypatch, tmp_path) -> No
 
 
 def test_hypervolume_ratio_only_against_a_complete_front() -> None:
-    from dse.cli import compare_line
+    from dse.cli.app import compare_line
     from tests.test_plot import _front
 
     approx = _front("nsga2", [(10, 5), (25, 10)], proven=False)

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dse import cli
 from dse.errors import GenomeError
 from dse.mapping.registry import families
+from dse.runs.runner import write_fronts
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.exhaustive import solve_exhaustive
 from dse.solvers.nsga2 import solve_nsga2
@@ -114,7 +114,7 @@ def test_every_declared_metric_is_a_front_csv_column(name: str, tmp_path) -> Non
     entry = families()[name]
     problem, front = next((p, f) for p in map(entry.examples, range(50))
                           if len(f := solve_nsga2(p, time_limit=5, seed=0)))
-    cli._write(tmp_path, problem, [front])
+    write_fronts(tmp_path, problem, [front])
     columns = set(pd.read_csv(tmp_path / "front.csv").columns)
     assert {m.column(problem.tables) for m in entry.metrics} <= columns
     assert set(front.columns) <= columns

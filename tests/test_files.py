@@ -1,4 +1,4 @@
-"""Atomic replacement of result files (``dse.files``)."""
+"""Atomic replacement of result files (``dse.util.files``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dse.files import replace_atomically
+from dse.util.files import replace_atomically
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_replaced_files_follow_the_umask(tmp_path) -> None:
     import os
     import stat
 
-    from dse.files import replace_atomically
+    from dse.util.files import replace_atomically
 
     old = os.umask(0o022)
     try:

@@ -1,7 +1,7 @@
 """What a new user meets in the first hour: a mistyped name or field, a YAML syntax error.
 
 Every typo gets one line naming the file, the field and the value, and the nearest known names (one
-rule: dse.suggest). The expected names are the spec's own fields and the catalog's names as written in
+rule: dse.util.suggest). The expected names are the spec's own fields and the catalog's names as written in
 docs/specs.md and `dse catalog`, not taken from the code under test.
 """
 
@@ -83,7 +83,7 @@ def test_a_mistyped_command_gets_the_nearest_command(capsys) -> None:
 
 
 def test_edit_distance_by_hand() -> None:
-    from dse.suggest import distance, nearest
+    from dse.util.suggest import distance, nearest
 
     assert distance("kitten", "sitting") == 3  # the textbook example: k->s, e->i, +g
     assert distance("ca", "abc") == 3  # optimal string alignment: no edit of a swapped pair (Wikipedia's example)
@@ -109,8 +109,8 @@ def test_a_spec_named_like_a_catalog_problem_from_another_folder_suggests_it(typ
 
 
 def test_a_mistyped_input_format_or_swept_field_gets_the_nearest_name(tmp_path, capsys) -> None:
-    from dse.store import JobResult, Store
-    from dse.sweep import expand_jobs
+    from dse.runs.sweep import expand_jobs
+    from dse.store.database import JobResult, Store
 
     (tmp_path / "g.stg").write_text("1\n0 0 0\n")
     spec = write_yaml(tmp_path / "spec.yaml", {"name": "g", "family": "dag", "platform": "three_processors",

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dse
-from dse.genome import Genome
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
-from dse.synthetic import random_tables
+from dse.util.genome import Genome
 
 
 @given(st.lists(st.integers(-(2**62), 2**62), max_size=30))

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from dse.store import JobResult, Store
-from dse.sweep import Job
+from dse.runs.sweep import Job
+from dse.store.database import JobResult, Store
 from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -225,8 +225,8 @@ def test_a_full_disk_during_an_export_is_one_line_and_leaves_nothing(tmp_path, c
 
 def test_a_dype_library_is_read_and_written_beside_the_spec(tmp_path, monkeypatch) -> None:
     """A relative ``library.file`` is the spec's folder's file, whatever the working directory."""
+    from dse.runs.spec import load_spec
     from dse.runtime.stream import library_path
-    from dse.spec import load_spec
 
     spec_path = _dype(tmp_path, library={"file": "libs/lib.json"})
     monkeypatch.chdir(tmp_path)

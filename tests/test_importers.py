@@ -14,7 +14,7 @@ import pytest
 
 from dse.cost import TableCostModel
 from dse.errors import SpecError
-from dse.importers import (
+from dse.inputs.importers import (
     read_dot,
     read_platform,
     read_stg,
@@ -29,7 +29,7 @@ from dse.importers import (
     write_workload,
     write_workload_json,
 )
-from dse.workload import Op, Workload, chain, validate_workload
+from dse.model.workload import Op, Workload, chain, validate_workload
 
 
 def _write(tmp_path, name: str, text: str):

@@ -87,7 +87,7 @@ def python_ctrl_c():
 
 @pytest.mark.parametrize("solver", ["cpsat", "nsga2"])
 def test_api_interrupt_returns_the_front_and_restores_the_handler(solver: str, python_ctrl_c) -> None:
-    problem = dse.build_problem(dse.spec.spec_from_dict(HARD, "<test>"))
+    problem = dse.build_problem(dse.runs.spec.spec_from_dict(HARD, "<test>"))
     before = signal.getsignal(signal.SIGINT)
     timer = _interrupt_soon(2.0)
     start = time.monotonic()
@@ -105,13 +105,13 @@ def test_api_interrupt_returns_the_front_and_restores_the_handler(solver: str, p
 
 def test_interrupt_before_any_front_still_writes_the_files(tmp_path, capsys, monkeypatch) -> None:
     from dse import cli
-    from dse.interrupt import StopToken
+    from dse.util.interrupt import StopToken
 
     spec = tmp_path / "hard.yaml"
     spec.write_text(yaml.safe_dump({**HARD, "workload": {"builder": "random_pipeline", "n_ops": 6, "seed": 1}}))
 
     def stopped_at_once(problem, solver, **kw):
-        import dse.interrupt as interrupt
+        import dse.util.interrupt as interrupt
 
         assert isinstance(interrupt._active, StopToken)
         interrupt._active.request(signal.SIGINT)

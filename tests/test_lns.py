@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 import dse
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
 from dse.solvers.lns import solve_lns
 from dse.solvers.registry import collect_seeds, solvers
-from dse.synthetic import random_tables
 from tests.test_dag_cpsat import brute_force
 from tests.test_interrupts import _interrupt_soon
 from tests.test_tf_rules_exact import tf_tiny

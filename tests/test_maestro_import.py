@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dse.errors import SpecError
-from dse.importers.maestro import (
+from dse.inputs.importers.maestro import (
     parse_maestro_hardware,
     parse_maestro_network,
     read_maestro_network,

@@ -7,6 +7,7 @@ import dataclasses
 
 import numpy as np
 
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
 from dse.solvers.local_search import (
     CriticalPath,
@@ -16,7 +17,6 @@ from dse.solvers.local_search import (
     group_leaders,
     neighbours,
 )
-from dse.synthetic import random_tables
 
 
 def grouped_problem(seed: int) -> DagProblem:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dse.accelerator_cost import (
+from dse.cost.accelerator import (
     AcceleratorCostModel,
     array_shape,
     block_ranges,
@@ -14,7 +14,7 @@ from dse.accelerator_cost import (
     offchip_bytes,
     sub_accelerator,
 )
-from dse.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.model.accelerators import Accelerator, Layer, Model, Scenario, System
 
 CONV = Layer("conv", "CONV", 1, 64, 32, 16, 16, 3, 3)  # MACs = 64 x 32 x 16 x 16 x 3 x 3 = 4,718,592
 DW = Layer("dw", "DSCONV", 1, 1, 64, 16, 16, 3, 3)      # MACs = 64 x 16 x 16 x 3 x 3 = 147,456

@@ -10,7 +10,7 @@ import yaml
 from dse import cli
 from dse.errors import SpecError
 from dse.mapping.multimodel import example_problem
-from dse.spec import build_problem, load_spec
+from dse.runs.spec import build_problem, load_spec
 
 SYSTEM = {"name": "pair", "accelerators": [
     {"name": "big", "pes": 1024, "dataflow": "ws", "buffer_kib": 512, "offchip_bw_gbps": 64},
@@ -55,7 +55,7 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
     horizon = max(fcfs["deadline_ms"].max(), fcfs["end_ms"].max())
     spec = load_spec(write_spec(tmp_path))
     idle = {a.name: round(a.idle_w * 1e3) * 1e-3 for a in spec.platform.accelerators}  # the tables' whole mW
-    from dse.runtime.xr_metrics import idle_energy_j
+    from dse.sim.xr_metrics import idle_energy_j
 
     energy = fcfs["energy_mj"].sum() * 1e-3 + idle_energy_j(fcfs, idle, horizon)
     assert energy == pytest.approx(summary.loc[0, "energy_j"], rel=1e-6)
@@ -72,7 +72,7 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
     horizon = max(whole["deadline_ms"].max(), whole["end_ms"].max())
     energy = whole["energy_mj"].sum() * 1e-3 + idle_energy_j(whole, idle, horizon)
     assert energy == pytest.approx(by_name.loc["planaria_acc", "energy_j"], rel=1e-6)
-    # the run's UXCost floor (dse/runtime/ux_bound.py) closes the printed summary
+    # the run's UXCost floor (dse/sim/ux_bound.py) closes the printed summary
     printed = capsys.readouterr().out.splitlines()
     assert printed[-2].startswith("floor: "), printed[-2]
 

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from dse.errors import SpecError
-from dse.importers.maestro import parse_maestro_network
+from dse.inputs.importers.maestro import parse_maestro_network
 
 onnx = pytest.importorskip("onnx", reason="the optional onnx extra is not installed (pip install '.[onnx]'); "
                            "the MAESTRO importer is tested without it (test_maestro_import.py)")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from dse.importers.onnx_layers import model_from_onnx, read_onnx_model  # noqa: E402
+from dse.inputs.importers.onnx_layers import model_from_onnx, read_onnx_model  # noqa: E402
 
 
 def weight(name: str, *shape: int) -> object:

@@ -33,7 +33,7 @@ def test_solve_without_out_writes_to_out_problem_name_and_says_so(tmp_path) -> N
 
 
 def test_the_default_folder_is_one_safe_folder_name(tmp_path, monkeypatch) -> None:
-    from dse.cli import DEFAULT_OUT_ROOT, default_out
+    from dse.cli.app import DEFAULT_OUT_ROOT, default_out
 
     monkeypatch.chdir(tmp_path)  # outside the repository, where the tests' guard leaves the folder as it is
     assert DEFAULT_OUT_ROOT == Path("out")
@@ -63,7 +63,7 @@ def test_simulate_prints_energy_per_item_in_the_unit_solve_uses(tmp_path, capsys
 
 
 def test_the_report_of_a_simulate_folder_shows_energy_per_item_in_mj(tmp_path) -> None:
-    from dse.report.collect import simulate_data
+    from dse.store.report.collect import simulate_data
 
     folder = tmp_path / "sim"
     folder.mkdir()

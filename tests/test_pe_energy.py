@@ -1,4 +1,4 @@
-"""PE-array energy from per-access energies and on-chip traffic limits (dse.pe_energy), by hand."""
+"""PE-array energy from per-access energies and on-chip traffic limits (dse.cost.pe_energy), by hand."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import dataclasses
 
 import pytest
 
-from dse import accuracy as acc_mod
-from dse.accelerator_cost import layer_cost
-from dse.accelerators import Accelerator, Layer, System
-from dse.pe_energy import (
+from dse.cost.accelerator import layer_cost
+from dse.cost.pe_energy import (
     access_counts,
     chip_energy_pj,
     mac_energy_pj,
     reduction_passes,
     traffic_time_ns,
 )
+from dse.model.accelerators import Accelerator, Layer, System
+from dse.runs import accuracy as acc_mod
 
 # 1 image, 4 filters of 2 channels, 4 x 4 output, 3 x 3 filter: 4 * 2 * 16 * 9 = 1152 MACs.
 LAYER = Layer("l", "CONV", 1, 4, 2, 4, 4, 3, 3)
@@ -71,7 +71,7 @@ def test_without_a_node_the_flat_power_model_is_unchanged() -> None:
 
 
 def test_pe_array_fits_read_only_the_fit_part_and_match_the_declared_values() -> None:
-    from dse.accuracy_fit import fit_buffer_bandwidth, fit_idle_power
+    from dse.runs.accuracy_fit import fit_buffer_bandwidth, fit_idle_power
 
     rows = acc_mod.load_measurements()
     scrambled = [dataclasses.replace(m, value=m.value * 7) if m.split == "holdout" else m for m in rows]

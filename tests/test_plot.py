@@ -18,7 +18,8 @@ import pytest  # noqa: E402
 from dse.mapping.base import Objective  # noqa: E402
 from dse.mapping.pipeline import PipelineProblem  # noqa: E402
 from dse.pareto import ParetoPoint, ParetoSet, SolveStats  # noqa: E402
-from dse.plot import MAX_NAMED_BASELINES, plot_fronts, plot_schedule, save  # noqa: E402
+from dse.viz import plot_fronts, plot_schedule, save  # noqa: E402
+from dse.viz.fronts import MAX_NAMED_BASELINES  # noqa: E402
 from tests.test_pipeline_hand import hand_tables  # noqa: E402
 
 
@@ -41,7 +42,8 @@ def _front(solver: str, rows: list[tuple[float, ...]], objectives=(THROUGHPUT, E
     return ParetoSet(problem="hand", objectives=tuple(objectives), solver=solver,
                      points=tuple(point(r, k) for k, r in enumerate(rows)),
                      status="optimal" if complete else "time_limit", complete=complete, stats=SolveStats(0.1),
-                     baselines={n: point(v, 0) for n, v in (baselines or {}).items()})
+                     baselines={n: point(v, 0) for n, v in (baselines or {}).items()},
+                     exact=solver in ("cpsat", "exhaustive"))  # as those solvers mark their fronts
 
 
 @pytest.fixture(autouse=True)
@@ -145,7 +147,7 @@ def test_interactive_plot_hover_shows_mapping() -> None:
     front = _front("cpsat", [(10, 5), (20, 8)])
     front = ParetoSet(**{**front.__dict__, "points": tuple(
         ParetoPoint(**{**p.__dict__, "genome": (1, 1, 0)}) for p in front.points)})
-    fig = front.plot(interactive=True, problem=problem)
+    fig = plot_fronts([front], interactive=True, problem=problem)
     hover = fig.data[0].text[0]
     assert "mapping: gpu: a,b | cpu: c" in hover and "throughput_items_per_s = 10" in hover
 
@@ -155,7 +157,7 @@ def test_files_are_drawn_without_pyplot_outside_notebooks(tmp_path) -> None:
     import subprocess
     import sys
 
-    code = ("import sys\nfrom dse.plot import new_figure, save\n"
+    code = ("import sys\nfrom dse.viz import new_figure, save\n"
             "fig, ax = new_figure(figsize=(3, 2))\nax.plot([0, 1], [1, 0])\n"
             f"save(ax, {str(tmp_path / 'x.png')!r})\n"
             "assert 'matplotlib.pyplot' not in sys.modules\n")
@@ -169,7 +171,7 @@ def test_dag_gantt_transfers_follow_the_send_rule_without_building_the_transfer_
     leaves at 10 and arrives after 12 + 1 x 5 = 17, a->c after 8 + 2 x 5 = 18."""
     from dse.cost import CostTables
     from dse.mapping.dag import DagProblem
-    from dse.plot import transfers
+    from dse.viz import transfers
 
     rate = np.zeros((3, 3))
     rate[0, 1], rate[0, 2] = 3.0, 2.0

@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.collections import PathCollection  # noqa: E402
 
-from dse.plot import close, plot_fronts, plot_gantt, plot_store_fronts  # noqa: E402
+from dse.viz import close, plot_fronts, plot_gantt, plot_store_fronts  # noqa: E402
 from tests.test_plot import ENERGY, THROUGHPUT, _front, _objective  # noqa: E402
 
 
@@ -189,7 +189,7 @@ def _stream_trace() -> pd.DataFrame:
 
 
 def test_stream_timeline_phases_every_line_switches_and_spike() -> None:
-    from dse.plot import plot_stream_timeline
+    from dse.viz import plot_stream_timeline
 
     ax = plot_stream_timeline(_stream_trace())
     lines = [line for line in ax.get_lines() if line.get_label() in ("dynamic", "oracle")]
@@ -209,17 +209,17 @@ def test_stream_timeline_phases_every_line_switches_and_spike() -> None:
 
 
 def test_frame_timeline_legend_names_only_models_in_the_window(monkeypatch, tmp_path) -> None:
-    import dse.figures
-    from dse.mapping.multimodel import plot_timeline
+    import dse.viz.frames
+    from dse.viz.frames import plot_frame_timeline
 
     figures = []
-    monkeypatch.setattr(dse.figures, "close", figures.append)
+    monkeypatch.setattr(dse.viz.frames, "close", figures.append)
     trace = pd.DataFrame([
         dict(scheduler="dream", model="hand", frame=0, block=0, accelerator="acc0", start_ms=0.0, end_ms=5.0),
         dict(scheduler="dream", model="eyes", frame=0, block=0, accelerator="acc1", start_ms=1.0, end_ms=4.0),
         dict(scheduler="dream", model="late", frame=0, block=0, accelerator="acc0", start_ms=900.0, end_ms=950.0),
     ])
-    plot_timeline(trace, ["acc0", "acc1"], ["hand", "eyes", "late"], tmp_path / "t.png", window_ms=100.0)
+    plot_frame_timeline(trace, ["acc0", "acc1"], ["hand", "eyes", "late"], tmp_path / "t.png", window_ms=100.0)
     (figure,) = figures
     assert [t.get_text() for t in figure.legends[0].get_texts()] == ["hand", "eyes"]
 

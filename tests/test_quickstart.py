@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 
 import dse  # noqa: E402
-from dse import catalog  # noqa: E402
+from dse.inputs import catalog  # noqa: E402
 
 QUICKSTART = catalog.problems_dir() / "quickstart.yaml"
 
@@ -25,7 +25,7 @@ def test_quickstart_api_end_to_end() -> None:
     assert {"throughput_items_per_s", "energy_mj_per_item", "latency_ms", "proven", "genome"} <= set(frame.columns)
     assert exact.hypervolume() > 0
     assert exact.compare(approx)["hypervolume_ratio"] <= 1.0 + 1e-9
-    ax = exact.plot(others=[approx])
+    ax = dse.plot_fronts([exact, approx])
     assert ax.get_xlabel().startswith("throughput")
     text = problem.decode(exact.points[0].genome).explain()
     assert "period" in text and "bottleneck" in text
@@ -65,7 +65,7 @@ def test_power_cap_binds_on_quickstart() -> None:
     force); with it, no point does."""
     from dataclasses import replace
 
-    from dse.spec import ConstraintsSpec
+    from dse.runs.spec import ConstraintsSpec
 
     spec = dse.load_spec(QUICKSTART)
     cap = spec.constraints.power_w
@@ -84,9 +84,9 @@ def test_power_cap_binds_on_quickstart() -> None:
 
 
 def test_catalog_platforms_load_and_cost_every_builder() -> None:
-    from dse.builders import build
     from dse.cost import RooflineCostModel
-    from dse.platform import load_platform
+    from dse.inputs.builders import build
+    from dse.model.platform import load_platform
 
     assert {"server_cpu_gpu_fpga", "edge_soc", "node_cpu_2gpu"} <= set(catalog.platforms())
     workloads = [build("gcn", dataset=d) for d in ("cora", "citeseer", "pubmed")] + [build("gemm", tiles=4)]

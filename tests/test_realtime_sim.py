@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dse.accelerator_cost import AcceleratorCostModel, block_tables
-from dse.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.cost.accelerator import AcceleratorCostModel, block_tables
 from dse.mapping.multimodel import example_scenario
-from dse.runtime import xr_metrics
-from dse.runtime.realtime import TRACE_COLUMNS, setup, simulate
-from dse.runtime.schedulers import SCHEDULERS, Dream, Mapped, Planaria, make_scheduler
+from dse.model.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.sim import xr_metrics
+from dse.sim.realtime import TRACE_COLUMNS, setup, simulate
+from dse.sim.schedulers import SCHEDULERS, Dream, Mapped, Planaria, make_scheduler
 
 MS = 1_000_000  # ns
 LAYER = (Layer("l", "CONV", 1, 1, 1, 1, 1, 1, 1),)

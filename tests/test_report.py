@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from dse.cli import main
-from dse.report import MAX_REPORT_BYTES
+from dse.store.report import MAX_REPORT_BYTES
 from tests.test_trace import small_store
 
 

@@ -1,7 +1,7 @@
 """``dse solve --resume DIR``: a previous run's front seeds NSGA-II and lets CP-SAT continue.
 
 Runs are interrupted the way a user interrupts them: a SIGINT to this process (see
-:mod:`dse.interrupt`), sent from the NSGA-II callback at a fixed generation so the test is
+:mod:`dse.util.interrupt`), sent from the NSGA-II callback at a fixed generation so the test is
 deterministic, or a CP-SAT time limit. Golden fronts come from exhaustive search.
 """
 
@@ -17,13 +17,13 @@ import pytest
 import yaml
 
 from dse import cli
+from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
 from dse.pareto import ParetoSet, read_front_genomes
+from dse.runs.spec import build_problem, load_spec
 from dse.solvers.cpsat import solve_cpsat, solve_cpsat_boxes
 from dse.solvers.exhaustive import solve_exhaustive
 from dse.solvers.nsga2 import solve_nsga2
-from dse.spec import build_problem, load_spec
-from dse.synthetic import random_tables
 
 SPEC = {
     "name": "resume",

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from dse import cli
-from dse.schema import spec_schema
+from dse.runs.schema import spec_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = sorted((ROOT / "problems").glob("*.yaml")) + sorted((ROOT / "docs" / "examples").glob("*_spec.yaml"))

@@ -21,9 +21,15 @@ import pytest
 import yaml
 
 from dse.errors import SpecError
-from dse.interrupt import Interrupted, StopToken, children_ignore_sigint, interruptible, stop_point
 from dse.runtime.library import load_library
-from dse.runtime.schedulers import SCHEDULERS
+from dse.sim.schedulers import SCHEDULERS
+from dse.util.interrupt import (
+    Interrupted,
+    StopToken,
+    children_ignore_sigint,
+    interruptible,
+    stop_point,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Past the imports of a fresh process on a busy two-core machine; the commands below run far longer.

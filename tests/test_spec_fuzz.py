@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dse import catalog
 from dse.errors import DseError
-from dse.spec import build_problem, spec_from_dict
-from dse.yamlio import read_yaml
+from dse.inputs import catalog
+from dse.runs.spec import build_problem, spec_from_dict
+from dse.util.yamlio import read_yaml
 
 SPECS = {p.name: read_yaml(p) for p in sorted(Path(catalog.problems_dir()).glob("*.yaml"))}
 SPECS["inline"] = {  # platform and workload written out, so their every number gets mutated too

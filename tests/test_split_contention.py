@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from dse import cli
-from dse.calibrate import (
+from dse.cost.calibration.measure import (
     Calibration,
     KernelFit,
     MachineInfo,
@@ -23,13 +23,13 @@ from dse.calibrate import (
     save_calibration,
 )
 from dse.errors import SpecError
-from dse.mapping.split_contention import (
+from dse.mapping.split.contention import (
     ContentionModel,
     capacity_from_share,
     corun_factor,
     finish_times,
 )
-from dse.mapping.split_model import (
+from dse.mapping.split.model import (
     CalibratedSplitModel,
     SplitDevice,
     SplitPlatform,

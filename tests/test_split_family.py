@@ -10,8 +10,7 @@ import pytest
 
 from dse import cli
 from dse.errors import InfeasibleError, SpecError
-from dse.mapping.split import SplitProblem, _round_to_total
-from dse.mapping.split_model import (
+from dse.mapping.split.model import (
     CalibratedSplitModel,
     GemmWorkload,
     SplitDevice,
@@ -24,6 +23,7 @@ from dse.mapping.split_model import (
     resolve_workload,
     split_tables,
 )
+from dse.mapping.split.problem import SplitProblem, _round_to_total
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.nsga2 import solve_nsga2
 
@@ -174,7 +174,7 @@ def test_workload_inputs_and_conv2d_as_implicit_gemm() -> None:
 
 
 def test_calibrated_cost_model_reads_a_calibration_file(tmp_path) -> None:
-    from dse.calibrate import Calibration, KernelFit, MachineInfo, save_calibration
+    from dse.cost.calibration.measure import Calibration, KernelFit, MachineInfo, save_calibration
 
     fit = KernelFit("gemm", "cpu:t1", "fp32", ("const", "flops"), (1e-5, 1e-10), 0.05, 10)
     save_calibration(Calibration(MachineInfo.current(), (fit,), "hand"), tmp_path / "cal.yaml")

@@ -1,6 +1,6 @@
 """The result store is never hijacked, run twice, or read into a traceback.
 
-Stores are written directly with :class:`dse.store.Store` (no Dask cluster): each job holds one front of
+Stores are written directly with :class:`dse.store.database.Store` (no Dask cluster): each job holds one front of
 ``POINTS`` made-up points, so the expected contents are known without running a solver.
 """
 
@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from dse.errors import SpecError
-from dse.store import JobResult, Store, check_store_file, jobs_frame, points_frame
-from dse.sweep import Job
+from dse.runs.sweep import Job
+from dse.store.database import JobResult, Store, check_store_file, jobs_frame, points_frame
 from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
 from tests.test_cli import run
 

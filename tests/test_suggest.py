@@ -7,7 +7,7 @@ import pytest
 import dse
 from dse import cli
 from dse.solvers.registry import UnknownSolverError
-from dse.suggest import did_you_mean, nearest
+from dse.util.suggest import did_you_mean, nearest
 
 
 def test_nearest_names_by_hand() -> None:

@@ -341,7 +341,7 @@ def check_run(problem: DagProblem, run) -> None:
 def test_every_simulated_run_is_a_valid_schedule(seed: int, rule: str) -> None:
     """Random graphs (8-14 tasks, 2-4 devices, fan-out), random devices, with and without shuffled
     hash-set orders: every run passes the independent check above."""
-    from dse.synthetic import random_tables
+    from dse.cost.synthetic import random_tables
 
     rng = np.random.default_rng(seed)
     t = random_tables(seed, n_ops=int(rng.integers(8, 15)), n_dev=int(rng.integers(2, 5)), disallow=0.0,

@@ -4,7 +4,7 @@ The golden values come from brute force: every device assignment x every task pe
 priorities, decoded by the non-insertion list scheduler (the evaluator is the truth). Those
 schedules include every semi-active schedule, so their best makespan (and makespan-energy
 front) is the optimum the exact model must prove. Each schedule CP-SAT returns is also checked
-by the independent validator of :mod:`dse.mapping.dag_validate`.
+by the independent validator of :mod:`dse.mapping.dag.validate`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import dataclasses
 import numpy as np
 import pytest
 
+from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
 from dse.pareto import nondominated
 from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.registry import collect_seeds
-from dse.synthetic import random_tables
 from tests.test_dag_cpsat import assert_valid, brute_force
 
 
@@ -93,7 +93,7 @@ def test_send_rule_changes_the_optimum() -> None:
 
 
 def test_a_model_too_large_to_build_is_refused_with_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    import dse.mapping.dag_cpsat as dag_cpsat
+    import dse.mapping.dag.cpsat as dag_cpsat
 
     problem = tf_tiny(3)
     monkeypatch.setattr(dag_cpsat, "MAX_PAIR_CONSTRAINTS", 1)

@@ -11,10 +11,10 @@ import json
 import numpy as np
 import pytest
 
+from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
 from dse.solvers.cpsat import _split_boxes, solve_cpsat
 from dse.solvers.exhaustive import solve_exhaustive
-from dse.synthetic import random_tables
 
 THREE = ("throughput", "energy", "latency")
 

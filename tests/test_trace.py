@@ -1,6 +1,6 @@
 """Chrome trace event files (Perfetto, chrome://tracing) from schedules, simulations and batch stores.
 
-``check_chrome_trace`` writes the format's rules out independently of :mod:`dse.trace` (the Trace
+``check_chrome_trace`` writes the format's rules out independently of :mod:`dse.store.trace` (the Trace
 Event Format document: a ``traceEvents`` list; every event names ``name``, ``ph``, ``pid``, ``tid``;
 complete events ``X`` carry ``ts`` and ``dur`` in microseconds; instants ``i`` a scope ``s``; metadata
 ``M`` names processes and threads); on top, what Perfetto needs to draw tracks cleanly: timestamps in
@@ -18,13 +18,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dse.batch import run_job
 from dse.cli import main
 from dse.cost import CostTables
 from dse.mapping.dag import DagProblem
-from dse.store import JobResult, Store
-from dse.sweep import expand_jobs
-from dse.trace import Span, Timeline, chrome_trace, jobs_timeline, mapping_timeline
+from dse.runs.sweep import expand_jobs
+from dse.store.batch import run_job
+from dse.store.database import JobResult, Store
+from dse.store.trace import Span, Timeline, chrome_trace, jobs_timeline, mapping_timeline
 
 PHASES = {"X", "i", "I", "M", "B", "E", "C"}
 METADATA = {"process_name", "thread_name", "thread_sort_index", "process_sort_index"}

@@ -15,8 +15,8 @@ import pytest
 from dse.cost import CostTables, RooflineCostModel, TableCostModel, pair_maximum
 from dse.errors import SpecError
 from dse.mapping.dag import DagProblem
-from dse.platform import Device, Link, Platform
-from dse.workload import Op, Workload
+from dse.model.platform import Device, Link, Platform
+from dse.model.workload import Op, Workload
 
 
 def _platform(m: int, seed: int, *, speed: bool = True) -> Platform:

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dse.accelerator_cost import AcceleratorCostModel, block_tables
-from dse.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.cost.accelerator import AcceleratorCostModel, block_tables
 from dse.mapping.multimodel import example_scenario
-from dse.runtime.realtime import setup, simulate
-from dse.runtime.schedulers import SCHEDULERS, Dream, Mapped, make_scheduler
-from dse.runtime.ux_bound import ux_bound
+from dse.model.accelerators import Accelerator, Layer, Model, Scenario, System
+from dse.sim.realtime import setup, simulate
+from dse.sim.schedulers import SCHEDULERS, Dream, Mapped, make_scheduler
+from dse.sim.ux_bound import ux_bound
 
 MS = 1_000_000  # ns
 MJ = 10**9  # pJ

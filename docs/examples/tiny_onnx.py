@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from dse.importers.onnx_layers import read_onnx_model
+from dse.inputs.importers.onnx_layers import read_onnx_model
 
 # x [1, 3, 16, 16] -> 8 conv filters 3x3 (pad 1) -> global pool -> flatten [1, 8] -> Gemm to 10 classes
 weights = [numpy_helper.from_array(np.zeros((8, 3, 3, 3), np.float32), "w_conv"),

@@ -17,7 +17,7 @@ Shared pieces:
   ``problem.memory`` and some candidate still fits);
 * the DAG's topology (levels, padded adjacency, topological positions) and the
   insertion search come from the problem's
-  :class:`~dse.mapping.dag_structure.DagStructure`, which the decoder reads too;
+  :class:`~dse.mapping.dag.structure.DagStructure`, which the decoder reads too;
 * :func:`finish`: repair, decode, wrap.
 """
 
@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dse.jit import compile_functions, may_compile, plain
-from dse.mapping.dag_structure import (
+from dse.mapping.dag.structure import (
     OPEN_END,
     _earliest,
     _edge_delay,
@@ -40,6 +39,7 @@ from dse.mapping.dag_structure import (
     compiled_kernels,
     transfer_arguments,
 )
+from dse.util.jit import compile_functions, may_compile, plain
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -275,7 +275,7 @@ def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = N
     lower device index; tasks with ``forced[task]`` go to ``forced_device``
     when it is a candidate (CPOP's critical path). The start is the earliest
     gap on the device after every input has arrived (insertion, the
-    :class:`~dse.mapping.dag_structure.Timeline` rules). Candidates are those of
+    :class:`~dse.mapping.dag.structure.Timeline` rules). Candidates are those of
     :meth:`Placement.candidates` (colocation groups follow their first placed
     member; memory capacities are respected while some candidate fits).
 
@@ -311,7 +311,7 @@ def _list_kernel() -> Callable[..., Any]:
     if not _KERNELS:
         compiled = compiled_kernels()
         if not may_compile():
-            return plain(_list_schedule_kernel)  # plain Python while compiling would break a time limit (dse.jit)
+            return plain(_list_schedule_kernel)  # plain Python while compiling would break a time limit (dse.util.jit)
         scope = globals()
         for name in ("_earliest", "_insert", "_edge_delay"):
             scope[name] = compiled[name]

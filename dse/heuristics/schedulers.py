@@ -50,7 +50,7 @@ RULES = ("fifo", "lro", "pct", "msr")
 
 def edge_delays(g: Graph, dev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per edge: delay from producer finish to arrival; per task: send time after its compute
-    (the decoder's rule, :meth:`~dse.mapping.dag_structure.DagStructure.send_delays`)."""
+    (the decoder's rule, :meth:`~dse.mapping.dag.structure.DagStructure.send_delays`)."""
     return g.structure.send_delays(dev, g.tables, g.tf)
 
 

@@ -1,14 +1,17 @@
 """Problem families: each turns cost tables plus objectives and constraints into a MappingProblem.
 
-Families register themselves in :mod:`dse.mapping.registry`; constraint
-components live in :mod:`dse.mapping.constraints`.
+One subpackage per family (:mod:`~dse.mapping.dag`, :mod:`~dse.mapping.pipeline`,
+:mod:`~dse.mapping.split`, :mod:`~dse.mapping.multimodel`), independent of each other; beside them
+what they share: the problem base (:mod:`~dse.mapping.base`), the family registry
+(:mod:`~dse.mapping.registry`, where each family registers itself), constraint components
+(:mod:`~dse.mapping.constraints`), the CP-SAT helpers (:mod:`~dse.mapping.cpsat_common`) and the
+population arrays (:mod:`~dse.mapping.population`).
 """
 
 from __future__ import annotations
 
 from dse.mapping.base import DecodedMapping, Evaluation, Formulation, MappingProblem, Objective
 from dse.mapping.constraints import Constraint
-from dse.mapping.pipeline import PipelineMapping, PipelineProblem
 from dse.mapping.registry import Family, Metric, families, family
 
 __all__ = [
@@ -20,8 +23,6 @@ __all__ = [
     "MappingProblem",
     "Metric",
     "Objective",
-    "PipelineMapping",
-    "PipelineProblem",
     "families",
     "family",
 ]

@@ -24,16 +24,16 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from dse.cost import CostTables
-from dse.plugins import load_plugins_once
+from dse.util.plugins import load_plugins_once
 
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
 
 #: Modules that register the built-in families (a new family adds its module here).
-BUILTIN_FAMILY_MODULES = ("dse.mapping.pipeline", "dse.mapping.dag", "dse.mapping.split", "dse.mapping.multimodel")
+BUILTIN_FAMILY_MODULES = ("dse.mapping.pipeline.problem", "dse.mapping.dag.problem", "dse.mapping.split.problem", "dse.mapping.multimodel.problem")
 #: Modules that give built-in families their run-time scenario (:func:`register_scenario`): simulators
 #: that use a family's solutions live above the families, so they add themselves to its entry.
-BUILTIN_SCENARIO_MODULES = ("dse.runtime.stream",)
+BUILTIN_SCENARIO_MODULES = ("dse.runtime.stream", "dse.runtime.xr_scenario")
 
 
 class NoOptions(BaseModel):
@@ -100,8 +100,8 @@ class Family:
     * capabilities: ``exact`` (a CP-SAT formulation), ``gantt`` (decoded
       mappings carry a schedule).
 
-    Optional hooks for families whose inputs are not a :class:`~dse.platform.Platform`
-    and a :class:`~dse.workload.Workload` costed by the roofline or table model:
+    Optional hooks for families whose inputs are not a :class:`~dse.model.platform.Platform`
+    and a :class:`~dse.model.workload.Workload` costed by the roofline or table model:
 
     * ``resolve_platform(ref, source, base)`` / ``resolve_workload(ref, source, base)``:
       read the spec's ``platform`` / ``workload`` field (a catalog name, a path

@@ -1,5 +1,5 @@
 """Run-time layer: discrete-event simulators and real executors.
 
-:mod:`dse.runtime.core` is the one small discrete-event core (event queue,
+:mod:`dse.sim.core` is the one small discrete-event core (event queue,
 trace, energy accounting with idle power) that the scenario simulators share.
 """

@@ -31,17 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from dse.calibrate import cuda_available
+from dse.cost.calibration.measure import cuda_available
 from dse.errors import SpecError
-from dse.interrupt import Interrupted, stop_point
-from dse.mapping.split_contention import (
+from dse.mapping.split.contention import (
     ContentionModel,
     capacity_from_share,
     corun_predictor,
     finish_times,
     host_threads,
 )
-from dse.mapping.split_model import (
+from dse.mapping.split.model import (
     DTYPE_TOLERANCE,
     GemmWorkload,
     Predictor,
@@ -50,7 +49,8 @@ from dse.mapping.split_model import (
     host_memory_bytes,
     part_costs,
 )
-from dse.progress import Progress, silent
+from dse.util.interrupt import Interrupted, stop_point
+from dse.util.progress import Progress, silent
 
 #: Default relative difference between a part's measured and predicted time above which ``--split auto``
 #: re-splits with the measured rates (POAS's adapt step).
@@ -319,7 +319,7 @@ def predict_rows(workload: GemmWorkload, platform: SplitPlatform, predict: Predi
                  rows: Sequence[tuple[int, int]], model: ContentionModel | None = None) -> tuple[list[float], float]:
     """Predicted busy seconds per device for row ranges ``rows`` (copies included) and the split's time
     (max over devices and over each memory pool's shared host link). With ``model``, each device's compute
-    runs beside the others' under :func:`~dse.mapping.split_contention.finish_times` (``predict`` is then
+    runs beside the others' under :func:`~dse.mapping.split.contention.finish_times` (``predict`` is then
     the time alone on an idle machine); without it, at ``predict``'s time."""
     per_dev: list[float] = []
     links: dict[str, float] = {}
@@ -397,7 +397,7 @@ def probe_background(threads: int, cores: int | None = None, seconds: float = PR
     The threads multiply small matrices (BLAS on one thread) for ``seconds``; a thread's share is its CPU time
     (``time.thread_time``) over the wall time. Meanwhile the runnable threads of other processes in our
     scheduling group are counted every 20 ms (:func:`runnable_threads`); the cores the group gets follow
-    (:func:`~dse.mapping.split_contention.capacity_from_share`).
+    (:func:`~dse.mapping.split.contention.capacity_from_share`).
     """
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, unused-ignore]
 
@@ -437,7 +437,7 @@ def plan_split(workload: GemmWorkload, platform: SplitPlatform, predict: Predict
     """The split of least predicted time under contention, and why a single device was kept ('' otherwise).
 
     CP-SAT solves the family over tables in which every device runs for the whole split
-    (:func:`~dse.mapping.split_contention.corun_predictor`); the split it finds is then predicted with
+    (:func:`~dse.mapping.split.contention.corun_predictor`); the split it finds is then predicted with
     :func:`predict_rows` (devices finishing at different times) and kept unless one device alone on the
     whole GEMM is predicted to be at least as fast: co-execution predicted not to pay.
     """
@@ -622,7 +622,7 @@ def auto_split(workload: GemmWorkload, platform: SplitPlatform, predict: Predict
     from ortools.sat.python import cp_model
 
     from dse.mapping.split import SplitProblem
-    from dse.mapping.split_model import split_tables
+    from dse.mapping.split.model import split_tables
 
     problem = SplitProblem(split_tables(workload, platform, predict, cost_model="profiled"), ("time",))
     problem.check_feasible()
@@ -665,7 +665,7 @@ def explicit_split(workload: GemmWorkload, platform: SplitPlatform, rows: Sequen
 
 def grid_splits(workload: GemmWorkload, platform: SplitPlatform, steps: int = 20) -> list[list[tuple[int, int]]]:
     """Every split on a grid of ``1/steps`` of the rows (5% steps by default), granularity respected."""
-    from dse.mapping.split_model import chunk_rows_for
+    from dse.mapping.split.model import chunk_rows_for
 
     coarse = replace(workload, chunks=steps)
     chunk = chunk_rows_for(coarse, platform.devices)
@@ -711,7 +711,7 @@ def coexecute(workload: GemmWorkload, platform: SplitPlatform, split: str | Sequ
     fastest re-timed ``repeat`` times interleaved, the best median kept) or rows per device. ``predict`` (each
     device's time alone on an idle machine) defaults to :func:`profile_predictor` on this GEMM, scaled back
     by the core share the probe found. ``contention``: the machine's cores and pair slowdowns (a
-    calibration's, :func:`~dse.mapping.split_contention.calibrated_contention`; default: this machine's cores,
+    calibration's, :func:`~dse.mapping.split.contention.calibrated_contention`; default: this machine's cores,
     no slowdowns); its background is measured here (:func:`probe_background`). Raises :class:`SpecError` for
     bad input and :class:`~dse.errors.InfeasibleError` when the GEMM fits no memory.
     """

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.errors import SpecError
-from dse.files import replace_atomically
-from dse.inputs import InputFeatures
-from dse.interrupt import stop_point
-from dse.progress import Progress, silent
+from dse.inputs.datasets import InputFeatures
+from dse.util.files import replace_atomically
+from dse.util.interrupt import stop_point
+from dse.util.progress import Progress, silent
 
 if TYPE_CHECKING:
     from dse.mapping.pipeline import PipelineProblem
@@ -164,7 +164,7 @@ def build_library(inputs: Mapping[str, InputFeatures], problem_for: Callable[[In
     ``problem_for(features)`` builds the pipeline problem of one input; ``solve(key, problem)``, when
     given, replaces :func:`configurations` (e.g. to reuse fronts solved before). Only the inputs given
     enter the library: an input held out of ``inputs`` is never clustered, costed or solved. Raises :class:`SpecError`
-    for an empty input set or an unknown exact solver, and :class:`~dse.interrupt.Interrupted` on
+    for an empty input set or an unknown exact solver, and :class:`~dse.util.interrupt.Interrupted` on
     SIGINT/SIGTERM with the regimes finished so far as a library (``partial``).
     """
     progress = progress or silent()

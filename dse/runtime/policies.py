@@ -30,7 +30,7 @@ from dse.errors import SpecError
 from dse.mapping.pipeline import PipelineProblem
 
 if TYPE_CHECKING:
-    from dse.inputs import InputFeatures
+    from dse.inputs.datasets import InputFeatures
     from dse.runtime.library import ConfigLibrary
 
 #: The policy names, in the order outputs list them.

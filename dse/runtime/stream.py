@@ -9,7 +9,7 @@ spends ``items x energy per item`` (steady state: the pipeline's fill overlaps
 the previous input's drain).
 
 Per policy (:mod:`dse.runtime.policies`) the simulator pops one event per
-input from an :class:`~dse.runtime.core.EventQueue`, asks the policy for a
+input from an :class:`~dse.sim.core.EventQueue`, asks the policy for a
 configuration and, when it differs from the installed one and the policy
 charges switches, first re-maps at the cost :mod:`dse.runtime.switching` counts.
 One trace row per run and per switch; :func:`summarize` derives every summary
@@ -27,18 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dse.builders import build
 from dse.cost import RooflineCostModel
 from dse.errors import InfeasibleError, SpecError
-from dse.figures import save
-from dse.files import check_writable_file, clear_partial, mark_partial, replace_atomically
-from dse.inputs import InputFeatures, input_features
-from dse.interrupt import Interrupted, stop_point
-from dse.limits import MAX_DEADLINE_TU
+from dse.inputs.builders import build
+from dse.inputs.datasets import InputFeatures, input_features
 from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.registry import register_scenario
-from dse.progress import Progress
-from dse.runtime.core import EventQueue, Trace
+from dse.model.workload import validate_workload
 from dse.runtime.library import ConfigLibrary, build_library, load_library, save_library
 from dse.runtime.policies import (
     Decision,
@@ -55,8 +50,13 @@ from dse.runtime.policies import (
 )
 from dse.runtime.stream_spec import ScenarioSpec
 from dse.runtime.switching import SwitchCost, switch_cost, switch_costs
-from dse.stream_plot import plot_stream_timeline
-from dse.workload import validate_workload
+from dse.sim.core import EventQueue, Trace
+from dse.util.files import check_writable_file, clear_partial, mark_partial, replace_atomically
+from dse.util.interrupt import Interrupted, stop_point
+from dse.util.limits import MAX_DEADLINE_TU
+from dse.util.progress import Progress
+from dse.viz.figures import save
+from dse.viz.streams import plot_stream_timeline
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +102,7 @@ def make_stream(scenario: ScenarioSpec, source: str = "scenario", seed: int = 0)
     else:
         d = s.drift
         assert d is not None
-        from dse.inputs import synthetic_features
+        from dse.inputs.datasets import synthetic_features
 
         steps = []
         for j in range(d.steps):
@@ -328,7 +328,7 @@ def summarize(trace: pd.DataFrame) -> pd.DataFrame:
 
 def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:
     """``timeline.png``: per policy, throughput and energy per item of each run over time, input phases
-    shaded, switches marked (:func:`dse.stream_plot.plot_stream_timeline`)."""
+    shaded, switches marked (:func:`dse.viz.streams.plot_stream_timeline`)."""
     save(plot_stream_timeline(trace), str(path))
 
 
@@ -339,7 +339,7 @@ def simulate_scenario(spec: Any, *, seed: int = 0, quiet: bool = True, library: 
 
     Raises :class:`SpecError` for bad inputs (unknown dataset, negative density, empty stream...),
     :class:`InfeasibleError` when an input of the stream has no mapping that meets the constraints, and
-    :class:`~dse.interrupt.Interrupted` on SIGINT/SIGTERM, its ``partial`` a :class:`PartialRun`.
+    :class:`~dse.util.interrupt.Interrupted` on SIGINT/SIGTERM, its ``partial`` a :class:`PartialRun`.
     """
     scenario = spec.scenario
     if not isinstance(scenario, ScenarioSpec):
@@ -439,7 +439,7 @@ def simulate(spec: Any, out: str | Path | None, *, seed: int = 0, quiet: bool = 
 
     Every output path is checked writable before the run. On SIGINT/SIGTERM the finished policies'
     summary and trace, and the library's finished regimes, are written with ``partial.json`` beside them
-    (the library file is left alone), then :class:`~dse.interrupt.Interrupted` says so.
+    (the library file is left alone), then :class:`~dse.util.interrupt.Interrupted` says so.
     """
     lib_path = library_path(spec)
     new_library = lib_path is not None and not lib_path.exists()

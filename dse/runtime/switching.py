@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from dse.mapping.pipeline import PipelineProblem
-from dse.runtime.core import energy_j
 from dse.runtime.stream_spec import SwitchSpec
+from dse.sim.core import energy_j
 
 __all__ = ["SwitchCost", "switch_cost", "switch_costs"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dse.jit import time_limit_ends
-from dse.limits import check_seed, check_time_limit
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
-from dse.progress import Progress
 from dse.solvers.registry import UnknownSolverError, check_options, lookup, solvers
+from dse.util.jit import time_limit_ends
+from dse.util.limits import check_seed, check_time_limit
+from dse.util.progress import Progress
 
 __all__ = ["UnknownSolverError", "solve", "solvers"]
 

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dse.jit import time_limit_ends
-from dse.limits import check_seed, check_time_limit
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
-from dse.progress import Progress
 from dse.solvers.cpsat import solve_cpsat
+from dse.util.jit import time_limit_ends
+from dse.util.limits import check_seed, check_time_limit
+from dse.util.progress import Progress
 
 
 def certify(problem: MappingProblem, front: ParetoSet | Sequence[Sequence[int]] | Sequence[np.ndarray],

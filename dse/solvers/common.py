@@ -53,10 +53,12 @@ def result(
     notes: tuple[str, ...] = (),
     points: list[ParetoPoint] | None = None,
     baselines: dict[str, ParetoPoint] | None = None,
+    exact: bool = False,
 ) -> ParetoSet:
     """Wrap front genomes as a :class:`ParetoSet` sorted by the internal objectives (``points``: those
     genomes already made into points by :func:`~dse.pareto.make_points`, so they are not evaluated twice;
-    ``baselines``: the problem's baseline points when already made, see :func:`baseline_points`)."""
+    ``baselines``: the problem's baseline points when already made, see :func:`baseline_points`; ``exact``:
+    made by an exact solver, see :class:`~dse.pareto.ParetoSet`)."""
     points = make_points(problem, genomes, solver, proven) if points is None else list(points)
     points.sort(key=lambda p: p.internal)
     complete = status == "optimal"
@@ -70,6 +72,7 @@ def result(
         stats=stats,
         baselines=baseline_points(problem)[0] if baselines is None else baselines,
         notes=notes,
+        exact=exact,
     )
 
 
@@ -81,7 +84,7 @@ def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: floa
                                                                                       dtype=np.int64)
     kept = f"; kept the {len(X)} best of {len(seeds)} heuristic or resumed mappings" if len(seeds) else ""
     stats = SolveStats(wall_s=time.monotonic() - start, message=str(exc) + kept)
-    front = result(problem, X, "cpsat", "time_limit", stats)
+    front = result(problem, X, "cpsat", "time_limit", stats, exact=True)
     return dataclasses.replace(front, certified=unbounded_certificate(problem, front.internal()))
 
 

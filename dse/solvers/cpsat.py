@@ -40,14 +40,14 @@ import numpy as np
 from ortools.sat.python import cp_model
 from pydantic import Field
 
-from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import Formulation, MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats, nondominated
-from dse.progress import Progress, silent
 from dse.solvers.certificate import Box, front_certificate
 from dse.solvers.common import build_timed_out, result, with_seeds
 from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
+from dse.util.interrupt import StopToken, interruptible, run_cpsat
+from dse.util.progress import Progress, silent
 
 
 @dataclass
@@ -139,7 +139,7 @@ def solve_cpsat(
 
     Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
     found so far, each marked proven or not (status ``time_limit`` or
-    ``interrupted``; see :mod:`dse.interrupt`). The model build counts
+    ``interrupted``; see :mod:`dse.util.interrupt`). The model build counts
     against ``time_limit``. ``deterministic`` uses interleaved
     search so repeated runs with the same seed explore identically.
 
@@ -226,7 +226,7 @@ def solve_cpsat(
         X, proven = with_seeds(problem, X, proven, seeds)
     stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
-    front = result(problem, X, "cpsat", status, stats, proven=proven)
+    front = result(problem, X, "cpsat", status, stats, proven=proven, exact=True)
     boxes = _open_boxes(steps, exhausted, eps, cut_bound, runner, f1, f2)
     return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), boxes))
 
@@ -381,7 +381,7 @@ def solve_cpsat_boxes(
     stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
                        message=f"{runner.workers} workers; search-region boxes, {len(boxes)} left open; "
                        + "; ".join(form.notes))
-    front = result(problem, X, "cpsat", status, stats, proven=status == "optimal")
+    front = result(problem, X, "cpsat", status, stats, proven=status == "optimal", exact=True)
     open_boxes: list[Box] = [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
                              for u in boxes]
     return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes))

@@ -8,14 +8,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dse.interrupt import interruptible, run_cpsat
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
-from dse.progress import Progress, silent
 from dse.solvers.certificate import single_certificate
 from dse.solvers.common import build_timed_out, result
 from dse.solvers.registry import collect_seeds
+from dse.util.interrupt import interruptible, run_cpsat
+from dse.util.progress import Progress, silent
 
 
 def solve_cpsat_single(
@@ -57,14 +57,14 @@ def solve_cpsat_single(
     stopped = "interrupted" if token.stopped else "time_limit"
     if status == cp_model.INFEASIBLE:
         stats = SolveStats(wall_s=wall, solver_calls=1, message="INFEASIBLE; " + "; ".join(form.notes))
-        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", "infeasible", stats)
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", "infeasible", stats, exact=True)
     found = form.to_genome(solver) if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
     if status != cp_model.OPTIMAL:  # cut short: never worse than the best seed it was handed
         found = _better(problem, found, seeds)
     if found is None:
         stats = SolveStats(wall_s=wall, solver_calls=1, message=solver.status_name(status) + "; "
                            + "; ".join(form.notes))
-        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", stopped, stats)
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", stopped, stats, exact=True)
     value = float(problem.evaluate(found[None, :]).F[0, 0])
     bound = float(np.nanmax([solver.best_objective_bound, form.model.proto.variables[objective.index].domain[0]]))
     gap = (value - bound) / max(abs(value), 1e-9)
@@ -72,7 +72,7 @@ def solve_cpsat_single(
     stats = SolveStats(wall_s=wall, solver_calls=1, best_bound=(bound,),
                        message=f"objective {value:.6g}, lower bound {bound:.6g}, gap {gap:.2%}; " + "; ".join(form.notes))
     label = "optimal" if status == cp_model.OPTIMAL else stopped
-    front = result(problem, found[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL)
+    front = result(problem, found[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL, exact=True)
     certificate = single_certificate(problem, int(value), bound, status == cp_model.OPTIMAL)
     return dataclasses.replace(front, certified=certificate)
 

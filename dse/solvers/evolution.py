@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from pydantic import Field
 
-from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
-from dse.progress import Progress, silent
 from dse.solvers.common import result
 from dse.solvers.registry import SolverOptions, collect_seeds
+from dse.util.interrupt import interruptible
+from dse.util.progress import Progress, silent
 
 
 def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:

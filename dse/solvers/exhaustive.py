@@ -8,12 +8,12 @@ import numpy as np
 from pydantic import Field
 
 from dse.errors import SpaceTooLargeError
-from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
-from dse.progress import Progress, silent
 from dse.solvers.common import result
 from dse.solvers.registry import Solver, SolverOptions, register_solver
+from dse.util.interrupt import interruptible
+from dse.util.progress import Progress, silent
 
 DEFAULT_MAX_SPACE = 5_000_000
 #: Genomes in the first chunk; chunks double up to ``chunk`` while one takes under ``CHUNK_S / 2`` seconds,
@@ -93,7 +93,7 @@ def solve_exhaustive(
         status = "infeasible"
     order = np.lexsort(best_F.T[::-1]) if len(best_F) else np.zeros(0, dtype=np.int64)
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=seen)
-    return result(problem, best_X[order], "exhaustive", status, stats, proven=status == "optimal")
+    return result(problem, best_X[order], "exhaustive", status, stats, proven=status == "optimal", exact=True)
 
 
 class ExhaustiveOptions(SolverOptions):

@@ -14,9 +14,9 @@ import time
 
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats
-from dse.progress import Progress
 from dse.solvers.common import baseline_points, result
 from dse.solvers.registry import Solver, heuristics_for, register_solver
+from dse.util.progress import Progress
 
 
 def solve_heuristic(problem: MappingProblem, name: str, time_limit: float | None = None, seed: int = 0,

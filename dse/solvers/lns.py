@@ -32,14 +32,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import Field
 
-from dse.interrupt import StopToken, interruptible, run_cpsat
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import ParetoSet, SolveStats
-from dse.progress import Progress, silent
 from dse.solvers.common import result
 from dse.solvers.local_search import local_search, local_search_unsupported
 from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
+from dse.util.interrupt import StopToken, interruptible, run_cpsat
+from dse.util.progress import Progress, silent
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem

@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dse.jit import compile_functions, may_compile, plain
 from dse.mapping.base import MappingProblem
 from dse.mapping.constraints import AllowedDevices, Colocation
-from dse.mapping.dag_structure import (
+from dse.mapping.dag.structure import (
     _edge_delay,
     _send_rule,
     compiled_kernels,
     sends_occupy,
     transfer_arguments,
 )
-from dse.progress import Progress
+from dse.util.jit import compile_functions, may_compile, plain
+from dse.util.progress import Progress
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -177,7 +177,7 @@ def _kernels() -> dict[str, Callable[..., Any]]:
     if not _KERNELS:
         compiled = compiled_kernels()
         scope = globals()
-        if not may_compile():  # plain Python while compiling would break a time limit (dse.jit)
+        if not may_compile():  # plain Python while compiling would break a time limit (dse.util.jit)
             return {key: plain(scope[name]) for key, name in names.items()}
         scope["_edge_delay"] = compiled["_edge_delay"]
         scope["_send_rule"] = compiled["_send_rule"]

@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import Field
 
-from dse.interrupt import interruptible
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet, SolveStats, nondominated
-from dse.progress import Progress, silent
 from dse.solvers.common import result
 from dse.solvers.evolution import Nsga2Options, solve_nsga2
 from dse.solvers.local_search import (
@@ -31,6 +29,8 @@ from dse.solvers.local_search import (
     scores,
 )
 from dse.solvers.registry import Solver, collect_seeds, register_solver
+from dse.util.interrupt import interruptible
+from dse.util.progress import Progress, silent
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem

@@ -31,8 +31,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
-from dse.plugins import load_plugins_once
-from dse.suggest import did_you_mean
+from dse.util.plugins import load_plugins_once
+from dse.util.suggest import did_you_mean
 
 #: Modules that register the built-in solvers and heuristic providers.
 BUILTIN_SOLVER_MODULES = (

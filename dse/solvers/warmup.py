@@ -3,8 +3,8 @@
 Runs each compiled kernel (the dag decoder with and without insertion and the TF send rule, the
 heuristics' list scheduler, the lower bounds, the chain bound's block enumeration, the memetic
 search's moves) on tiny instances, so numba compiles them and caches them on disk, then writes the
-stamp that tells :mod:`dse.jit` the cache is warm. ``make demo`` runs it; a solve that meets a cold
-cache inside its time limit starts it in the background (see :mod:`dse.jit`).
+stamp that tells :mod:`dse.util.jit` the cache is warm. ``make demo`` runs it; a solve that meets a cold
+cache inside its time limit starts it in the background (see :mod:`dse.util.jit`).
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ import time
 
 import numpy as np
 
-from dse.builders.stg_generator import stg_random_graph
 from dse.cost import TableCostModel
-from dse.importers.identical import identical_platform
-from dse.jit import cache_is_warm, compile_functions, holding_lock, set_announce, write_stamp
-from dse.mapping import dag_structure
+from dse.cost.synthetic import random_tables
+from dse.inputs.builders.stg_generator import stg_random_graph
+from dse.inputs.importers.identical import identical_platform
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag_bounds import communication_bound, destructive_bound
-from dse.mapping.dag_chain_bound import Block, BlockModel, block_costs, chain_bound
+from dse.mapping.dag import structure as dag_structure
+from dse.mapping.dag.bounds import communication_bound, destructive_bound
+from dse.mapping.dag.chain_bound import Block, BlockModel, block_costs, chain_bound
 from dse.solvers import local_search
 from dse.solvers.registry import collect_seeds
-from dse.synthetic import random_tables
+from dse.util.jit import cache_is_warm, compile_functions, holding_lock, set_announce, write_stamp
 
 
 def _problems() -> list[DagProblem]:

@@ -1,0 +1,39 @@
+"""``dse accuracy [--out DIR] [--measurements DIR]``: the cost models against published measurements.
+
+Runs every figure of ``models/measurements/`` through the cost path the solvers use
+(:func:`dse.runs.accuracy.accuracy`), prints predicted vs measured per row, then the median and
+90th-percentile error per group (device class, op class, metric), the fitted and held-out parts apart.
+With ``--out DIR`` it writes ``DIR/accuracy.csv`` and the log-log plot ``DIR/accuracy.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dse.cli.commands import Command, register_command
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, metavar="DIR", help="folder for accuracy.csv and accuracy.png")
+    parser.add_argument("--measurements", type=Path, metavar="DIR",
+                        help="folder of measurement files (default: the catalog's models/measurements)")
+    parser.add_argument("--quiet", action="store_true", help="print the group table only")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dse.runs.accuracy import accuracy, write_outputs
+
+    report = accuracy(args.measurements)
+    if not args.quiet:
+        print(report.rows_text())
+        print()
+    print(report.summary())
+    if args.out is not None:
+        for path in write_outputs(report, args.out):
+            print(f"wrote {path}")
+    return 0
+
+
+register_command(Command("accuracy", "check the cost models against published silicon measurements",
+                         _arguments, _run))

@@ -1,0 +1,221 @@
+"""The analytic roofline cost model: per op class and device kind efficiencies, data-aware sparse
+ops, host launch overhead, measured GEMM / SpMM where a calibration covers them, DVFS levels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dse.cost.calibrated import _element_bytes, _spmm_dims, calibrated_seconds
+from dse.cost.calibration.files import load_calibration
+from dse.cost.checks import (
+    _assemble,
+    _ceil_int,
+    _cell_error,
+    _type_ok,
+    _Unfit,
+    check_device_costs,
+    ns_routes,
+)
+from dse.cost.mechanisms.efficiency import declared_efficiency
+from dse.cost.mechanisms.fusion import fused_parts
+from dse.cost.mechanisms.overhead import call_seconds, entry_shares, launch_seconds
+from dse.cost.mechanisms.sparse_reuse import (
+    declared_skew_sensitivity,
+    declared_sparse_bandwidth,
+    reused_bytes,
+)
+from dse.cost.mechanisms.tiling import tile_utilization
+from dse.cost.tables import CostTables, LevelTables
+from dse.model.platform import Device, Platform
+from dse.model.workload import Op, Workload
+
+#: Fraction of peak compute an op class reaches on a device kind (dense, typical sizes).
+#: ``None``: the device kind cannot run that class (e.g. a DLA has no sparse unit).
+COMPUTE_EFFICIENCY: dict[str, dict[str, float | None]] = {
+    #            cpu    gpu   tensorcore fpga  npu   dla   generic
+    "gemm":      dict(cpu=0.70, gpu=0.75, tensorcore=0.80, fpga=0.80, npu=0.85, dla=0.80, generic=0.7),
+    "conv":      dict(cpu=0.50, gpu=0.65, tensorcore=0.70, fpga=0.75, npu=0.80, dla=0.80, generic=0.6),
+    "dwconv":    dict(cpu=0.30, gpu=0.20, tensorcore=0.10, fpga=0.60, npu=0.40, dla=0.40, generic=0.3),
+    "spmm":      dict(cpu=0.10, gpu=0.06, tensorcore=None, fpga=0.30, npu=None, dla=None, generic=0.1),
+    "attention": dict(cpu=0.40, gpu=0.50, tensorcore=0.60, fpga=0.40, npu=0.50, dla=None, generic=0.4),
+    "elementwise": dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.50, npu=0.30, dla=0.30, generic=0.3),
+    "reduce":    dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.50, npu=0.30, dla=0.30, generic=0.3),
+    "pool":      dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.50, npu=0.30, dla=0.30, generic=0.3),
+    "norm":      dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.50, npu=0.30, dla=0.30, generic=0.3),
+    "embedding": dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.40, npu=None, dla=None, generic=0.3),
+    "memcpy":    dict(cpu=1.00, gpu=1.00, tensorcore=None, fpga=1.00, npu=1.00, dla=1.00, generic=1.0),
+    "generic":   dict(cpu=0.50, gpu=0.50, tensorcore=0.50, fpga=0.50, npu=0.50, dla=0.50, generic=0.5),
+}
+
+#: Fraction of peak memory bandwidth reached on streaming (dense) access.
+BANDWIDTH_EFFICIENCY = dict(cpu=0.75, gpu=0.85, tensorcore=0.85, fpga=0.80, npu=0.80, dla=0.80, generic=0.75)
+
+#: Fixed cost per op invocation (kernel launch, dispatch, FPGA kernel start), in seconds.
+LAUNCH_OVERHEAD_S = dict(cpu=1e-6, gpu=5e-6, tensorcore=5e-6, fpga=2e-6, npu=10e-6, dla=20e-6, generic=1e-6)
+
+#: How strongly degree skew (coefficient of variation of row lengths) slows sparse ops:
+#: effective rate divided by (1 + SKEW_SENSITIVITY[kind] * degree_skew). GPUs suffer most
+#: (warp-level load imbalance); CPUs less (dynamic scheduling over cores, caches); FPGA
+#: dataflow pipelines least (row-streaming with load-balanced PEs).
+SKEW_SENSITIVITY = dict(cpu=0.25, gpu=1.20, tensorcore=1.20, fpga=0.10, npu=1.0, dla=1.0, generic=0.5)
+
+#: Bandwidth efficiency of irregular gathers (sparse ops) at full density; lower density
+#: lowers it further by sqrt(density) (fewer useful bytes per cache line / DRAM burst),
+#: except on FPGAs, whose on-chip row buffers hide most of it (exponent 0.1).
+SPARSE_BANDWIDTH_EFFICIENCY = dict(cpu=0.45, gpu=0.55, tensorcore=0.55, fpga=0.80, npu=0.3, dla=0.3, generic=0.4)
+SPARSE_DENSITY_EXPONENT = dict(cpu=0.5, gpu=0.5, tensorcore=0.5, fpga=0.1, npu=0.5, dla=0.5, generic=0.5)
+#: Bytes of one memory transaction of an irregular gather (CPU cache line, GPU 32-byte sector, FPGA/HBM
+#: burst). An SpMM gathers one dense row of ``width`` elements per nonzero: a row of at least this many
+#: bytes uses whole transactions whatever the density, so the gather efficiency is
+#: ``max(density ** exponent, min(1, width * bytes_per_element / SPARSE_LINE_BYTES))``.
+SPARSE_LINE_BYTES = dict(cpu=64, gpu=32, tensorcore=32, fpga=64, npu=64, dla=64, generic=64)
+
+
+
+@dataclass(frozen=True)
+class RooflineCostModel:
+    """Roofline time per (op, device) with data-aware efficiency for sparse ops.
+
+    ``time = max(flops / (peak(precision) * eff_c), bytes_moved / (mem_bw * eff_b)) + launch``
+    where ``eff_c`` comes from :data:`COMPUTE_EFFICIENCY` and, for ``spmm`` ops,
+    is divided by ``1 + SKEW_SENSITIVITY[kind] * degree_skew``; ``eff_b`` is
+    :data:`BANDWIDTH_EFFICIENCY` for dense ops and
+    ``SPARSE_BANDWIDTH_EFFICIENCY[kind] * max(density ** SPARSE_DENSITY_EXPONENT[kind],
+    min(1, width * bytes_per_element / SPARSE_LINE_BYTES[kind]))``
+    divided by the same skew factor for sparse ones (a gathered row that fills whole memory
+    transactions is not slowed by low density; an SpMV's single elements are).
+    With a calibration (``calibration``, or the platform's ``calibration`` file) ``gemm`` and
+    ``spmm`` ops on the devices it covers take the measured model's time instead
+    (:func:`calibrated_seconds`). Devices with DVFS operating points get level tables
+    (:mod:`dse.cost.dvfs`).
+    Dynamic energy is ``(active_w - idle_w) * time``; a device also draws
+    ``idle_w`` whenever it is in use (the mapping families add that).
+    Transfers cost ``latency + bytes / bandwidth`` over the platform's route and
+    ``bytes * energy_pj_per_byte``. Memory per (op, device) is
+    ``resident_bytes + output_bytes``. An op may run on a device if the
+    device kind supports its class and, when ``op.device_type`` is set, the
+    device kind or name matches it. A device without ``peak_tflops`` (an abstract,
+    ``speed``-only device) cannot run ops with FLOPs under this model.
+    """
+
+    launch_overhead: bool = True
+    #: a :class:`dse.cost.calibration.measure.Calibration` to use instead of the platform's ``calibration`` file
+    calibration: Any = None
+
+    def op_time_s(self, op: Op, device: Device) -> float | None:
+        """Seconds ``op`` takes on ``device``; ``None`` if the device cannot run it."""
+        parts = self.op_time_parts(op, device)
+        return None if parts is None else max(parts[0], parts[1]) + parts[2]
+
+    def op_time_parts(self, op: Op, device: Device) -> tuple[float, float, float] | None:
+        """(compute-bound, memory-bound, launch) seconds of ``op`` on ``device`` (the time is
+        ``max(compute, memory) + launch``); ``None`` if the device cannot run it. DVFS scales
+        only the compute-bound part (:mod:`dse.cost.dvfs`)."""
+        eff = COMPUTE_EFFICIENCY.get(op.op_class, COMPUTE_EFFICIENCY["generic"]).get(device.kind)
+        eff = declared_efficiency(device, op.op_class, eff)  # cost-mechanism hook (dse.cost.mechanisms.efficiency)
+        if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
+            return None  # the kind cannot run this class, or the device has no FLOP rate to cost it with
+        bw_eff = BANDWIDTH_EFFICIENCY[device.kind]
+        moved = op.bytes_moved
+        if op.op_class == "spmm":
+            sensitivity = declared_skew_sensitivity(device, SKEW_SENSITIVITY[device.kind])  # hook (sparse_reuse)
+            skew = 1.0 + sensitivity * op.features.get("degree_skew", 0.0)
+            density = op.features.get("density", 1.0)
+            eff = eff / skew
+            dims = _spmm_dims(op)
+            row_bytes = (dims["width"] if dims else 1.0) * _element_bytes(op.precision)
+            gather = max(density ** SPARSE_DENSITY_EXPONENT[device.kind],
+                         min(1.0, row_bytes / SPARSE_LINE_BYTES[device.kind]))
+            reused = None if dims is None else reused_bytes(  # cost-mechanism hook (sparse_reuse)
+                device, dims["rows"], dims["nnz"], dims["width"], _element_bytes(op.precision), op.bytes_moved)
+            if reused is not None:
+                moved, gather = reused, 1.0
+            base = declared_sparse_bandwidth(device, SPARSE_BANDWIDTH_EFFICIENCY[device.kind])  # hook (sparse_reuse)
+            bw_eff = base * gather / skew
+        if op.device_costs and device.name in op.device_costs:
+            return (op.device_costs[device.name], 0.0, 0.0)
+        peak = device.peak_flops(op.precision)
+        if op.flops and peak is None:
+            return None
+        eff = eff * tile_utilization(op, device, _element_bytes(op.precision))  # cost-mechanism hook (tiling)
+        compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
+        memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
+        kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)
+        launch = launch_seconds(device, LAUNCH_OVERHEAD_S[device.kind], kernels) if self.launch_overhead else 0.0
+        return (compute, memory, launch)
+
+    def _calibration(self, platform: Platform) -> Any:
+        """The calibration in use: ``self.calibration``, else the platform's file (machine kind checked:
+        a file from another machine kind raises :class:`SpecError` naming it), else ``None``."""
+        if self.calibration is not None or platform.calibration is None:
+            return self.calibration
+        return load_calibration(platform.calibration)
+
+    def tables(self, workload: Workload, platform: Platform) -> CostTables:
+        """The integer tables of ``workload`` on ``platform``.
+
+        Raises :class:`SpecError` when ``device_costs`` names a device the platform lacks, or a
+        table entry or a worst-case total does not fit int64 (naming the op and the device).
+        """
+        check_device_costs(workload, platform)
+        n, m = workload.n_ops, len(platform.devices)
+        time = np.zeros((n, m), dtype=np.int64)
+        energy = np.zeros((n, m), dtype=np.int64)
+        mem = np.zeros((n, m), dtype=np.int64)
+        allowed = np.zeros((n, m), dtype=bool)
+        calibration = self._calibration(platform)
+        parts = np.zeros((n, m, 3))
+        shares = entry_shares(workload)  # cost-mechanism hook (dse.cost.mechanisms): fusion, per-call overhead
+        for i, op in enumerate(workload.ops):
+            for j, dev in enumerate(platform.devices):
+                found = self.op_time_parts(op, dev)
+                if found is None or not _type_ok(op, dev):
+                    continue
+                found = fused_parts(op, dev, shares[i] == 0.0, found)  # cost-mechanism hook (fusion)
+                found = (found[0], found[1], found[2] + call_seconds(dev, shares[i]))  # hook (call overhead)
+                measured = calibrated_seconds(calibration, op, dev) if calibration is not None else None
+                parts[i, j] = found if measured is None else (measured, 0.0, 0.0)
+                seconds = max(parts[i, j, 0], parts[i, j, 1]) + parts[i, j, 2]
+                allowed[i, j] = True
+                try:
+                    time[i, j] = max(1, _ceil_int(seconds * 1e9, "time"))
+                    energy[i, j] = _ceil_int((dev.active_w - dev.idle_w) * 1e3 * time[i, j], "energy")
+                    mem[i, j] = _ceil_int(op.resident_bytes + op.output_bytes, "mem")
+                except _Unfit as exc:
+                    raise _cell_error(workload, platform, i, j, exc, "ns") from None
+        tables = _assemble(workload, platform, time, energy, mem, allowed, ns_routes(platform))
+        if any(len(d.dvfs) >= 2 for d in platform.devices):
+            tables = _attach_dvfs(tables, workload, platform, parts, allowed)
+        return tables
+
+
+
+def _attach_dvfs(tables: CostTables, workload: Workload, platform: Platform, parts: np.ndarray,
+                 allowed: np.ndarray) -> CostTables:
+    """``tables`` with their operating-point tables (``levels``, :mod:`dse.cost.dvfs`): per level, the
+    compute-bound part of each op's time scaled by ``time_scale``, dynamic power by ``power_scale``."""
+    n, m = allowed.shape
+    counts = np.asarray([max(1, len(d.dvfs)) for d in platform.devices], dtype=np.int64)
+    n_levels = int(counts.max())
+    time = np.zeros((n_levels, n, m), dtype=np.int64)
+    energy = np.zeros_like(time)
+    for j, dev in enumerate(platform.devices):
+        for level in range(n_levels):
+            if len(dev.dvfs) >= 2:
+                point = dev.dvfs[min(level, len(dev.dvfs) - 1)]
+                ts, ps = point.time_scale, point.power_scale
+            else:
+                ts, ps = 1.0, 1.0
+            for i in np.flatnonzero(allowed[:, j]):
+                seconds = max(parts[i, j, 0] * ts, parts[i, j, 1]) + parts[i, j, 2]
+                try:
+                    time[level, i, j] = max(1, _ceil_int(seconds * 1e9, "time"))
+                    energy[level, i, j] = _ceil_int((dev.active_w - dev.idle_w) * ps * 1e3 * time[level, i, j],
+                                                    "energy")
+                except _Unfit as exc:
+                    raise _cell_error(workload, platform, int(i), j, exc, "ns") from None
+    freqs = tuple(tuple(p.freq_mhz for p in d.dvfs) if len(d.dvfs) >= 2 else () for d in platform.devices)
+    return tables.replaced(levels=LevelTables(time, energy, counts, freqs))

@@ -1,0 +1,344 @@
+"""CP-SAT flexible-job-shop model of the ``dag`` family, over the same integer tables as the decoder.
+
+Per task a start time and, per allowed device, a presence literal ``x[i, d]`` with an optional
+interval sharing that start; no overlap per device; precedence ``start[v] >= end[u]`` plus the
+transfer delay of the device pair, enforced by the two presence literals; makespan = max end.
+Redundant reasoning: the makespan starts at the work bound and at :mod:`dse.mapping.dag.bounds`'
+communication bound, raised by its destructive bound within a tenth of the time limit; per task
+and device the earliest start and the shortest tail of those bounds enter linearly in the presence
+literals (start >= the chosen device's head, makespan >= end + its tail), and a device whose head,
+time and tail exceed the horizon is not offered; a horizon from the
+best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every
+device is identical, and symmetry breaking among identical devices (the task at topological
+position k uses one of the first k + 1 of them). Memory, deadline and colocation come from the
+problem's constraint components.
+
+Under the TF paper's rules (``tensor_per_device``) the model follows the decoder exactly:
+``r[u, b]`` is true when device ``b`` is remote to producer ``u`` and runs one of its consumers
+(the tensor crosses once per such device); ``u``'s device stays busy for its compute plus
+``send_time[dev u]`` per remote device (the no-overlap intervals end at that release time); the
+tensor reaches device ``b`` at ``end[u] + (1 + #remote devices of u below b) * send_time[dev u]
++ transfer_time[edge, dev u, b]``; transfer energy is paid once per producer and remote device,
+from the producer's first outgoing edge's table. Symmetry breaking is then off when sends cost
+time, since the send order by device index tells identical devices apart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from dse.mapping.base import Formulation
+from dse.mapping.constraints import ModelContext
+from dse.mapping.cpsat_common import (
+    ModelTooLarge,
+    assigned_devices,
+    check_build_time,
+    idle_term,
+    used_literals,
+)
+from dse.mapping.dag.bounds import destructive_bound, task_device_bounds
+from dse.mapping.dag.chain_bound import chain_bound
+from dse.util.jit import may_compile
+
+if TYPE_CHECKING:
+    from dse.mapping.dag.problem import DagProblem
+
+
+#: Largest number of (edge, producer device, consumer device) precedence constraints the model builds; past
+#: it the model would not fit in memory or be built within any sensible time limit.
+MAX_PAIR_CONSTRAINTS = 3_000_000
+#: Share of the solve's time (and most seconds) spent refuting makespans before the search
+#: (:func:`dse.mapping.dag.bounds.destructive_bound`, then :func:`dse.mapping.dag.chain_bound.chain_bound`
+#: in what is left of it): their bound is the makespan's lower domain.
+DESTRUCTIVE_SHARE = 0.1
+DESTRUCTIVE_SECONDS = 30.0
+
+
+def chain_bound_may_help(problem: DagProblem, longest_transfer: np.ndarray, send: np.ndarray) -> bool:
+    """Whether :func:`~dse.mapping.dag.chain_bound.chain_bound` can raise the makespan floor above the
+    communication and destructive bounds: only where moving between devices costs something (a transfer
+    or a send) or the devices differ. On identical devices without transfer costs its blocks' least times
+    are their critical paths, which the communication bound already counts, so it is not computed."""
+    return bool(longest_transfer.any() or send.any() or len(identical_groups(problem)) > 1)
+
+
+def identical_groups(problem: DagProblem) -> list[list[int]]:
+    """Devices that are interchangeable (same columns of every table, same capacity and idle power)."""
+    t = problem.tables
+    groups: list[list[int]] = []
+    for d in range(t.n_dev):
+        for g in groups:
+            r = g[0]
+            if (np.array_equal(t.time[:, d], t.time[:, r]) and np.array_equal(t.energy[:, d], t.energy[:, r])
+                    and np.array_equal(t.mem[:, d], t.mem[:, r]) and np.array_equal(t.allowed[:, d], t.allowed[:, r])
+                    and t.mem_capacity[d] == t.mem_capacity[r] and t.idle_power_mw[d] == t.idle_power_mw[r]
+                    and t.send_time[d] == t.send_time[r] and _same_links(t, d, r)):
+                g.append(d)
+                break
+        else:
+            groups.append([d])
+    return groups
+
+
+def _same_links(t, d: int, r: int, chunk: int = 4096) -> bool:
+    """Swapping d and r leaves every transfer table unchanged (checked against all other devices, reading
+    the tables through their per-edge accessor a chunk of edges at a time)."""
+    others = [o for o in range(t.n_dev) if o not in (d, r)]
+    for lo in range(0, t.n_edges, chunk):
+        edges = np.arange(lo, min(lo + chunk, t.n_edges))
+        for what in ("transfer_time", "transfer_energy"):
+            x = t.transfer_block(edges, what)
+            if not (np.array_equal(x[:, d, others], x[:, r, others]) and np.array_equal(x[:, others, d], x[:, others, r])
+                    and np.array_equal(x[:, d, r], x[:, r, d])):
+                return False
+    return True
+
+
+def _remote_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar],
+                     consumers: list[list[tuple[int, int]]], m: int,
+                     deadline: float | None = None) -> dict[tuple[int, int], cp_model.IntVar]:
+    """``r[u, b]``: true exactly when ``u`` is not on ``b`` and some consumer of ``u`` is (the TF send rule)."""
+    r: dict[tuple[int, int], cp_model.IntVar] = {}
+    for u, outs in enumerate(consumers):
+        check_build_time(deadline, f"remote devices of task {u} of {len(consumers)}")
+        for b in range(m):
+            there = [x[v, b] for v in dict.fromkeys(v for v, _ in outs) if (v, b) in x]
+            if not there:
+                continue
+            lit = model.new_bool_var(f"remote[{u},{b}]")
+            for c in there:
+                model.add_bool_or([c.Not(), lit] + ([x[u, b]] if (u, b) in x else []))
+            model.add_bool_or(there).only_enforce_if(lit)
+            if (u, b) in x:
+                model.add_implication(lit, x[u, b].Not())
+            r[u, b] = lit
+    return r
+
+
+def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
+                    seeds: Sequence[np.ndarray] = (), deadline: float | None = None) -> Formulation:
+    """The model; ``include`` names the constraints to model (default: all of the problem's). The best
+    feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon.
+    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``."""
+    t = problem.tables
+    names = {c.name for c in problem.constraints} if include is None else set(include)
+    n, m = t.n_ops, t.n_dev
+    tf = problem.tensor_per_device and t.n_edges > 0
+    send = np.asarray(t.send_time, dtype=np.int64) if tf else np.zeros(m, dtype=np.int64)
+    sends = bool(send.any())
+    model = cp_model.CpModel()
+    best = None
+    if len(seeds):
+        X = np.array(seeds, dtype=np.int64)
+        ev = problem.evaluate(X)
+        ok = np.flatnonzero(ev.feasible)
+        if len(ok):
+            best = X[ok[np.argmin(ev.F[ok, 0])]]
+    # every task in sequence at its slowest time after every transfer and every send: no schedule needs longer
+    longest_transfer = t.transfer_over_pairs("transfer_time")[1]
+    serial = int(np.where(t.allowed, t.time, 0).max(axis=1).sum() + longest_transfer.sum()
+                 + (n + t.n_edges) * max(m - 1, 0) * int(send.max(initial=0)))
+    horizon = serial
+    if best is not None and len(problem.objectives) == 1:  # makespan alone: no need to look past a known schedule
+        horizon = min(horizon, int(problem.evaluate(best[None, :]).F[0, 0]))
+    if problem.deadline is not None and "deadline" in names:
+        horizon = min(horizon, problem.deadline)
+    head, tail, reach = task_device_bounds(problem)
+    lower = int(reach.min(axis=1).max(initial=0))  # the communication bound (dse.mapping.dag.bounds)
+    fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
+    lower = max(lower, -(-int(fastest.sum()) // m))
+    notes: list[str] = []
+    if deadline is not None and lower < horizon:  # a tenth of the time (30 s at most) to refute makespans
+        if not may_compile():  # the bounds are worth their time only compiled (dse.util.jit)
+            notes.append("lower bounds skipped: the kernels are being compiled for this environment")
+        else:
+            budget_end = time.monotonic() + max(0.0, min(DESTRUCTIVE_SECONDS,
+                                                         DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
+            lower = destructive_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
+            if chain_bound_may_help(problem, longest_transfer, send):
+                lower = chain_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
+    horizon = max(horizon, lower)
+
+    per_task = t.allowed.sum(axis=1).astype(np.int64)
+    pairs = int((per_task[t.edges[:, 0]] * per_task[t.edges[:, 1]]).sum()) if t.n_edges else 0
+    if pairs > MAX_PAIR_CONSTRAINTS:
+        raise ModelTooLarge(f"{pairs:,} device-pair precedence constraints exceed {MAX_PAIR_CONSTRAINTS:,}; "
+                            "use nsga2 or memetic at this size")
+    consumers = problem.structure.adjacency()[1]  # per task its (consumer, edge) pairs, in edge order
+    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    start, end = [], []
+    tails = []
+    for i in range(n):
+        check_build_time(deadline, f"task {i} of {n}")
+        s = model.new_int_var(0, horizon, f"start[{i}]")
+        e = model.new_int_var(0, horizon, f"end[{i}]")
+        start.append(s)
+        end.append(e)
+        lits = []
+        for d in range(m):
+            if not t.allowed[i, d] or reach[i, d] > horizon:  # no schedule within the horizon runs i on d
+                continue
+            lit = model.new_bool_var(f"x[{i},{d}]")
+            x[i, d] = lit
+            lits.append(lit)
+            model.add(e == s + int(t.time[i, d])).only_enforce_if(lit)
+        model.add_exactly_one(lits)
+        # linear in the presence literals (exactly one holds): the earliest start and the shortest tail
+        # of the chosen device, a strong relaxation where transfers dominate
+        model.add(s >= sum(int(head[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
+        tails.append(e + sum(int(tail[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
+    r = _remote_literals(model, x, consumers, m, deadline) if tf else {}
+
+    per_device: list[list] = [[] for _ in range(m)]
+    release: dict[int, cp_model.IntVar] = {}
+    for i in range(n):
+        check_build_time(deadline, f"device occupation of task {i} of {n}")
+        remote = [r[i, b] for b in range(m) if (i, b) in r]
+        busy_after = [d for d in range(m) if (i, d) in x and send[d] and remote]
+        if busy_after:  # compute, then one send per remote device: the device is released later
+            rel = model.new_int_var(0, horizon, f"release[{i}]")
+            span = model.new_int_var(0, horizon, f"occupy[{i}]")
+            release[i] = rel
+            sent = sum(remote)
+            for d in range(m):
+                if (i, d) in x:
+                    model.add(rel == end[i] + int(send[d]) * sent).only_enforce_if(x[i, d])
+                    per_device[d].append(model.new_optional_interval_var(start[i], span, rel, x[i, d],
+                                                                         f"iv[{i},{d}]"))
+            continue
+        for d in range(m):
+            if (i, d) in x:
+                per_device[d].append(model.new_optional_fixed_size_interval_var(
+                    start[i], int(t.time[i, d]), x[i, d], f"iv[{i},{d}]"))
+    for d in range(m):
+        if len(per_device[d]) > 1:
+            model.add_no_overlap(per_device[d])
+
+    for k, (u, v) in enumerate(t.edges):
+        check_build_time(deadline, f"precedence of edge {k} of {t.n_edges}")
+        u, v = int(u), int(v)
+        model.add(start[v] >= end[u])
+        delays = t.transfer_block(np.array([k]))[0]
+        for a in range(m):
+            if (u, a) not in x:
+                continue
+            for b in range(m):
+                if a == b or (v, b) not in x:
+                    continue
+                delay = int(delays[a, b])
+                if send[a]:  # the sends to the remote devices below b go first
+                    before = [r[u, c] for c in range(b) if (u, c) in r]
+                    model.add(start[v] >= end[u] + int(send[a]) * (1 + sum(before)) + delay).only_enforce_if(
+                        [x[u, a], x[v, b]])
+                elif delay > 0:
+                    model.add(start[v] >= end[u] + delay).only_enforce_if([x[u, a], x[v, b]])
+
+    makespan = model.new_int_var(lower, horizon, "makespan")
+    model.add_max_equality(makespan, end)
+    for finish_and_tail in tails:
+        model.add(makespan >= finish_and_tail)
+
+    groups = identical_groups(problem)
+    if len(groups) == 1 and m > 1:  # all identical: cumulative relaxation over task intervals
+        intervals = [model.new_interval_var(start[i], int(t.time[i, 0]), end[i], f"task[{i}]") for i in range(n)]
+        model.add_cumulative(intervals, [1] * n, m)
+    order = problem.structure.topo
+    for group in groups if not sends else []:  # the send order by device index tells identical devices apart
+        if len(group) < 2:
+            continue
+        for k, task in enumerate(order):
+            for j, d in enumerate(group):
+                if j > k and (int(task), d) in x:
+                    model.add(x[int(task), d] == 0)
+
+    used = used_literals(model, x, n, m)
+
+    energy = None
+    if any(o.name == "energy" for o in problem.objectives):
+        terms = [int(t.energy[i, d]) * lit for (i, d), lit in x.items() if t.energy[i, d]]
+        terms += _transfer_energy_terms(problem, model, x, r, consumers, deadline)
+        for d in range(m):
+            if t.idle_power_mw[d]:
+                terms.append(idle_term(model, used[d], int(t.idle_power_mw[d]), makespan, horizon, f"idle[{d}]"))
+        bound = int(np.where(t.allowed, t.energy, 0).max(axis=1).sum()
+                    + t.transfer_over_pairs("transfer_energy")[1].sum() * max(m - 1, 1)
+                    + t.idle_power_mw.sum() * horizon)
+        energy = model.new_int_var(0, bound, "energy")
+        model.add(energy == sum(terms))
+
+    ctx = ModelContext(model, t, x, {"makespan": makespan, "energy": energy})
+    for constraint in problem.constraints:
+        if constraint.name in names:
+            constraint.add_to_model(ctx)
+
+    values = {"makespan": makespan, "energy": energy}
+    objective_vars = [values[o.name] for o in problem.objectives]
+
+    def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
+        dev = assigned_devices(solver, x, n)
+        starts = np.array([solver.value(s) for s in start], dtype=np.int64)
+        order_ = np.lexsort((problem.structure.topo_pos, starts))
+        return problem.genome(dev, order_)
+
+    def hint(genome: np.ndarray) -> None:
+        model.clear_hints()
+        sched = problem.schedule(genome, insertion=problem.insertion)
+        for (i, d), lit in x.items():
+            model.add_hint(lit, int(sched.device[i] == d))
+        for i in range(n):
+            model.add_hint(start[i], int(sched.start[i]))
+            model.add_hint(end[i], int(sched.finish[i]))
+        for i, rel in release.items():
+            model.add_hint(rel, int(sched.release[i]))
+        for (u, b), lit in r.items():
+            model.add_hint(lit, int(any(sched.device[v] == b for v, _ in consumers[u]) and sched.device[u] != b))
+
+    rule = ", TF send rule" if tf else ""
+    form = Formulation(model, objective_vars, to_genome, hint,
+                       [f"{len(x)} optional intervals, horizon {horizon}, lower bound {lower}, "
+                        f"{len(groups)} device classes{rule}", *notes], values)
+    if best is not None:
+        hint(best)
+    return form
+
+
+def _transfer_energy_terms(problem: DagProblem, model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar],
+                           r: dict[tuple[int, int], cp_model.IntVar], consumers: list[list[tuple[int, int]]],
+                           deadline: float | None) -> list:
+    """Transfer energy: per crossing edge, or (TF rule, ``r`` given) once per producer and remote device."""
+    t = problem.tables
+    m = t.n_dev
+    terms: list = []
+
+    def both(a_lit: cp_model.IntVar, b_lit: cp_model.IntVar, name: str) -> cp_model.IntVar:
+        lit = model.new_bool_var(name)
+        model.add_bool_and([a_lit, b_lit]).only_enforce_if(lit)
+        model.add_bool_or([a_lit.Not(), b_lit.Not(), lit])
+        return lit
+
+    if problem.tensor_per_device:
+        for u, outs in enumerate(consumers):
+            if not outs:
+                continue
+            check_build_time(deadline, f"transfer energy of task {u} of {t.n_ops}")
+            table = t.transfer_block(np.array([outs[0][1]]), "transfer_energy")[0]  # the producer's first edge
+            for b in range(m):
+                for a in range(m):
+                    cost = int(table[a, b])
+                    if a != b and cost and (u, b) in r and (u, a) in x:
+                        terms.append(cost * both(x[u, a], r[u, b], f"send[{u},{a},{b}]"))
+        return terms
+    for k, (u, v) in enumerate(t.edges.tolist()):
+        check_build_time(deadline, f"transfer energy of edge {k} of {t.n_edges}")
+        table = t.transfer_block(np.array([k]), "transfer_energy")[0]
+        for a in range(m):
+            for b in range(m):
+                cost = int(table[a, b])
+                if a != b and cost and (u, a) in x and (v, b) in x:
+                    terms.append(cost * both(x[u, a], x[v, b], f"cross[{k},{a},{b}]"))
+    return terms

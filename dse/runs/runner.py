@@ -1,0 +1,111 @@
+"""Running a resolved spec's solvers: one function for ``dse solve`` and for ``dse batch`` jobs.
+
+:func:`run_spec_solvers` runs every solver a spec's ``solver.name`` stands for with the spec's
+per-solver options, between stops; :func:`check_some_feasible` turns "no feasible point in any
+front" into the problem's diagnosis (exit 3); :func:`write_fronts` writes the fronts into a run
+folder (``dse solve --out``, ``dse certify --out``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dse import solvers  # solvers.solve looked up at each call (tests and embedders may replace it)
+from dse.cost.error_bands import band_columns, problem_error
+from dse.errors import InfeasibleError, SpecError
+from dse.pareto import ParetoSet
+from dse.solvers.registry import collect_seeds, lookup
+from dse.util.files import replace_atomically
+from dse.util.progress import Progress
+from dse.viz import plot_fronts
+from dse.viz.figures import save
+from dse.viz.schedules import plot_schedule
+
+
+def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
+                     quiet: bool = False, on_front=None, resume: list[np.ndarray] | None = None,
+                     source: str = "<spec>") -> tuple[list[ParetoSet], list[str]]:
+    """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
+    with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
+    skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
+    every solver; ``resume`` genomes (a previous front) go to every solver that takes a ``resume`` option.
+    Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
+    ``source``) when every solver skipped the problem and no stop was requested."""
+    entries = lookup("all") if name == "all" else lookup(name, problem)
+    show = False if quiet else None
+    fronts: list[ParetoSet] = []
+    skipped: list[str] = []
+    for entry, _fixed in entries:
+        if token.stopped:
+            break
+        reason = entry.supports(problem)
+        if reason is not None:
+            print(f"note: {entry.name} skipped: {reason}", file=sys.stderr)
+            skipped.append(f"{entry.name}: {reason}")
+            continue
+        label = name if name.startswith("heuristic:") else entry.name
+        configured = settings.options.get(entry.name)
+        options = dict(configured) if isinstance(configured, dict) else {}
+        if resume and "resume" in inspect.signature(entry.run).parameters:
+            options["resume"] = resume
+        if not quiet:
+            print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
+                  file=sys.stderr, flush=True)
+        try:
+            front = solvers.solve(problem, label, time_limit=time_limit, seed=seed,
+                          progress=Progress(entry.name, enabled=show), **options)
+        except KeyboardInterrupt:  # a stop that reached us as an exception: keep what the others found
+            token.request(signal.SIGINT)
+            break
+        fronts.append(front)
+        if on_front is not None:
+            on_front(fronts)
+        if front.status == "interrupted":
+            token.request()
+    if not fronts and skipped and not token.stopped:
+        raise SpecError(source, "solver.name", name, "no solver can take this problem: " + "; ".join(skipped))
+    return fronts, skipped
+
+
+def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
+    """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point."""
+    if not any(p.feasible for f in fronts for p in f.points):
+        proven = any(f.status == "infeasible" for f in fronts)
+        raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
+
+
+def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None) -> None:
+    """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
+    front yet, the files still say so (a header-only CSV, an empty plot). ``spec``: the spec file's path,
+    recorded in front.json (``dse certify`` rebuilds the problem from it)."""
+    import pandas as pd
+
+    out.mkdir(parents=True, exist_ok=True)
+    error = problem_error(problem)  # the cost model's measured error as bands (dse.cost.error_bands)
+    frames = []
+    for f in fronts:
+        frame = f.to_frame()
+        frame.insert(2, "status", f.status)
+        for name, values in band_columns([p.objectives for p in f.points], f.columns, error).items():
+            frame[name] = values
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
+    replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
+    doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
+           "fronts": [json.loads(f.to_json()) for f in fronts]}
+    replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
+    replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
+    if gantt:
+        best = next((f for f in fronts if len(f)), None)
+        if best is not None:
+            genome = np.asarray(best.knee().genome)
+            if problem.decode(genome).schedule:
+                title = f"{problem.name}: knee point"
+                replace_atomically(out / "gantt.png", lambda tmp: save(
+                    plot_schedule(problem, genome, title=title), tmp))

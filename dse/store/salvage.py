@@ -1,0 +1,132 @@
+"""Salvage: copy the intact jobs of a damaged result store into a new one (``dse results STORE --salvage NEW``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from collections.abc import Sequence
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dse.errors import SpecError
+from dse.store.database import (
+    _FRONT_COLUMNS,
+    _JOB_COLUMNS,
+    SQLITE_MAGIC,
+    STATUSES,
+    STORE_FORMAT,
+    Store,
+    _open_for_reading,
+    _short,
+)
+from dse.util.files import check_writable_file
+
+__all__ = ["SalvageReport", "salvage"]
+
+
+@dataclass(frozen=True)
+class SalvageReport:
+    """What :func:`salvage` copied: jobs kept, job rows found but left out (unreadable or inconsistent)."""
+
+    kept: int
+    dropped: int
+
+
+def _readable_rows(conn: sqlite3.Connection, table: str, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+    """Every row of ``table`` that can still be read: a plain scan first, then row by row over the rowids
+    a damaged page hides from the scan."""
+    rows: dict[int, tuple[Any, ...]] = {}
+    query = f"SELECT rowid, {', '.join(columns)} FROM {table}"
+    try:
+        for row in conn.execute(query + " ORDER BY rowid"):
+            rows[int(row[0])] = tuple(row[1:])
+    except sqlite3.DatabaseError:
+        pass
+    highest = max(rows, default=0)
+    try:
+        top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()
+        highest = max(highest, int(top[0] or 0))
+    except sqlite3.DatabaseError:
+        highest = max(highest, 1) * 2 + 1000
+    for rowid in range(1, highest + 1):
+        if rowid in rows:
+            continue
+        try:
+            row = conn.execute(query + " WHERE rowid = ?", (rowid,)).fetchone()
+        except sqlite3.DatabaseError:
+            continue
+        if row is not None:
+            rows[rowid] = tuple(row[1:])
+    return [rows[k] for k in sorted(rows)]
+
+
+def _intact(job: tuple[Any, ...], fronts: list[tuple[Any, ...]]) -> bool:
+    """Whether a job row and its front rows are whole: its JSON fields parse, its fronts are numbered
+    0..k-1 with parseable JSON whose point count matches, and a ``done`` job has a front."""
+    try:
+        json.loads(job[6])
+        json.loads(job[7])
+        if job[1] not in STATUSES:
+            return False
+        positions = sorted(int(f[1]) for f in fronts)
+        if positions != list(range(len(fronts))) or (job[1] == "done" and not fronts):
+            return False
+        return all(len(json.loads(f[7]).get("points", [])) == int(f[6]) for f in fronts)
+    except (ValueError, TypeError, AttributeError):
+        return False
+
+
+def salvage(source: str | Path, out: str | Path) -> SalvageReport:
+    """Copy every intact job of the (possibly damaged) store ``source`` into a new store ``out``; returns a
+    :class:`SalvageReport`. ``source`` is only read. ``out`` must not exist; it is written beside its final
+    name and renamed into place when complete. Raises :class:`SpecError` when ``source`` is not SQLite or
+    not a dse store, or ``out`` exists or cannot be written."""
+    source, out = Path(source), Path(out)
+    if not source.is_file():
+        raise SpecError("command line", "store", str(source), "no such store file")
+    if out.exists() or out.is_symlink():
+        raise SpecError("command line", "--salvage", str(out), "already exists; give a new file name")
+    with open(source, "rb") as handle:
+        if handle.read(len(SQLITE_MAGIC)) != SQLITE_MAGIC:
+            raise SpecError("command line", "store", str(source), "not an SQLite database: nothing to salvage")
+    check_writable_file(out, "command line", "--salvage")
+    with closing(_open_for_reading(source, "store")) as conn:
+        try:
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError:
+            meta = {}
+        if meta and meta.get("format") != STORE_FORMAT:
+            raise SpecError("command line", "store", str(source),
+                            f"not a dse result store (format {_short(meta.get('format'))})")
+        jobs = _readable_rows(conn, "jobs", _JOB_COLUMNS)
+        fronts = _readable_rows(conn, "fronts", _FRONT_COLUMNS)
+    by_job: dict[str, list[tuple[Any, ...]]] = {}
+    for f in fronts:
+        by_job.setdefault(str(f[0]), []).append(f)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}-", suffix=".tmp")
+    os.close(fd)
+    os.unlink(tmp)
+    kept = dropped = 0
+    try:
+        with Store(tmp) as db:
+            seen: set[str] = set()
+            for job in jobs:
+                mine = sorted(by_job.get(str(job[0]), []), key=lambda f: int(f[1]))
+                if str(job[0]) in seen or not _intact(job, mine):
+                    dropped += 1
+                    continue
+                seen.add(str(job[0]))
+                db.copy_rows(job, mine)
+                kept += 1
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise SpecError("command line", "--salvage", str(out), f"cannot write it: {exc.strerror or exc}") from None
+    finally:
+        for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + ".lock"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+    return SalvageReport(kept, dropped)

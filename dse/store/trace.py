@@ -1,0 +1,331 @@
+"""Timelines of what ran where, and their export to the Chrome trace event format (Perfetto, chrome://tracing).
+
+A :class:`Timeline` is a list of :class:`Span` (a name on a track between two
+times, with arguments) and instants (a drop, a switch), in one display unit.
+It is built from
+
+* a decoded mapping (:func:`mapping_timeline`): a ``dag`` or ``pipeline``
+  schedule (ops per device, transfers per link), a ``split``'s parts per device
+  and host link, a ``multimodel`` genome's simulated frames;
+* a ``dse simulate`` trace table (:func:`simulation_timeline`): DREAM's frames
+  per accelerator, DyPe's runs and switches per policy;
+* a ``dse coexec`` report (:func:`coexec_timeline`) and a batch store's job
+  timings (:func:`jobs_timeline`).
+
+:func:`chrome_trace` turns a timeline into the trace event document: one
+process per group (the devices, a scheduler, a policy), one thread per track
+(a device, a link), complete events (``ph: "X"``) with microsecond ``ts`` and
+``dur`` and the op, item or frame and energy as ``args``, sorted by time per
+track. Spans that overlap on a track (two transfers sharing a link) go to a
+second lane of that track (``link a->b #2``); spans on a device never overlap.
+
+Example::
+
+    timeline = mapping_timeline(problem, genome)
+    write_trace(chrome_trace(timeline), "trace.json")
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from dse.errors import SpecError
+from dse.sim.realtime import TRACE_COLUMNS as FRAME_COLUMNS
+from dse.store.database import connect_readonly
+from dse.util.files import replace_atomically
+from dse.viz.schedules import transfers
+
+if TYPE_CHECKING:
+    from dse.mapping.base import MappingProblem
+
+#: Trace rows of a multimodel simulation kept for a point's frame timeline (the first ones in time).
+MAX_FRAME_SPANS = 4000
+
+
+@dataclass(frozen=True)
+class Span:
+    """``name`` on ``track`` (of process ``group``) from ``start`` to ``end`` (display unit); ``kind`` is
+    ``device``, ``link`` or ``other``; ``args`` are shown on selection (op, item or frame, energy)."""
+
+    name: str
+    track: str
+    start: float
+    end: float
+    kind: str = "device"
+    group: str = "devices"
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Spans and instants in one display ``unit``; ``us_per_unit`` converts to trace microseconds.
+    ``tracks`` orders the tracks (devices first, then links); ``title`` names the whole."""
+
+    title: str
+    unit: str
+    us_per_unit: float
+    spans: tuple[Span, ...]
+    instants: tuple[Span, ...] = ()
+    tracks: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (the report draws it), spans that overlap on a track moved to a second lane
+        of it as in :func:`chrome_trace`."""
+        spans = [_span_dict(s) | {"track": lane} for s, lane in _lanes(self.spans)]
+        return {"title": self.title, "unit": self.unit, "tracks": list(self.tracks or _track_order(self.spans)),
+                "spans": spans, "instants": [_span_dict(s) for s in self.instants]}
+
+
+def _span_dict(s: Span) -> dict[str, Any]:
+    return {"name": s.name, "track": s.track, "start": s.start, "end": s.end, "kind": s.kind, "group": s.group,
+            "args": {k: _plain(v) for k, v in s.args.items()}}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating | float):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _track_order(spans: Sequence[Span]) -> list[str]:
+    devices = [s.track for s in spans if s.kind != "link"]
+    links = [s.track for s in spans if s.kind == "link"]
+    return list(dict.fromkeys(devices + links))
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def mapping_timeline(problem: MappingProblem, genome: Sequence[int] | np.ndarray) -> Timeline | None:
+    """The timeline of one genome of ``problem``: its schedule (ops per device, transfers per link), a
+    split's parts per device and host link, or a multimodel genome's simulated frames; ``None`` when the
+    family's decoded mapping has none of these."""
+    x = np.asarray(genome, dtype=np.int64)
+    mapping = problem.decode(x)
+    t = problem.tables
+    factor, unit = float(t.display_per_time_unit), str(t.display_time_unit)
+    us = float(t.seconds_per_time_unit) * 1e6 / factor
+    title = f"{problem.name}: " + problem.describe([int(g) for g in x])
+    result = getattr(mapping, "result", None)
+    if result is not None and hasattr(problem, "run"):
+        return _frames_timeline(problem, x, title)
+    if hasattr(mapping, "device_time") and hasattr(mapping, "pool_link"):
+        return _parts_timeline(problem, mapping, x, title, factor, unit, us)
+    if not mapping.schedule:
+        return None
+    energy = getattr(t, "energy", None)
+    ops = {name: k for k, name in enumerate(t.op_names)}
+    devs = {name: k for k, name in enumerate(t.device_names)}
+    spans = []
+    for op, dev, start, end in mapping.schedule:
+        args: dict[str, Any] = {"op": op, "device": dev}
+        if energy is not None and op in ops and dev in devs:
+            args[f"energy_{t.energy_unit}"] = int(energy[ops[op], devs[dev]])
+        spans.append(Span(op, dev, start * factor, end * factor, "device", "devices", args))
+    edge_index = {f"{t.op_names[s]}->{t.op_names[d]}": e for e, (s, d) in enumerate(np.asarray(t.edges).tolist())}
+    for label, link, begin, finish in transfers(problem, mapping, x):
+        args = {"edge": label, "link": link}
+        e = edge_index.get(label)
+        if e is not None:
+            a, b = (devs[n] for n in link.split("->"))
+            args[f"energy_{t.energy_unit}"] = int(t.edge_transfer_energy(e, a, b))
+        spans.append(Span(label, f"link {link}", begin * factor, finish * factor, "link", "devices", args))
+    return Timeline(title, unit, us, tuple(spans), tracks=tuple(_track_order(spans)))
+
+
+def _parts_timeline(problem: MappingProblem, mapping: Any, x: np.ndarray, title: str, factor: float, unit: str,
+                    us: float) -> Timeline:
+    """A split: each device computes its part from time 0 (all at once), each host link carries its pool's."""
+    spans = []
+    parts = getattr(problem.tables, "parts", None)
+    for d, (dev, busy) in enumerate(mapping.device_time.items()):
+        if busy <= 0:
+            continue
+        args: dict[str, Any] = {"chunks": int(mapping.counts.get(dev, 0)), "rows": list(mapping.rows.get(dev, ()))}
+        if parts is not None:
+            args["energy_pJ"] = int(parts.energy[d, int(np.clip(x[d], 0, parts.total))])
+        spans.append(Span(f"{dev} part", dev, 0.0, busy * factor, "device", "devices", args))
+    for pool, load in mapping.pool_link.items():
+        if load > 0:
+            spans.append(Span(f"{pool} transfers", f"host link {pool}", 0.0, load * factor, "link", "devices", {}))
+    return Timeline(title, unit, us, tuple(spans), tracks=tuple(_track_order(spans)))
+
+
+def _frames_timeline(problem: MappingProblem, x: np.ndarray, title: str) -> Timeline:
+    """A multimodel genome's simulated frames (the search window), one track per accelerator."""
+    from_rows = problem.run(x, trace=True).rows  # type: ignore[attr-defined]
+    rows = [dict(zip(FRAME_COLUMNS, r, strict=False)) for r in from_rows]
+    return _realtime(rows, title, group_key=None, limit=MAX_FRAME_SPANS)
+
+
+def _realtime(rows: Sequence[Mapping[str, Any]], title: str, group_key: str | None,
+              limit: int | None = None) -> Timeline:
+    """DREAM rows (``model, frame, block, accelerator, start_ms, end_ms, ...``) as spans per accelerator
+    lane, drops (no accelerator) as instants on a ``dropped`` track; ``limit``: the first rows only."""
+    ordered = sorted(rows, key=lambda r: float(r["start_ms"]))[:limit]
+    spans, instants = [], []
+    for r in ordered:
+        group = str(r[group_key]) if group_key else "accelerators"
+        args = {"model": str(r["model"]), "frame": int(r["frame"]), "block": int(r["block"]),
+                "energy_mJ": float(r["energy_mj"]), "deadline_ms": float(r["deadline_ms"])}
+        acc = r.get("accelerator")
+        if acc is None or (isinstance(acc, float) and not np.isfinite(acc)) or str(acc) == "":
+            instants.append(Span(f"{r['model']} frame {int(r['frame'])} dropped", "dropped", float(r["end_ms"]),
+                                 float(r["end_ms"]), "other", group, args))
+            continue
+        spans.append(Span(f"{r['model']} #{int(r['frame'])} b{int(r['block'])}", str(acc), float(r["start_ms"]),
+                          float(r["end_ms"]), "device", group, args))
+    return Timeline(title, "ms", 1e3, tuple(spans), tuple(instants), tuple(sorted({s.track for s in spans})))
+
+
+def simulation_timeline(trace: pd.DataFrame, title: str = "simulation") -> Timeline:
+    """The timeline of a ``dse simulate`` trace table: DREAM's (columns ``scheduler, accelerator, start_ms,
+    ...``) with one process per scheduler and one track per accelerator (or sub-array group), or DyPe's
+    (``policy, kind, start_s, ...``) with one process per policy, runs and switches on one track.
+    Raises ``ValueError`` for a table with neither set of columns."""
+    columns = set(trace.columns)
+    if {"scheduler", "accelerator", "start_ms", "end_ms"} <= columns:
+        return _realtime(trace.to_dict("records"), title, group_key="scheduler")
+    if {"policy", "kind", "start_s", "end_s"} <= columns:
+        spans, instants = [], []
+        for r in trace.to_dict("records"):
+            args = {k: _plain(r[k]) for k in ("input", "input_name", "regime", "config", "items", "energy_j",
+                                               "optimal", "feasible") if k in r}
+            start, end = float(r["start_s"]), float(r["end_s"])
+            if r["kind"] == "switch":
+                instants.append(Span("switch", "platform", start, start, "other", str(r["policy"]), args))
+                if end <= start:
+                    continue
+                name = "switch"
+            else:
+                name = f"input {r['input']} ({r.get('input_name', '')})"
+            spans.append(Span(name, "platform", start, end, "device", str(r["policy"]), args))
+        return Timeline(title, "s", 1e6, tuple(spans), tuple(instants), ("platform",))
+    raise ValueError(f"not a simulation trace: columns {', '.join(map(str, trace.columns))}")
+
+
+def coexec_timeline(report: Mapping[str, Any]) -> Timeline:
+    """A ``dse coexec`` report (``report.json``): every device's part, all started at time 0, measured."""
+    spans = tuple(Span(f"rows {d['row_range'][0]}:{d['row_range'][1]}", str(d["name"]), 0.0,
+                       float(d["measured_s"]) * 1e3, "device", "coexec",
+                       {"rows": int(d["rows"]), "predicted_ms": float(d["predicted_s"]) * 1e3})
+                  for d in report.get("devices", []) if int(d.get("rows", 0)) > 0)
+    title = f"{report.get('kernel', 'gemm')} {report.get('m')}x{report.get('n')}x{report.get('k')}"
+    return Timeline(title, "ms", 1e3, spans, tracks=tuple(s.track for s in spans))
+
+
+def jobs_timeline(store: str | Path, job_ids: Sequence[str] | None = None) -> Timeline:
+    """The jobs of a batch store (those of ``job_ids`` when given) on one track per worker: each from its
+    finish time less its wall time, named by its swept fields, with its status as an argument. Raises
+    :class:`SpecError` for a file that is not a store."""
+    with closing(connect_readonly(store, "STORE")) as conn:
+        try:
+            rows = conn.execute("SELECT job_id, status, swept, wall_s, worker, finished_at FROM jobs "
+                                "ORDER BY finished_at").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SpecError(str(store), "jobs", None, f"cannot be read: {exc}") from None
+    if job_ids is not None:
+        wanted = set(job_ids)
+        rows = [r for r in rows if r[0] in wanted]
+    starts = [float(f) - float(w or 0.0) for _, _, _, w, _, f in rows]
+    origin = min(starts, default=0.0)
+    spans = []
+    for (job, status, swept, wall, worker, _), start in zip(rows, starts, strict=True):
+        fields = json.loads(swept) if swept else {}
+        name = ", ".join(f"{k}={v}" for k, v in fields.items()) or job[:12]
+        spans.append(Span(name, str(worker or "worker"), start - origin, start - origin + float(wall or 0.0),
+                          "device", "batch", {"job": job, "status": status, **{k: _plain(v) if not isinstance(
+                              v, list | dict) else json.dumps(v) for k, v in fields.items()}}))
+    return Timeline(f"batch store {Path(store).name}", "s", 1e6, tuple(spans))
+
+
+# --------------------------------------------------------------------------- Chrome trace format
+
+
+def _lanes(spans: Sequence[Span]) -> list[tuple[Span, str]]:
+    """Each span (in the given order) with the track lane it goes on: its own track, or ``track #n`` when it
+    overlaps an earlier span on that track (lanes filled first-fit in time, so chained spans share one)."""
+    ends: dict[str, list[float]] = {}
+    lane_of: dict[int, str] = {}
+    for k in sorted(range(len(spans)), key=lambda k: (spans[k].group, spans[k].track, spans[k].start, spans[k].end)):
+        s = spans[k]
+        lanes = ends.setdefault(f"{s.group}\0{s.track}", [])
+        for n, end in enumerate(lanes):
+            if s.start >= end - 1e-12:
+                lanes[n] = s.end
+                lane_of[k] = s.track if n == 0 else f"{s.track} #{n + 1}"
+                break
+        else:
+            lanes.append(s.end)
+            lane_of[k] = s.track if len(lanes) == 1 else f"{s.track} #{len(lanes)}"
+    return [(s, lane_of[k]) for k, s in enumerate(spans)]
+
+
+def chrome_trace(timeline: Timeline) -> dict[str, Any]:
+    """The Chrome trace event document of ``timeline``: ``traceEvents`` with process and thread name
+    metadata (``ph: "M"``), complete events (``ph: "X"``, ``ts`` and ``dur`` in microseconds) sorted by
+    time on each thread, and thread-scoped instants (``ph: "i"``); ``displayTimeUnit`` and the title in
+    ``otherData``."""
+    us = timeline.us_per_unit
+    order = list(timeline.tracks) or _track_order(timeline.spans)
+    placed = _lanes(timeline.spans)
+    groups = list(dict.fromkeys([s.group for s in timeline.spans] + [s.group for s in timeline.instants]))
+    pid = {g: k + 1 for k, g in enumerate(groups)}
+    threads: dict[tuple[str, str], int] = {}
+
+    def rank(lane: str) -> tuple[int, str]:
+        base = lane.split(" #")[0]
+        return (order.index(base) if base in order else len(order), lane)
+
+    lanes = sorted({(s.group, lane) for s, lane in placed} | {(s.group, s.track) for s in timeline.instants},
+                   key=lambda gl: (pid[gl[0]], rank(gl[1])))
+    events: list[dict[str, Any]] = []
+    for g in groups:
+        events.append({"name": "process_name", "ph": "M", "pid": pid[g], "tid": 0, "args": {"name": g}})
+    for k, (g, lane) in enumerate(lanes):
+        threads[(g, lane)] = k + 1
+        events.append({"name": "thread_name", "ph": "M", "pid": pid[g], "tid": k + 1, "args": {"name": lane}})
+        events.append({"name": "thread_sort_index", "ph": "M", "pid": pid[g], "tid": k + 1, "args": {"sort_index": k}})
+    timed = []
+    for s, lane in placed:
+        ts, end = round(s.start * us, 6), round(s.end * us, 6)  # ts + dur is the rounded end exactly
+        timed.append({"name": s.name, "cat": s.kind, "ph": "X", "ts": ts, "dur": max(end - ts, 0.0), "pid": pid[s.group],
+                      "tid": threads[(s.group, lane)], "args": {k: _plain(v) for k, v in s.args.items()}})
+    for s in timeline.instants:
+        timed.append({"name": s.name, "cat": s.kind, "ph": "i", "s": "t", "ts": round(s.start * us, 6),
+                      "pid": pid[s.group], "tid": threads[(s.group, s.track)],
+                      "args": {k: _plain(v) for k, v in s.args.items()}})
+    timed.sort(key=lambda e: (e["pid"], e["tid"], e["ts"]))
+    return {"traceEvents": events + timed, "displayTimeUnit": "ms",
+            "otherData": {"title": timeline.title, "unit": timeline.unit, "us_per_unit": us}}
+
+
+def write_trace(doc: Mapping[str, Any], path: str | Path) -> Path:
+    """Write a trace document as JSON to ``path`` (replaced atomically); returns the path."""
+    target = Path(path)
+    replace_atomically(target, lambda tmp: Path(tmp).write_text(json.dumps(doc, separators=(",", ":"))))
+    return target
+
+
+def write_simulation_trace(folder: str | Path) -> Path | None:
+    """``folder/trace.json`` from the ``trace.csv`` a ``dse simulate`` wrote there; returns its path, or
+    ``None`` when the folder has no trace table."""
+    folder = Path(folder)
+    source = folder / "trace.csv"
+    if not source.is_file():
+        return None
+    table = pd.read_csv(source, keep_default_na=False, na_values={"start_ms": [""], "end_ms": [""]})
+    return write_trace(chrome_trace(simulation_timeline(table, folder.name)), folder / "trace.json")
