@@ -94,7 +94,7 @@ def tables_factory():
 
 @pytest.fixture(scope="session")
 def workdir(tmp_path_factory) -> Path:
-    """One folder for the commands of every docs page and the README (tests/test_docs.py, tests/test_readme.py)."""
+    """One folder for the commands of every docs page and the README (tests/project/test_docs.py, tests/project/test_readme.py)."""
     folder = tmp_path_factory.mktemp("docs-run")
     (folder / "out").mkdir()
     return folder

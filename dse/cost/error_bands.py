@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 #: Held-out median of ``|predicted / measured - 1|`` per device class, from ``dse accuracy --quiet``
-#: (``tests/test_error_bands.py`` re-measures it and checks these values).
+#: (``tests/cost/test_error_bands.py`` re-measures it and checks these values).
 HELD_OUT_MEDIAN_ERROR: Mapping[str, float] = {"gpu": 0.098, "edge": 0.662, "pe_array": 0.186, "cpu": 0.156}
 #: The held-out median over every row: the band of a class with no held-out row.
 HELD_OUT_MEDIAN_ALL = 0.103

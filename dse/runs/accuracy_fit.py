@@ -5,7 +5,7 @@ brings the cost model closest to the measured rows of the *fit* part (``split: f
 is a single op of that class: the value on a grid of 0.01 steps in ``[0.30, 1.00]`` that minimizes
 the median of ``|log(predicted / measured)|``, every other figure of each device as declared. Held-out
 rows are never read. The chosen value is then declared on the devices of that class in
-``models/measurements/`` (``compute_efficiency``), which ``tests/test_accuracy.py`` checks by re-running
+``models/measurements/`` (``compute_efficiency``), which ``tests/runs/test_accuracy.py`` checks by re-running
 the fit. ``docs/accuracy.md`` describes the procedure and its result.
 """
 

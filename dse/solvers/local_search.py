@@ -315,7 +315,7 @@ def _settle(Y, x, allowed, fallback, members, leaders):  # pragma: no cover - co
     return which rows to keep: each distinct row once (its first occurrence), none equal to ``x``.
     The rule is repeated here rather than calling :meth:`DagProblem.repair` because that costs about
     0.27 ms on a batch of 64 rows of the conv graph (fancy indexing and a clip), a sixth of a search step;
-    ``tests/test_memetic_moves.py`` checks the rows against :meth:`DagProblem.repair`."""
+    ``tests/solvers/test_memetic_moves.py`` checks the rows against :meth:`DagProblem.repair`."""
     rows, n = Y.shape[0], allowed.shape[0]
     for r in range(rows):
         for v in range(n):

@@ -1,0 +1,171 @@
+"""``dse report``: one self-contained HTML page of a solve folder, a simulate folder or a batch store.
+
+The page's data (the JSON inside it) is read back and checked against the run's own files; the
+browser test (test_report_browser.py) checks what a browser draws from it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dse.cli import main
+from dse.store.report import MAX_REPORT_BYTES
+from tests.store.test_trace import small_store
+
+
+def page_data(path: Path) -> dict:
+    """The JSON data embedded in a report page."""
+    text = path.read_text()
+    found = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', text, re.S)
+    assert found, "no report data in the page"
+    return json.loads(found.group(1).replace("<\\/", "</"))
+
+
+def assert_self_contained(path: Path) -> None:
+    """Under 5 MB and nothing fetched: no external scripts, styles, images or frames."""
+    text = path.read_text()
+    assert path.stat().st_size < MAX_REPORT_BYTES
+    assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", text), "the page loads something"
+    assert 'id="plotly-gz"' in text
+
+
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory) -> Path:
+    """quickstart solved by CP-SAT and NSGA-II, with a certificate and error bands added to its files the
+    way the solvers and cost models write them (a region box and ``_lo``/``_hi`` columns)."""
+    out = tmp_path_factory.mktemp("report") / "quickstart"
+    assert main(["solve", "quickstart", "--solver", "all", "--time-limit", "5", "--out", str(out), "--quiet"]) == 0
+    doc = json.loads((out / "front.json").read_text())
+    points = doc["fronts"][0]["points"]
+    t = [p["objectives"]["throughput_items_per_s"] for p in points]
+    e = [p["objectives"]["energy_mj_per_item"] for p in points]
+    doc["fronts"][0]["certificate"] = {"hypervolume": 10.0, "hypervolume_bound": 12.0, "gap": 1 / 6,
+                                       "reference": [0.0, 50.0],
+                                       "region": [[[min(t) - 500, min(e)], [max(t), max(e) + 0.5]]]}
+    (out / "front.json").write_text(json.dumps(doc))
+    table = pd.read_csv(out / "front.csv")
+    for column in ("throughput_items_per_s", "energy_mj_per_item"):
+        table[f"{column}_lo"] = table[column] * 0.95
+        table[f"{column}_hi"] = table[column] * 1.05
+    table.to_csv(out / "front.csv", index=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "xr"
+    assert main(["simulate", "xr_vr_gaming", "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    return small_store(tmp_path_factory.mktemp("report") / "sweep.sqlite")
+
+
+def test_solve_report(solved, capsys) -> None:
+    assert main(["report", str(solved)]) == 0
+    assert f"wrote {solved / 'report.html'} (solve report" in capsys.readouterr().out
+    page = solved / "report.html"
+    assert_self_contained(page)
+    data = page_data(page)
+    doc = json.loads((solved / "front.json").read_text())
+    assert [f["solver"] for f in data["fronts"]] == [f["solver"] for f in doc["fronts"]] == ["cpsat", "nsga2"]
+    assert data["fronts"][0]["certificate"]["gap"] == pytest.approx(1 / 6)
+    table = pd.read_csv(solved / "front.csv")
+    first = data["fronts"][0]["points"][0]
+    assert first["bands"]["energy_mj_per_item"] == pytest.approx(
+        [table["energy_mj_per_item_lo"].iloc[0], table["energy_mj_per_item_hi"].iloc[0]])
+    assert [b["name"] for b in data["baselines"]] == list(doc["fronts"][0]["baselines"])
+    for front in data["fronts"]:
+        for point in front["points"]:
+            detail = data["details"][point["key"]]
+            mapping = dict(detail["mapping"])
+            assert len(mapping) == 7 and set(mapping.values()) <= {"cpu", "gpu", "fpga"}
+            assert {s["track"] for s in detail["timeline"]["spans"] if s["kind"] == "device"} == set(
+                mapping.values())
+            # the breakdown sums the timeline: busy time per device is the sum of its ops' spans
+            spans = detail["timeline"]["spans"]
+            for row in detail["breakdown"]:
+                mine = [s["end"] - s["start"] for s in spans if s["track"] == row["resource"]]
+                assert row["busy"] == pytest.approx(sum(mine))
+
+
+def test_solve_report_without_certificate_or_bands(tmp_path) -> None:
+    out = tmp_path / "run"
+    assert main(["solve", "topcuoglu2002", "--solver", "cpsat", "--out", str(out), "--quiet"]) == 0
+    doc = json.loads((out / "front.json").read_text())
+    for front in doc["fronts"]:
+        front.pop("certificate", None)
+    (out / "front.json").write_text(json.dumps(doc))
+    table = pd.read_csv(out / "front.csv")  # dse solve writes error bands: take them out
+    table.drop(columns=[c for c in table.columns if c.endswith(("_lo", "_hi"))]).to_csv(out / "front.csv", index=False)
+    assert main(["report", str(out), "--out", str(tmp_path / "r.html")]) == 0
+    data = page_data(tmp_path / "r.html")
+    assert data["fronts"][0]["certificate"] is None
+    point = data["fronts"][0]["points"][0]
+    assert point["bands"] == {}
+    timeline = data["details"][point["key"]]["timeline"]
+    assert {s["name"] for s in timeline["spans"] if s["kind"] == "device"} == {f"n{k}" for k in range(1, 11)}
+
+
+def test_solve_report_of_a_problem_not_in_the_catalog_needs_its_spec(solved, tmp_path) -> None:
+    doc = json.loads((solved / "front.json").read_text())
+    doc["problem"] = "renamed"
+    folder = tmp_path / "renamed"
+    folder.mkdir()
+    (folder / "front.json").write_text(json.dumps(doc))
+    assert main(["report", str(folder)]) == 0  # the spec path front.json records
+    assert len(page_data(folder / "report.html")["details"]) >= 2
+    doc["spec"] = str(tmp_path / "moved.yaml")
+    (folder / "front.json").write_text(json.dumps(doc))
+    assert main(["report", str(folder)]) == 0
+    data = page_data(folder / "report.html")
+    assert data["details"] == {} and "give --spec" in data["notes"][0]
+    assert main(["report", str(folder), "--spec", "problems/quickstart.yaml"]) == 0
+    assert len(page_data(folder / "report.html")["details"]) >= 2
+
+
+def test_simulate_report(simulated) -> None:
+    assert main(["report", str(simulated)]) == 0
+    page = simulated / "report.html"
+    assert_self_contained(page)
+    data = page_data(page)
+    summary = pd.read_csv(simulated / "summary.csv")
+    assert data["summary"]["columns"] == list(summary.columns)
+    assert [r[0] for r in data["summary"]["rows"]] == list(summary["scheduler"])
+    groups = {s["group"] for s in data["timeline"]["spans"]}
+    assert groups == set(pd.read_csv(simulated / "trace.csv")["scheduler"])
+
+
+def test_store_report_of_twelve_jobs(store, tmp_path) -> None:
+    out = tmp_path / "store.html"
+    assert main(["report", str(store), "--out", str(out)]) == 0
+    assert_self_contained(out)
+    data = page_data(out)
+    assert len(data["jobs"]["rows"]) == 12
+    assert {"constraints.power_w", "solver.seed"} <= set(data["swept"])
+    assert data["swept_kinds"]["constraints.power_w"] == "number"
+    assert set(data["points"]) == {row[0] for row in data["jobs"]["rows"]}
+
+
+@pytest.mark.parametrize(("args", "field"), [
+    (["report", "no/such/folder"], "PATH"),
+    (["report", "problems"], "PATH"),
+])
+def test_bad_paths_are_one_line_errors(args, field, capsys) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and field in err and "\n" not in err
+
+
+def test_damaged_front_json_is_named(tmp_path, capsys) -> None:
+    (tmp_path / "front.json").write_text("{not json")
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "front.json" in err and "Traceback" not in err
