@@ -4,7 +4,6 @@ assembly of the per-op arrays with the platform's routes into :class:`~dse.cost.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -13,6 +12,7 @@ from dse.cost.tables import _INT64_LIMIT, MAX_TOTAL, CostTables
 from dse.errors import SpecError
 from dse.model.platform import Device, Platform
 from dse.model.workload import Op, Workload
+from dse.util.rounding import ceil_all, ceil_int
 
 
 class _Unfit(OverflowError):
@@ -25,13 +25,13 @@ class _Unfit(OverflowError):
 
 
 def _ceil_int(x: float, what: str = "value") -> int:
-    """``ceil(x)`` as an int (0 for ``x <= 0``; a 1e-9 tolerance absorbs rounding).
+    """``ceil(x)`` as an int (0 for ``x <= 0``; see :func:`dse.util.rounding.ceil_int`).
 
     Raises :class:`_Unfit` (an ``OverflowError``) when ``x`` is NaN or its ceiling does not fit int64.
     """
     if not x < _INT64_LIMIT:
         raise _Unfit(what, x)
-    return int(math.ceil(x - 1e-9)) if x > 0 else 0
+    return ceil_int(x) if x > 0 else 0
 
 
 def _source(workload: Workload, platform: Platform) -> str:
@@ -243,7 +243,7 @@ def _assemble(
                         f"edge {edge(k)} from device {names[ix[1]]!r} to {names[ix[2]]!r}")
 
             _check_fits(row[None], what, _unit(what, time_unit), source, where)
-        edge_max[what] = np.ceil(np.maximum(raw_max, 0.0) - 1e-9).clip(min=0).astype(np.int64)
+        edge_max[what] = ceil_all(np.maximum(raw_max, 0.0)).clip(min=0).astype(np.int64)
     raw_idle = np.asarray([d.idle_w * 1e3 for d in platform.devices], dtype=np.float64)
     raw_capacity = np.asarray([d.mem_gib * 2**30 for d in platform.devices], dtype=np.float64)
     _check_fits(raw_idle, "idle_power", "mW", source, lambda ix: (names[ix[0]], f"device {names[ix[0]]!r}"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from dse.cost.tables import CostTables, LevelTables
+from dse.util.rounding import ceil_all
 
 __all__ = ["LevelTables", "attach_levels", "levels_of", "scaled_levels"]
 
@@ -54,9 +55,9 @@ def scaled_levels(tables: CostTables, time_scale: np.ndarray, power_scale: np.nd
         for level in range(n_lv):
             lv = min(level, int(count[d]) - 1)
             ts, ps = time_scale[d, lv], power_scale[d, lv]
-            time[level, :, d] = np.maximum(1, np.ceil(tables.time[:, d] * ts - 1e-9)).astype(np.int64)
+            time[level, :, d] = np.maximum(1, ceil_all(tables.time[:, d] * ts)).astype(np.int64)
             per_unit = tables.energy[:, d] / np.maximum(tables.time[:, d], 1)
-            energy[level, :, d] = np.ceil(per_unit * ps * time[level, :, d] - 1e-9).astype(np.int64)
+            energy[level, :, d] = ceil_all(per_unit * ps * time[level, :, d]).astype(np.int64)
     freqs = freq_mhz or tuple(tuple(float(100 * (k + 1)) for k in range(int(c))) if c >= 2 else ()
                               for c in count)
     return LevelTables(time, energy, count, freqs)

@@ -23,6 +23,7 @@ from dse.cost.tables import _INT64_LIMIT, CostTables
 from dse.errors import SpecError
 from dse.model.platform import Platform
 from dse.model.workload import Workload
+from dse.util.rounding import ceil_all
 
 
 def _table_raw(workload: Workload, platform: Platform) -> tuple[np.ndarray, np.ndarray]:
@@ -92,15 +93,15 @@ class TableCostModel:
         with np.errstate(over="ignore", invalid="ignore"):
             raw_time = raw * self.scale
             time_bad = allowed & ~(raw_time < _INT64_LIMIT)
-            time = np.where(allowed & ~time_bad & (raw_time > 0), np.ceil(raw_time - 1e-9), 0).astype(np.int64)
+            time = np.where(allowed & ~time_bad & (raw_time > 0), ceil_all(raw_time), 0).astype(np.int64)
             power = np.asarray([(d.active_w - d.idle_w) * 1e3 for d in platform.devices], dtype=np.float64)
             raw_energy = power[None, :] * time.astype(np.float64) * ns_per_unit / self.scale
             energy_bad = allowed & ~time_bad & ~(raw_energy < _INT64_LIMIT)
             energy = np.where(allowed & ~time_bad & ~energy_bad & (raw_energy > 0),
-                              np.ceil(raw_energy - 1e-9), 0).astype(np.int64)
+                              ceil_all(raw_energy), 0).astype(np.int64)
             raw_mem = np.asarray([op.resident_bytes + op.output_bytes for op in workload.ops], dtype=np.float64)
             mem_bad = allowed & ~(raw_mem < _INT64_LIMIT)[:, None]
-            mem_row = np.where(raw_mem > 0, np.ceil(np.where(mem_bad.any(axis=1), 0, raw_mem) - 1e-9), 0)
+            mem_row = np.where(raw_mem > 0, ceil_all(np.where(mem_bad.any(axis=1), 0, raw_mem)), 0)
         bad = time_bad | energy_bad | mem_bad
         if bad.any():
             i, j = (int(k) for k in np.unravel_index(int(np.argmax(bad)), bad.shape))

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from dse.util.rounding import ceil_all
+
 if TYPE_CHECKING:
     from dse.model.platform import Platform
     from dse.model.workload import Workload
@@ -220,7 +222,7 @@ class CostTables:
             raw = self.link_latency.reshape(-1).take(pair) + size * self.link_time_per_byte.reshape(-1).take(pair)
         else:
             raw = size * self.link_energy_per_byte.reshape(-1).take(pair)
-        value = np.ceil(np.asarray(raw, dtype=np.float64) - 1e-9)
+        value = ceil_all(raw)
         return np.maximum(value, 0.0).astype(np.int64)  # the rates are zero on the diagonal
 
     @property

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
+from dse.util.rounding import ceil_int
 from dse.util.validation import spec_error_from_validation
 from dse.util.yamlio import read_yaml
 
@@ -381,4 +382,4 @@ def load_scenario(path: str | Path) -> Scenario:
 
 def frames_in(model: Model, duration_s: float) -> int:
     """Number of frame indices ``i`` with ``i / fps`` in ``[0, duration_s)``."""
-    return max(0, math.ceil(duration_s * model.fps - 1e-9))
+    return max(0, ceil_int(duration_s * model.fps))

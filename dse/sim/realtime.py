@@ -29,7 +29,6 @@ Everything is in integer nanoseconds and picojoules, and a run is deterministic 
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +40,7 @@ from dse.cost.accelerator import MultiModelTables
 from dse.model.accelerators import Scenario
 from dse.sim.core import EventQueue
 from dse.util.interrupt import stop_point
+from dse.util.rounding import ceil_int
 
 #: Columns of a trace (one row per executed block, one per dropped frame with empty accelerator).
 #: Events between two checks for a stop request (a power of two minus one: a bit mask).
@@ -201,7 +201,7 @@ def make_frames(setup: SimSetup, duration_s: float, seed: int) -> list[Frame]:
     for m, model in enumerate(scenario.models):
         frames = []
         stop = duration_s if model.leave_s is None else min(duration_s, model.leave_s)
-        for i in range(math.ceil(model.join_s * model.fps - 1e-9), math.ceil(stop * model.fps - 1e-9)):
+        for i in range(ceil_int(model.join_s * model.fps), ceil_int(stop * model.fps)):
             frames.append(Frame(m, i, round(i * 1e9 / model.fps), round((i + 1) * 1e9 / model.fps),
                                 setup.tables.model_ops[m]))
         per_model.append(frames)

@@ -48,6 +48,7 @@ from dse.solvers.common import build_timed_out, result, with_seeds
 from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
 from dse.util.interrupt import StopToken, interruptible, run_cpsat
 from dse.util.progress import Progress, silent
+from dse.util.rounding import ceil_int
 
 
 @dataclass
@@ -98,7 +99,7 @@ class CpSatRunner:
         if solve.status == cp_model.OPTIMAL and solve.values is not None:
             return int(solve.values[self.form.objective_vars.index(var)])
         bound = solve.bound if np.isfinite(solve.bound) else self.lower(var)
-        return max(self.lower(var), int(np.ceil(bound - 1e-9)))
+        return max(self.lower(var), ceil_int(bound))
 
     def minimize(self, var: cp_model.IntVar, time_limit: float, hint: np.ndarray | None) -> _Solve:
         model = self.form.model
@@ -256,7 +257,7 @@ def _open_boxes(steps: Sequence[_Step], exhausted: bool, eps: int | None, cut_bo
             last = steps[-1]
             low = max(low, last.f1_value + 1 if last.closed else last.f1_bound)
         if cut_bound is not None and np.isfinite(cut_bound):
-            low = max(low, int(np.ceil(cut_bound - 1e-9)))
+            low = max(low, ceil_int(cut_bound))
         boxes.append(((low, runner.lower(f2)), (None, None if eps is None else eps + 1)))
     return boxes
 

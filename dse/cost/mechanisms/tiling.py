@@ -21,6 +21,7 @@ import math
 
 from dse.model.platform import Device
 from dse.model.workload import Op
+from dse.util.rounding import ceil_int
 
 #: Op classes computed as tiled (implicit) GEMMs.
 TILED_CLASSES = ("gemm", "conv")
@@ -34,6 +35,6 @@ def tile_utilization(op: Op, device: Device, element_bytes: float) -> float:
     outputs = op.output_bytes / element_bytes
     if outputs <= 0:
         return 1.0
-    tiles = math.ceil(outputs / device.gemm_tile ** 2 - 1e-9)
+    tiles = ceil_int(outputs / device.gemm_tile ** 2)
     waves = math.ceil(tiles / device.compute_units)
     return tiles / (waves * device.compute_units)

@@ -34,6 +34,7 @@ import numpy as np
 
 from dse.cost import CostTables
 from dse.util.jit import compile_functions, may_compile, plain
+from dse.util.rounding import CEIL_SLACK
 
 #: End of the open-ended free gap after a device's last task.
 OPEN_END = np.iinfo(np.int64).max // 4
@@ -302,7 +303,7 @@ def _edge_delay(e, a, b, n_dev, table, latency, per_byte, size):  # pragma: no c
     from the flat per-pair ``latency`` and ``per_byte`` rates and the per-edge ``size`` (0 on one device)."""
     if table.shape[0] > 0:
         return table[(e * n_dev + a) * n_dev + b]
-    raw = np.ceil(latency[a * n_dev + b] + size[e] * per_byte[a * n_dev + b] - 1e-9)
+    raw = np.ceil(latency[a * n_dev + b] + size[e] * per_byte[a * n_dev + b] - CEIL_SLACK)  # ceil_all, compiled
     return np.int64(raw) if raw > 0 else np.int64(0)
 
 

@@ -57,6 +57,7 @@ from dse.mapping.split.inputs import (
 )
 from dse.model.dtypes import DTYPE_BYTES, DTYPE_TOLERANCE
 from dse.model.platform import Platform
+from dse.util.rounding import ceil_all
 
 #: This module's names and, as before the split, those of the family's inputs.
 __all__ = [
@@ -228,7 +229,7 @@ def chunk_rows_for(workload: GemmWorkload, devices: tuple[SplitDevice, ...]) -> 
 
 
 def _int(values: np.ndarray, scale: float, what: str, source: str) -> np.ndarray:
-    scaled = np.ceil(np.asarray(values, dtype=float) * scale - 1e-9)
+    scaled = ceil_all(np.asarray(values, dtype=float) * scale)
     if not np.isfinite(scaled).all() or (scaled >= 2.0**61).any():
         raise SpecError(source, "workload", what, "costs do not fit the integer tables (size too large)")
     return np.maximum(scaled, 0).astype(np.int64)
