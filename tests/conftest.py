@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,13 @@ def compiled_dag_kernels() -> None:
     memetic search's moves) once per test process, before any test's time limit starts, and record that
     the cache is warm (:mod:`dse.util.jit`): on a clean checkout the first compile takes seconds, which would
     otherwise land inside whichever timed test runs first, or run uncompiled beside a background
-    compilation."""
+    compilation. On a cold cache the workers of ``pytest -n`` take the warm-up's lock in turn: the first
+    compiles, the others load what it cached (``make test`` warms the cache before pytest starts)."""
     from dse.solvers.warmup import compile_all
-    from dse.util.jit import write_stamp
+    from dse.util.jit import cache_is_warm, holding_lock, write_stamp
 
-    write_stamp(compile_all())
+    with contextlib.nullcontext() if cache_is_warm() else holding_lock():
+        write_stamp(compile_all())
 
 
 #: The repository's root: no test writes into it.

@@ -2,8 +2,8 @@
 
 One row per kind of bad input. Every row runs ``dse.cli.main(["validate", SPEC])`` in process with
 warnings turned into errors; the rows marked ``cli=True`` (one per family of boundary) also run
-the real CLI in a subprocess (``python -m dse.cli validate SPEC``), where a traceback, a warning
-or any second line printed by the interpreter would show. Those subprocesses run concurrently,
+the real CLI in a subprocess (``python -m dse.cli validate SPEC``, ``slow``), where a traceback, a
+warning or any second line printed by the interpreter would show. Those subprocesses run concurrently,
 once per module: importing the engine costs ~2.5 s of CPU per process, so running every row
 that way would take a minute on two cores.
 
@@ -205,6 +205,8 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subproces
         return dict(zip(specs, pool.map(run, specs.values()), strict=True))
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("boundary-cli-processes")  # one worker starts the module's processes, once
 @pytest.mark.parametrize("row", CLI_ROWS, ids=[row.id for row in CLI_ROWS])
 def test_bad_input_through_the_cli_process(cli_results, row: Row) -> None:
     proc = cli_results[row.id]

@@ -1,7 +1,8 @@
 """Batch sweeps: resumable after SIGKILL, worker deaths survived, bad jobs recorded, one writer per store.
 
 One Dask LocalCluster of two worker processes is shared by the module (worker
-processes are needed where a worker is killed). Golden values are not taken
+processes are needed where a worker is killed); the tests that kill or restart a worker or a batch
+process are ``slow``. Golden values are not taken
 from the code under test: an interrupted-then-resumed sweep is compared with an
 uninterrupted run of the same jobs, and counts with the grid's own product.
 """
@@ -27,6 +28,8 @@ from dse.runs.sweep import expand_jobs
 from dse.store.database import jobs_frame, points_frame
 from tests.cli.test_cli import run
 from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
+
+pytestmark = pytest.mark.xdist_group("batch-cluster")  # one worker of pytest -n starts the module's cluster
 
 TINY = {"name": "tiny", "family": "pipeline", "platform": TINY_PLATFORM, "workload": TINY_WORKLOAD,
         "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 30, "seed": 0}}
@@ -82,6 +85,7 @@ def _start_batch(spec: Path, grid: Path, store: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+@pytest.mark.slow
 def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tmp_path, capsys, client) -> None:
     spec = tmp_path / "tiny.yaml"
     spec.write_text(yaml.safe_dump(TINY))
@@ -123,6 +127,7 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
     assert len(_fronts_by_job(fresh)) == n_jobs
 
 
+@pytest.mark.slow
 def test_a_killed_worker_does_not_lose_the_sweep(tmp_path, client) -> None:
     store = tmp_path / "kill.sqlite"
     jobs = expand_jobs(SLOW, {"solver.seed": [0, 1, 2, 3]})
@@ -247,6 +252,7 @@ def test_store_keeps_the_swept_fields_and_solver_statistics(tmp_path, client) ->
 
 
 # last in the module: it restarts a worker of the shared cluster
+@pytest.mark.slow
 def test_a_job_past_its_time_limit_is_recorded_as_timeout(tmp_path, client) -> None:
     hard = {**SLOW, "workload": {"builder": "random_pipeline", "n_ops": 60, "seed": 3},
             "solver": {"name": "cpsat", "time_limit_s": 60, "seed": 0}}
