@@ -206,7 +206,6 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subproces
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("boundary-cli-processes")  # one worker starts the module's processes, once
 @pytest.mark.parametrize("row", CLI_ROWS, ids=[row.id for row in CLI_ROWS])
 def test_bad_input_through_the_cli_process(cli_results, row: Row) -> None:
     proc = cli_results[row.id]

@@ -376,12 +376,6 @@ def run_page(text: str, workdir: Path, seen, capsys, monkeypatch) -> None:
     plt.close("all")
 
 
-#: The xdist group of the tests that run pages' commands in the session's :func:`workdir` (identical commands
-#: of several pages, and of the README, run once: on one worker).
-COMMANDS_GROUP = "docs-commands"
-
-
-@pytest.mark.xdist_group(COMMANDS_GROUP)
 @pytest.mark.parametrize("page", PAGES)
 def test_page_blocks_run(page: str, workdir, seen, capsys, monkeypatch) -> None:
     run_page((DOCS / page).read_text(), workdir, seen, capsys, monkeypatch)

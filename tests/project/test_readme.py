@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.project.test_docs import COMMANDS_GROUP, blocks, dse_commands, run_page
+from tests.project.test_docs import blocks, dse_commands, run_page
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -31,7 +31,6 @@ def test_readme_has_runnable_examples() -> None:
     assert any(lang == "python" for lang, _, _ in blocks(text))
 
 
-@pytest.mark.xdist_group(COMMANDS_GROUP)
 def test_readme_blocks_run(workdir, seen, capsys, monkeypatch) -> None:
     run_page(README.read_text(), workdir, seen, capsys, monkeypatch)
 

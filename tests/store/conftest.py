@@ -1,6 +1,7 @@
 """Runs shared by the report and trace tests (test_report.py, test_report_browser.py, test_trace.py): each is
-solved, simulated or swept once per test process (session scope) and only read afterwards; the three
-modules share one xdist group, so that under ``pytest -n`` one worker makes them once."""
+solved, simulated or swept once per test process (session scope) and only read afterwards; under
+``pytest -n`` one worker runs the three files (tests/conftest.py's SHARED_FIXTURE_GROUPS), so each run
+is made once."""
 
 from __future__ import annotations
 
@@ -14,9 +15,6 @@ from dse.cli import main
 from dse.runs.sweep import expand_jobs
 from dse.store.batch import run_job
 from dse.store.database import JobResult, Store
-
-#: The xdist group of the modules that use these runs (``pytest -n N --dist loadgroup``).
-GROUP = "store-runs"
 
 
 def small_store(path: Path, jobs: int = 12) -> Path:

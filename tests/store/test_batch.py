@@ -29,8 +29,6 @@ from dse.store.database import jobs_frame, points_frame
 from tests.cli.test_cli import run
 from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
 
-pytestmark = pytest.mark.xdist_group("batch-cluster")  # one worker of pytest -n starts the module's cluster
-
 TINY = {"name": "tiny", "family": "pipeline", "platform": TINY_PLATFORM, "workload": TINY_WORKLOAD,
         "objectives": ["throughput", "energy"], "solver": {"name": "cpsat", "time_limit_s": 30, "seed": 0}}
 #: 2 solvers x 6 power caps x 2 seeds = 24 small jobs, each an exact (complete, so reproducible) front.
@@ -69,19 +67,37 @@ def _job_rows(store: Path) -> list[tuple[str, str]]:
         return conn.execute("SELECT job_id, status FROM jobs").fetchall()
 
 
-#: A batch run in its own process: dse.store.batch.run on a threaded LocalCluster (quick to start).
+#: A batch run in its own process: dse.store.batch.run on a threaded LocalCluster (quick to start), one job at
+#: a time. With a fourth argument N, the jobs after the first N never end (the run stays midway, holding the
+#: store, until it is killed): the tiny jobs take milliseconds, so a run left to itself could finish between
+#: the test seeing N jobs stored and the test's next step.
 RUNNER = """
 import sys
+import threading
 from distributed import Client
 import dse.store.batch
+
+run_job = dse.store.batch.run_job
+
+def midway_run_job(*args, **kwargs):  # jobs are started in turn: a file beside the store counts them
+    with open(sys.argv[3] + ".started", "a") as count:
+        count.write("x")
+        started = count.tell()
+    if len(sys.argv) > 4 and started > int(sys.argv[4]):
+        threading.Event().wait()
+    return run_job(*args, **kwargs)
+
+dse.store.batch.run_job = midway_run_job
 with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
     dse.store.batch.run(sys.argv[1], sys.argv[3], client, grid=sys.argv[2])
 print("finished")
 """
 
 
-def _start_batch(spec: Path, grid: Path, store: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", RUNNER, str(spec), str(grid), str(store)],
+def _start_batch(spec: Path, grid: Path, store: Path, stop_after: int | None = None) -> subprocess.Popen:
+    """The batch RUNNER in a process of its own session; ``stop_after``: its jobs after that many hang."""
+    args = [] if stop_after is None else [str(stop_after)]
+    return subprocess.Popen([sys.executable, "-c", RUNNER, str(spec), str(grid), str(store), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
@@ -93,9 +109,9 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
     grid.write_text(yaml.safe_dump(GRID))
     store = tmp_path / "sweep.sqlite"
     n_jobs = 2 * 6 * 2
-    proc = _start_batch(spec, grid, store)
+    proc = _start_batch(spec, grid, store, stop_after=3)  # three jobs stored, the fourth under way
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # a hang guard, not a measurement
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 if store.exists() and len(jobs_frame(store)) >= 3:
@@ -112,7 +128,7 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
     finally:
         proc.kill()
     rows = _job_rows(store)
-    assert 3 <= len(rows) < n_jobs, f"the kill came too late to be midway: {len(rows)} of {n_jobs} jobs stored"
+    assert len(rows) == 3, f"{len(rows)} of {n_jobs} jobs stored when the run was killed"
     # the restart takes the stale lock over and runs only the missing jobs
     resumed = _start_batch(spec, grid, store)
     out, err = resumed.communicate(timeout=120)

@@ -16,9 +16,6 @@ import pytest
 
 from dse.cli import main
 from dse.store.report import MAX_REPORT_BYTES
-from tests.store.conftest import GROUP
-
-pytestmark = pytest.mark.xdist_group(GROUP)  # the runs of tests/store/conftest.py, made once
 
 
 def page_data(path: Path) -> dict:

@@ -18,11 +18,9 @@ from typing import Any
 import pytest
 
 from dse.cli import main
-from tests.store.conftest import GROUP
 from tests.store.test_report import page_data
 
-# a browser and the runs of tests/store/conftest.py, made once on one worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(GROUP)]
+pytestmark = pytest.mark.slow  # a browser
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]

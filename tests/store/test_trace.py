@@ -22,9 +22,6 @@ from dse.cli import main
 from dse.cost import CostTables
 from dse.mapping.dag import DagProblem
 from dse.store.trace import Span, Timeline, chrome_trace, jobs_timeline, mapping_timeline
-from tests.store.conftest import GROUP
-
-pytestmark = pytest.mark.xdist_group(GROUP)  # the runs of tests/store/conftest.py, made once
 
 PHASES = {"X", "i", "I", "M", "B", "E", "C"}
 METADATA = {"process_name", "thread_name", "thread_sort_index", "process_sort_index"}
