@@ -57,9 +57,8 @@ ROWS = [
 
 
 #: One row per kind of refusal, also run as a real process: a flag's value (checked before the spec is read), a
-#: spec field, a problem no mapping of a pipeline solves (exit 3, after a solve), a dag heuristic's deadline.
-PROCESS_ROWS = ["time-limit nan", "unknown solver in spec", "nsga2 finds nothing feasible",
-                "heuristic misses the deadline"]
+#: spec field, a problem whose solve finds nothing that meets it (exit 3, after the solve).
+PROCESS_ROWS = ["time-limit nan", "unknown solver in spec", "heuristic misses the deadline"]
 
 
 def _spec(tmp_path: Path, overrides: dict) -> Path:
