@@ -22,12 +22,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import dse
 from dse.errors import GenomeError
 from dse.mapping.registry import families
 from dse.runs.runner import write_fronts
-from dse.solvers.cpsat import solve_cpsat
-from dse.solvers.exhaustive import solve_exhaustive
-from dse.solvers.nsga2 import solve_nsga2
 
 FAMILIES = sorted(families())
 EXACT = [name for name in FAMILIES if families()[name].exact]
@@ -46,8 +44,8 @@ def test_every_builtin_family_is_registered() -> None:
 @pytest.mark.parametrize("name", EXACT)
 def test_exhaustive_equals_cpsat_and_evaluator_agrees(name: str, seed: int) -> None:
     problem = example(name, seed)
-    brute = solve_exhaustive(problem)
-    exact = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    brute = dse.solve(problem, "exhaustive")
+    exact = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     assert brute.status in ("optimal", "infeasible")
     assert exact.status == brute.status
     assert sorted(map(tuple, exact.internal().tolist())) == sorted(map(tuple, brute.internal().tolist()))
@@ -113,7 +111,7 @@ def test_a_genome_that_does_not_fit_is_refused_by_name(name: str) -> None:
 def test_every_declared_metric_is_a_front_csv_column(name: str, tmp_path) -> None:
     entry = families()[name]
     problem, front = next((p, f) for p in map(entry.examples, range(50))
-                          if len(f := solve_nsga2(p, time_limit=5, seed=0)))
+                          if len(f := dse.solve(p, "nsga2", time_limit=5, seed=0)))
     write_fronts(tmp_path, problem, [front])
     columns = set(pd.read_csv(tmp_path / "front.csv").columns)
     assert {m.column(problem.tables) for m in entry.metrics} <= columns
