@@ -505,7 +505,6 @@ FAMILY = register_family(Family(
     cost_model=_cost_model,
     limits=frozenset({"memory", "deadline"}),
     metrics=(Metric("makespan", "makespan", "{time_unit}", description="schedule length in the workload's unit"),),
-    exact=True,
     gantt=True,
     description="TF partitioning and scheduling: device and priority per task, list-scheduled (makespan vs energy)",
 ))
