@@ -94,6 +94,9 @@ def test_the_command_line_names_the_failing_heuristic_without_a_traceback(tmp_pa
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert done.stderr.count("heuristic 'heft' failed on problem 'topcuoglu2002'") == 1, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "heuristic 'heft' failed" in line]
+    assert warned[0].startswith("warning: "), done.stderr  # one line, not Python's file:line and source
+    assert "SeedHeuristicWarning" not in done.stderr and "warnings.warn" not in done.stderr
     assert (out / "front.json").exists()
 
 
