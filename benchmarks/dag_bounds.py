@@ -40,8 +40,7 @@ from dse.cost import TableCostModel
 from dse.heuristics import names as heuristic_names
 from dse.heuristics import run as run_heuristic
 from dse.mapping.dag import DagProblem
-from dse.solvers.cpsat_single import solve_cpsat_single
-from dse.solvers.memetic import solve_memetic
+from dse.solvers import solve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
 GRAPHS = {"conv": "convolutional_network_graph.csv", "rnn": "recurrent_network.csv", "dynrnn": "dynamic_rnn_graph.csv"}
@@ -63,7 +62,7 @@ def tf_problem(graph: str, device_file: str) -> DagProblem:
 def warm_up(problem: DagProblem) -> None:
     """Compile (or load from numba's cache) the decoder's, the heuristics' and the memetic search's kernels
     before anything is timed: a second of memetic search on ``problem``, its result dropped."""
-    solve_memetic(problem, time_limit=1.0, seed=0)
+    solve(problem, "memetic", time_limit=1.0, seed=0, progress=False)
 
 
 def best_heuristic(problem: DagProblem) -> tuple[str, int]:
@@ -82,24 +81,24 @@ def measure(graph: str, device_file: str, limit: float, max_cells: int, workers:
     # imported here: the other scripts import tf_problem alone, also with an earlier copy of the package
     from dse.mapping.dag.bounds import destructive_bound
     from dse.mapping.dag.chain_bound import chain_bound
-    from dse.solvers.lns import solve_lns
 
     problem = tf_problem(graph, device_file)
     row: dict[str, object] = {"graph": graph, "devices": problem.tables.n_dev, "tasks": problem.n_tasks}
     start = time.perf_counter()
     row["heuristic"], row["heuristic_makespan"] = best_heuristic(problem)
     row["heuristics_s"] = time.perf_counter() - start
-    memetic = solve_memetic(problem, time_limit=limit, seed=seed)
+    memetic = solve(problem, "memetic", time_limit=limit, seed=seed, progress=False)
     row["memetic"] = memetic.points[0].internal[0] if len(memetic) else None
     row["critical_path_bound"] = problem.critical_path_bound()
     bound = row["communication_bound"] = problem.lower_bound()
     row["cpsat"] = row["cpsat_bound"] = None
     if problem.n_tasks * problem.tables.n_dev <= max_cells:
-        exact = solve_cpsat_single(problem, time_limit=limit, seed=seed, workers=workers)
+        exact = solve(problem, "cpsat", time_limit=limit, seed=seed, progress=False, workers=workers)
         row["cpsat"] = exact.points[0].internal[0] if len(exact) else None
         row["cpsat_bound"] = exact.stats.best_bound[0] if exact.stats.best_bound else None
         row["cpsat_status"] = exact.status
-    row["lns"] = solve_lns(problem, time_limit=lns, seed=seed).points[0].internal[0] if lns > 0 else None
+    row["lns"] = (solve(problem, "lns", time_limit=lns, seed=seed, progress=False).points[0].internal[0]
+                  if lns > 0 else None)
     found = [v for v in (row["heuristic_makespan"], row["memetic"], row["cpsat"], row["lns"])
              if isinstance(v, (int, np.integer))]
     start = time.perf_counter()

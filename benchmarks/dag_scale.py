@@ -182,13 +182,13 @@ def figures(args: argparse.Namespace, tag: str, stop: BenchmarkStop) -> None:
 def nsga(args: argparse.Namespace, stop: BenchmarkStop) -> None:
     from dse.heuristics import run as run_heuristic
     from dse.mapping.dag import DagProblem
-    from dse.solvers.nsga2 import solve_nsga2
+    from dse.solvers import solve
 
     for seed in range(args.seeds):
         problem = DagProblem(layered_tables(args.nsga_size, 8, seed=100 + seed), ("makespan",), memory=False)
         heft = run_heuristic(problem, "heft").makespan
         stop.check()
-        front = stop.keep(solve_nsga2(problem, time_limit=args.nsga_time, seed=seed, patience=None),
+        front = stop.keep(solve(problem, "nsga2", time_limit=args.nsga_time, seed=seed, progress=False, patience=None),
                           f"NSGA-II, seed {seed}")
         best = front.points[0].internal[0]
         print(f"NSGA-II vs HEFT, {args.nsga_size} tasks, seed {seed}: {best} vs {heft} "

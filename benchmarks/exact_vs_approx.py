@@ -26,9 +26,8 @@ from dse.inputs import catalog
 from dse.inputs.builders import build
 from dse.mapping.pipeline import PipelineProblem
 from dse.model.platform import load_platform
+from dse.solvers import solve
 from dse.solvers.common import result
-from dse.solvers.cpsat import solve_cpsat
-from dse.solvers.nsga2 import solve_nsga2
 
 
 def main() -> None:
@@ -50,7 +49,8 @@ def main() -> None:
                 tables = random_tables(seed=100 + seed, n_ops=n, n_dev=args.devices, disallow=0.05)
             problem = PipelineProblem(tables)
             stop.check()
-            exact = stop.keep(solve_cpsat(problem, time_limit=args.time_limit, seed=0), f"{kind} {n} ops, CP-SAT")
+            exact = stop.keep(solve(problem, "cpsat", time_limit=args.time_limit, seed=0, progress=False),
+                              f"{kind} {n} ops, CP-SAT")
             ref = exact.reference_point()
             target_hv = args.target * exact.hypervolume(ref)
             reached: dict[str, float] = {}
@@ -67,8 +67,8 @@ def main() -> None:
                     return True
                 return False
 
-            approx = stop.keep(solve_nsga2(problem, time_limit=args.time_limit, seed=seed, patience=None,
-                                           callback=reached_target), f"{kind} {n} ops, NSGA-II")
+            approx = stop.keep(solve(problem, "nsga2", time_limit=args.time_limit, seed=seed, progress=False,
+                                     callback=reached_target, patience=None), f"{kind} {n} ops, NSGA-II")
             hv_ratio = approx.hypervolume(ref) / max(exact.hypervolume(ref), 1e-300)
             t_nsga = reached.get("time", float("nan"))
             print(f"{kind:>9} {n:>4} {seed:>4} {len(exact):>5} {exact.stats.wall_s:>8.2f} "

@@ -35,8 +35,7 @@ from dse.heuristics import seed_genomes
 from dse.heuristics.paper_sim import run_paper
 from dse.mapping.dag import DagProblem
 from dse.model.workload import Op, Workload
-from dse.solvers.cpsat_single import solve_cpsat_single
-from dse.solvers.nsga2 import solve_nsga2
+from dse.solvers import solve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tf-paper"
 GRAPHS = {"conv": "convolutional_network_graph.csv", "rnn": "recurrent_network.csv", "dynrnn": "dynamic_rnn_graph.csv"}
@@ -127,8 +126,8 @@ def evaluate(label: str, problem: DagProblem, search_time: float, rows: list[dic
                 best_list_makespan=results[best_list], critical_path_bound=lower)
     if search_time > 0:
         seeds = seed_genomes(problem)
-        front = solve_nsga2(problem, time_limit=search_time, seed=0, pop_size=60, seeds=seeds,
-                            use_heuristic_seeds=False, patience=None)
+        front = solve(problem, "nsga2", time_limit=search_time, seed=0, progress=False, seeds=seeds, pop_size=60,
+                      use_heuristic_seeds=False, patience=None)
         nsga = front.points[0].internal[0] if len(front) else None
         line.update(nsga2=nsga, nsga2_generations=front.stats.generations)
         cp_value, cp_bound = None, None
@@ -138,7 +137,7 @@ def evaluate(label: str, problem: DagProblem, search_time: float, rows: list[dic
             # re-evaluated under the paper's rules.
             relaxed = DagProblem(replace(problem.tables, send_time=problem.tables.send_time * 0), ("makespan",),
                                  memory=problem.memory, tensor_per_device=True, name=problem.name)
-            cp = solve_cpsat_single(relaxed, time_limit=search_time, seed=0)
+            cp = solve(relaxed, "cpsat", time_limit=search_time, seed=0, progress=False)
             if len(cp):
                 cp_value = int(problem.evaluate(np.array([cp.points[0].genome])).F[0, 0])
             cp_bound = cp.stats.best_bound[0] if cp.stats.best_bound else None

@@ -103,7 +103,7 @@ def spec_reference() -> str:
     out += ["", "Each solver's settings go under `solver.options.NAME` in a spec (or `dse.solve(..., **options)`); "
             "an unknown setting or a value out of range is refused before any solver starts.", ""]
     for name, entry in solvers().items():
-        if entry.options.model_fields:
+        if any(not field.is_required() for field in entry.options.model_fields.values()):  # settings, not a name
             out += [f"### `{name}` options", "", _own_doc(entry.options), "", *_model_rows(entry.options), ""]
     out += ["## Families", ""]
     for name, fam in families().items():

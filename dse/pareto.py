@@ -31,7 +31,15 @@ class GeneRangeError(ValueError):
     """A front file's gene outside [0, :data:`MAX_GENE_VALUE`]."""
 
 
-STATUSES = ("optimal", "feasible", "time_limit", "interrupted", "infeasible", "unknown")
+#: How a solve ended (``ParetoSet.status``), each written once here: ``optimal`` (the whole front, every
+#: point proven), ``feasible`` (points found, not all proven), ``time_limit`` and ``interrupted`` (stopped
+#: early: the points found so far, see :data:`STOPPED`), ``infeasible`` (no feasible mapping, proven or none
+#: found) and ``unknown`` (no feasible point found, nothing proven).
+OPTIMAL, FEASIBLE, TIME_LIMIT, INTERRUPTED, INFEASIBLE, UNKNOWN = (
+    "optimal", "feasible", "time_limit", "interrupted", "infeasible", "unknown")
+STATUSES = (OPTIMAL, FEASIBLE, TIME_LIMIT, INTERRUPTED, INFEASIBLE, UNKNOWN)
+#: The statuses of a solve stopped before it finished (:meth:`dse.solvers.context.SolveContext.stop_status`).
+STOPPED = (TIME_LIMIT, INTERRUPTED)
 
 
 def nondominated(F: np.ndarray) -> np.ndarray:

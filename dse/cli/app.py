@@ -8,10 +8,13 @@ interrupted by SIGINT and 143 by SIGTERM (after writing what was found).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 import numpy as np
 
@@ -90,9 +93,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``dse`` command line ``argv`` (default: the process's); returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        with interruptible() as token:  # one stop rule for every command, from its first line of work
+        with interruptible() as token, warnings_as_lines():  # one stop rule for every command
             code = _dispatch(args)
         if token.stopped and code == 0:  # the stop came as the work ended: the results are whole
             print("interrupted: the command had finished its work; what it wrote is complete", file=sys.stderr)
@@ -110,6 +114,25 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into head and friends
         sys.stderr.close()
         return 0
+
+
+@contextlib.contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """Within the block, a warning the engine raises (a seed heuristic that failed, say) prints as one line,
+    ``warning: MESSAGE``, not Python's ``file:line: Category: message`` and a line of source; the
+    caller's way of showing warnings comes back after."""
+    previous = warnings.showwarning
+
+    def one_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                 file: TextIO | None = None, line: str | None = None) -> None:
+        first = str(message).strip().splitlines()[0] if str(message).strip() else category.__name__
+        print(f"warning: {first}", file=sys.stderr if file is None else file)
+
+    warnings.showwarning = one_line
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -9,7 +9,8 @@ from dse.model.dtypes import BYTES
 from dse.model.platform import Device
 from dse.model.workload import Op
 
-#: Device name of a calibration (:mod:`dse.cost.calibration.measure`) that costs each platform device kind.
+#: Device name of a calibration (:mod:`dse.cost.calibration.measure`) that costs each platform device kind:
+#: the one table of it (the roofline's calibrated op times and the split family's devices read it).
 CALIBRATION_DEVICE = {"cpu": "cpu", "gpu": "cuda", "tensorcore": "tensorcore"}
 
 

@@ -225,6 +225,14 @@ class CostTables:
         value = ceil_all(raw)
         return np.maximum(value, 0.0).astype(np.int64)  # the rates are zero on the diagonal
 
+    def transfer_is_explicit(self, what: str = "transfer_time") -> bool:
+        """Whether ``what`` (``transfer_time`` or ``transfer_energy``) was given as an explicit
+        (n_edges, n_dev, n_dev) table (True) rather than computed from the per-edge sizes and per-pair
+        rates (False). Raises ``ValueError`` for any other name."""
+        if what not in ("transfer_time", "transfer_energy"):
+            raise ValueError(f"no transfer table {what!r}; known: 'transfer_time', 'transfer_energy'")
+        return bool(self.__dict__[f"_{what}_explicit"])
+
     @property
     def has_transfer_energy(self) -> bool:
         """Whether any transfer costs energy (False lets evaluators skip the per-edge energy)."""

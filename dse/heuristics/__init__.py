@@ -17,6 +17,8 @@ genome (``problem.schedule(problem.genome(r.devices, r.order), insertion=r.inser
 
 from __future__ import annotations
 
+import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HeuristicResult", "LIST_SCHEDULERS", "PARTITIONERS", "SCHEDULERS", "names", "run",
-    "genome_of", "seed_genomes",
+    "genome_of", "seed_genomes", "SeedHeuristicWarning",
 ]
 
 LIST_SCHEDULERS: dict[str, Callable[[DagProblem], HeuristicResult]] = {
@@ -54,6 +56,14 @@ SCHEDULERS: dict[str, Callable[[DagProblem, np.ndarray], np.ndarray]] = {
 #: Used by :func:`seed_genomes` on graphs with more than this many tasks.
 LARGE_GRAPH_TASKS = 2000
 LARGE_GRAPH_SEEDS = ("heft", "cp+pct", "hash+fifo")
+
+
+class SeedHeuristicWarning(UserWarning):
+    """A heuristic raised while :func:`seed_genomes` ran it: the search solvers start without its seed."""
+
+
+#: The heuristics already reported as failing, per problem (each is warned about once per problem).
+_WARNED: weakref.WeakKeyDictionary[DagProblem, set[str]] = weakref.WeakKeyDictionary()
 
 
 def names() -> list[str]:
@@ -100,8 +110,11 @@ def genome_of(problem: DagProblem, result: HeuristicResult) -> np.ndarray:
 
 def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> list[np.ndarray]:
     """Genomes of the heuristics ``names`` (default: every list scheduler and every pair when the
-    graph has at most 2000 tasks, else ``heft``, ``cp+pct`` and ``hash+fifo``), skipping any that
-    fail; duplicates removed. See :func:`genome_of` for the genome of an insertion heuristic.
+    graph has at most 2000 tasks, else ``heft``, ``cp+pct`` and ``hash+fifo``), duplicates removed.
+    See :func:`genome_of` for the genome of an insertion heuristic.
+
+    A heuristic that raises loses its seed and the others go on; a :class:`SeedHeuristicWarning`
+    names it, the problem and the error, once per heuristic and problem.
     """
     if names is None:
         names = _all_names() if problem.n_tasks <= LARGE_GRAPH_TASKS else LARGE_GRAPH_SEEDS
@@ -110,7 +123,8 @@ def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> lis
     for name in names:
         try:
             genome = genome_of(problem, run(problem, name))
-        except Exception:  # noqa: BLE001 - a failing heuristic only loses its seed
+        except Exception as exc:  # noqa: BLE001 - a failing heuristic only loses its seed, said once
+            _warn_failed(problem, name, exc)
             continue
         key = genome.tobytes()
         if key not in seen:
@@ -121,6 +135,20 @@ def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> lis
 
 def _all_names() -> list[str]:
     return names()
+
+
+def _warn_failed(problem: DagProblem, name: str, exc: Exception) -> None:
+    """Warn that heuristic ``name`` raised ``exc`` on ``problem``, unless that was said already."""
+    try:
+        warned = _WARNED.setdefault(problem, set())
+    except TypeError:  # a problem that cannot be weakly referenced: warned about on every call
+        warned = set()
+    if name in warned:
+        return
+    warned.add(name)
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else "no message"
+    warnings.warn(f"heuristic '{name}' failed on problem '{problem.name}' ({type(exc).__name__}: {reason}); "
+                  "the solve goes on without its seed", SeedHeuristicWarning, stacklevel=3)
 
 
 def _run_for_solver(problem: DagProblem, name: str) -> tuple[np.ndarray, str]:

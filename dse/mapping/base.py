@@ -289,9 +289,15 @@ class MappingProblem(ABC):
         return " ".join(f"{dev}:{len(ops)}" for dev, ops in groups.items())
 
     # ------------------------------------------------------------------ exact solving
+    @classmethod
+    def has_exact_formulation(cls) -> bool:
+        """Whether the class writes an exact CP-SAT formulation: it overrides :meth:`cpsat` (what the
+        family registry's ``Family.exact`` reads)."""
+        return cls.cpsat is not MappingProblem.cpsat
+
     def exact_unsupported(self) -> str | None:
         """Why this problem has no exact formulation (None when ``cpsat()`` works)."""
-        if type(self).cpsat is MappingProblem.cpsat:
+        if not self.has_exact_formulation():
             return f"the {self.family} family has no exact formulation"
         return None
 

@@ -1,9 +1,20 @@
-"""CP-SAT building blocks shared by the families' exact models."""
+"""CP-SAT building blocks shared by the families' exact models.
+
+The phases every model goes through the same way: the build deadline (:func:`check_build_time`),
+which constraint components are modelled and adding them (:func:`modelled_constraints`,
+:func:`add_constraint_components`), the best seed to hint (:func:`best_feasible_seed`) and hinting
+the assignment literals (:func:`hint_assignment`), integer bounds of the objectives
+(:func:`fastest_times`, :func:`work_bound`, :func:`costliest_total`), variables equal to a sum
+(:func:`sum_variable`), device-use literals and idle energy (:func:`used_literals`, :func:`idle_term`),
+the objective variables in the problem's order (:func:`objective_variables`) and reading the
+assignment back (:func:`assigned_devices`).
+"""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -11,6 +22,19 @@ from dse.errors import DseError
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
+
+
+class ModelledProblem(Protocol):
+    """What the shared phases read of a family's problem (a :class:`~dse.mapping.base.MappingProblem`,
+    named structurally: the shared modules sit below the problem base)."""
+
+    @property
+    def constraints(self) -> Sequence[Any]: ...
+
+    @property
+    def objectives(self) -> Sequence[Any]: ...
+
+    def evaluate(self, X: np.ndarray) -> Any: ...
 
 
 class ModelBuildTimeout(DseError):
@@ -35,6 +59,66 @@ def check_build_time(deadline: float | None, where: str) -> None:
     """Raise :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline`` (None: no limit)."""
     if deadline is not None and time.monotonic() > deadline:
         raise ModelBuildTimeout(where)
+
+
+def modelled_constraints(problem: ModelledProblem, include: Sequence[str] | None) -> set[str]:
+    """The names of the constraint components to model: ``include``, or every one of the problem's (None)."""
+    return {c.name for c in problem.constraints} if include is None else set(include)
+
+
+def add_constraint_components(problem: ModelledProblem, names: set[str], ctx: Any) -> None:
+    """Let each of the problem's constraint components named in ``names`` add itself to the model of
+    ``ctx`` (a :class:`~dse.mapping.constraints.ModelContext`), in the problem's order."""
+    for constraint in problem.constraints:
+        if constraint.name in names:
+            constraint.add_to_model(ctx)
+
+
+def objective_variables(problem: ModelledProblem, values: Mapping[str, Any]) -> list[Any]:
+    """The model's variable of each of the problem's objectives (``values`` by objective name), in the
+    problem's objective order."""
+    return [values[o.name] for o in problem.objectives]
+
+
+def best_feasible_seed(problem: ModelledProblem, seeds: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The feasible seed with the smallest first objective (the first such on ties); None when no seed
+    is feasible or none is given."""
+    if not len(seeds):
+        return None
+    X = np.array(seeds, dtype=np.int64)
+    ev = problem.evaluate(X)
+    ok = np.flatnonzero(ev.feasible)
+    return X[ok[np.argmin(ev.F[ok, 0])]] if len(ok) else None
+
+
+def hint_assignment(model: cp_model.CpModel, x: Mapping[tuple[int, int], cp_model.IntVar],
+                    device: np.ndarray) -> None:
+    """Hint every assignment literal ``x[i, d]``: 1 where op ``i`` runs on ``device[i] == d``, else 0."""
+    for (i, d), lit in x.items():
+        model.add_hint(lit, int(device[i] == d))
+
+
+def fastest_times(allowed: np.ndarray, time_table: np.ndarray) -> np.ndarray:
+    """Per op its least time over its allowed devices (int64, length ``n_ops``)."""
+    return np.where(allowed, time_table, np.iinfo(np.int64).max).min(axis=1)
+
+
+def work_bound(fastest: np.ndarray, n_dev: int) -> int:
+    """The work bound: every op at its fastest time, spread evenly over ``n_dev`` devices (rounded up)."""
+    return -(-int(fastest.sum()) // n_dev)
+
+
+def costliest_total(allowed: np.ndarray, table: np.ndarray) -> int:
+    """The sum over ops of their largest ``table`` entry over their allowed devices: no mapping costs more."""
+    return int(np.where(allowed, table, 0).max(axis=1).sum())
+
+
+def sum_variable(model: cp_model.CpModel, terms: Sequence[Any], lower: int, upper: int,
+                 name: str) -> cp_model.IntVar:
+    """A new variable ``name`` in ``[lower, upper]`` constrained to equal the sum of ``terms``."""
+    var = model.new_int_var(lower, upper, name)
+    model.add(var == sum(terms))
+    return var
 
 
 def used_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar], n: int, m: int) -> list:

@@ -29,8 +29,13 @@ from dse.util.plugins import load_plugins_once
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
 
-#: Modules that register the built-in families (a new family adds its module here).
-BUILTIN_FAMILY_MODULES = ("dse.mapping.pipeline.problem", "dse.mapping.dag.problem", "dse.mapping.split.problem", "dse.mapping.multimodel.problem")
+#: Modules that register the built-in families (a new family adds its module here, one line).
+BUILTIN_FAMILY_MODULES = (
+    "dse.mapping.pipeline.problem",
+    "dse.mapping.dag.problem",
+    "dse.mapping.split.problem",
+    "dse.mapping.multimodel.problem",
+)
 #: Modules that give built-in families their run-time scenario (:func:`register_scenario`): simulators
 #: that use a family's solutions live above the families, so they add themselves to its entry.
 BUILTIN_SCENARIO_MODULES = ("dse.runtime.stream", "dse.runtime.xr_scenario")
@@ -96,9 +101,9 @@ class Family:
     * ``limits``: the spec constraints it accepts (``deadline``, ``power``,
       ``memory``);
     * ``metrics``: figures reported besides the objectives (CSV columns);
-    * ``examples(seed)``: a small seeded instance for the family contract test;
-    * capabilities: ``exact`` (a CP-SAT formulation), ``gantt`` (decoded
-      mappings carry a schedule).
+    * ``examples(seed)``: a small seeded instance for the family contract checks (:mod:`dse.testing`);
+    * capabilities: ``gantt`` (decoded mappings carry a schedule); ``exact`` (a CP-SAT formulation) is
+      read off ``problem_class``: whether it overrides ``cpsat`` (nothing to set).
 
     Optional hooks for families whose inputs are not a :class:`~dse.model.platform.Platform`
     and a :class:`~dse.model.workload.Workload` costed by the roofline or table model:
@@ -119,7 +124,7 @@ class Family:
     """
 
     name: str
-    problem_class: type
+    problem_class: type[MappingProblem]
     build: Callable[[ProblemInputs], MappingProblem]
     objectives: tuple[str, ...]
     default_objectives: tuple[str, ...]
@@ -129,7 +134,6 @@ class Family:
     cost_model: Callable[[Any], tuple[str, dict[str, Any]]] = lambda options: ("table", {})
     limits: frozenset[str] = frozenset({"memory"})
     metrics: tuple[Metric, ...] = ()
-    exact: bool = False
     gantt: bool = False
     description: str = ""
     resolve_platform: Callable[[Any, str, Any], Any] | None = None
@@ -137,6 +141,12 @@ class Family:
     cost_models: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     scenario: type[BaseModel] | None = None
     simulate: Callable[..., Any] | None = None
+
+    @property
+    def exact(self) -> bool:
+        """Whether the family has an exact CP-SAT formulation: its problem class overrides
+        :meth:`~dse.mapping.base.MappingProblem.cpsat` (so ``exact_unsupported()`` is None)."""
+        return self.problem_class.has_exact_formulation()
 
 
 _FAMILIES: dict[str, Family] = {}

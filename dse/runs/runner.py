@@ -8,7 +8,6 @@ folder (``dse solve --out``, ``dse certify --out``).
 
 from __future__ import annotations
 
-import inspect
 import json
 import signal
 import sys
@@ -19,7 +18,8 @@ import numpy as np
 from dse import solvers  # solvers.solve looked up at each call (tests and embedders may replace it)
 from dse.cost.error_bands import band_columns, problem_error
 from dse.errors import InfeasibleError, SpecError
-from dse.pareto import ParetoSet
+from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
+from dse.solvers.context import RESUME
 from dse.solvers.registry import collect_seeds, lookup
 from dse.util.files import replace_atomically
 from dse.util.progress import Progress
@@ -34,7 +34,7 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
     """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
     with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
     skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
-    every solver; ``resume`` genomes (a previous front) go to every solver that takes a ``resume`` option.
+    every solver; ``resume`` genomes (a previous front) go to every solver that reads them (its ``inputs``).
     Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
     ``source``) when every solver skipped the problem and no stop was requested."""
     entries = lookup("all") if name == "all" else lookup(name, problem)
@@ -52,21 +52,20 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
         label = name if name.startswith("heuristic:") else entry.name
         configured = settings.options.get(entry.name)
         options = dict(configured) if isinstance(configured, dict) else {}
-        if resume and "resume" in inspect.signature(entry.run).parameters:
-            options["resume"] = resume
+        handed = resume if resume and RESUME in entry.inputs else []
         if not quiet:
             print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
                   file=sys.stderr, flush=True)
         try:
             front = solvers.solve(problem, label, time_limit=time_limit, seed=seed,
-                          progress=Progress(entry.name, enabled=show), **options)
+                                  progress=Progress(entry.name, enabled=show), resume=handed, **options)
         except KeyboardInterrupt:  # a stop that reached us as an exception: keep what the others found
             token.request(signal.SIGINT)
             break
         fronts.append(front)
         if on_front is not None:
             on_front(fronts)
-        if front.status == "interrupted":
+        if front.status == INTERRUPTED:
             token.request()
     if not fronts and skipped and not token.stopped:
         raise SpecError(source, "solver.name", name, "no solver can take this problem: " + "; ".join(skipped))
@@ -76,7 +75,7 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
 def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
     """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point."""
     if not any(p.feasible for f in fronts for p in f.points):
-        proven = any(f.status == "infeasible" for f in fronts)
+        proven = any(f.status == INFEASIBLE for f in fronts)
         raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
 
 

@@ -322,8 +322,8 @@ def _check_solver_name(name: str, family_name: str, source: str) -> None:
 
 def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
     """``solver.options``: per registered solver a mapping of its settings, each known and in range
-    (:func:`dse.solvers.registry.check_options`); :class:`SpecError` naming ``solver.options.NAME.KEY``."""
-    from dse.solvers.registry import check_options, solvers
+    (:func:`dse.solvers.registry.check_settings`); :class:`SpecError` naming ``solver.options.NAME.KEY``."""
+    from dse.solvers.registry import check_settings, solvers
 
     known = solvers()
     for name, settings in options.items():
@@ -332,7 +332,7 @@ def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
                             f"no such solver{did_you_mean(name, known)}; options are keyed by solver: {', '.join(known)}")
         if not isinstance(settings, Mapping):
             raise SpecError(source, f"solver.options.{name}", settings, "must be a mapping of option: value")
-        check_options(known[name], settings, source, f"solver.options.{name}.", settings_only=True)
+        check_settings(known[name], settings, source, f"solver.options.{name}.")
 
 
 def load_spec(path: str | Path) -> ProblemSpec:

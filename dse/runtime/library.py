@@ -121,19 +121,23 @@ def _scale(X: np.ndarray) -> np.ndarray:
 def configurations(problem: PipelineProblem, exact: str = "cpsat", nsga2: bool = True, time_limit: float = 10.0,
                    seed: int = 0) -> list[Configuration]:
     """The exact and (optionally) NSGA-II Pareto sets of ``problem`` as configurations (same genome kept once,
-    the exact solver's label first). An infeasible problem gives an empty list."""
-    from dse.solvers.cpsat import solve_cpsat
-    from dse.solvers.exhaustive import solve_exhaustive
-    from dse.solvers.nsga2 import solve_nsga2
+    the exact solver's label first). ``time_limit``: seconds for CP-SAT and for NSGA-II each (exhaustive
+    search has none); the solvers run in contexts derived from one (a signal stops them all). An
+    infeasible problem gives an empty list."""
+    from dse.solvers.context import solve_context
+    from dse.solvers.cpsat import CpsatOptions, solve_cpsat
+    from dse.solvers.exhaustive import ExhaustiveOptions, solve_exhaustive
+    from dse.solvers.nsga2 import Nsga2Options, solve_nsga2
 
     if exact not in EXACT_SOLVERS:
         raise SpecError("scenario", "library.exact", exact, f"must be one of {', '.join(EXACT_SOLVERS)}")
-    fronts = [solve_cpsat(problem, time_limit=time_limit, seed=seed, workers=2) if exact == "cpsat"
-              else solve_exhaustive(problem)]
-    stop_point()  # a solve cut short by a signal is never stored as the regime's front
-    if nsga2:
-        fronts.append(solve_nsga2(problem, time_limit=time_limit, seed=seed, pop_size=40, patience=20))
-        stop_point()
+    with solve_context(seed=seed) as run:  # no deadline of its own: each solver has its time limit
+        fronts = [solve_cpsat(problem, run.derived(time_limit), CpsatOptions(workers=2)) if exact == "cpsat"
+                  else solve_exhaustive(problem, run.derived(), ExhaustiveOptions())]
+        stop_point()  # a solve cut short by a signal is never stored as the regime's front
+        if nsga2:
+            fronts.append(solve_nsga2(problem, run.derived(time_limit), Nsga2Options(pop_size=40, patience=20)))
+            stop_point()
     sec = problem.tables.seconds_per_time_unit
     seen: dict[tuple[int, ...], Configuration] = {}
     for front in fronts:

@@ -24,7 +24,10 @@ Semantics (``docs/family-multimodel.md``):
   traffic) plus every accelerator's idle power over the rest of the horizon
   (``max(last deadline, last block end)``); with sub-arrays, idle power is charged per idle sub-array.
 
-Everything is in integer nanoseconds and picojoules, and a run is deterministic for a seed.
+Everything is in integer nanoseconds and picojoules, the event queue's clock too
+(:class:`~dse.sim.core.IntEventQueue`), and a run is deterministic for a seed. A run's state and its steps
+(arrival, block start and end, completion, drop, dispatch) are one :class:`RealTimeRun`; :func:`simulate`
+builds and plays one.
 """
 
 from __future__ import annotations
@@ -38,13 +41,13 @@ import numpy as np
 
 from dse.cost.accelerator import MultiModelTables
 from dse.model.accelerators import Scenario
-from dse.sim.core import EventQueue
+from dse.sim.core import IntEventQueue
 from dse.util.interrupt import stop_point
 from dse.util.rounding import ceil_int
 
-#: Columns of a trace (one row per executed block, one per dropped frame with empty accelerator).
 #: Events between two checks for a stop request (a power of two minus one: a bit mask).
 STOP_EVERY = 4095
+#: Columns of a trace (one row per executed block, one per dropped frame with empty accelerator).
 TRACE_COLUMNS = ("scheduler", "model", "frame", "block", "accelerator", "start_ms", "end_ms", "arrival_ms",
                  "deadline_ms", "energy_mj")
 
@@ -231,9 +234,234 @@ def _depth(scenario: Scenario, m: int) -> int:
     return depth
 
 
+class RealTimeRun:
+    """One run of ``scheduler`` on ``setup``'s scenario: the simulation's state and its steps.
+
+    :func:`simulate` builds one and plays it with :meth:`run`, once. All times are integer ns, all energies
+    integer pJ. State:
+
+    * ``frames``: every frame of the run; ``queue``: the frames' arrivals and block ends;
+    * ``free[acc]``: accelerator ``acc``'s free sub-arrays (``[0]`` or ``[]`` for a whole accelerator);
+      ``ready``: the frames waiting for an accelerator, in the order they became ready;
+    * per model: ``triggered``, ``dropped`` and ``late`` frames; per accelerator: ``busy_ns`` (sub-array ns)
+      and ``block_energy_pj`` (what its executed blocks spent);
+    * over completed frames: ``completed`` and ``latency_ns`` (their summed latency); ``last_ns``: the latest
+      block end or drop; with ``trace``, the trace ``rows`` (columns :data:`TRACE_COLUMNS`).
+
+    A run that raises (a stop request, ``KeyboardInterrupt``) leaves its half-updated state in this object
+    alone, which then refuses to run again; the setup is never written to, and the scheduler's own state is
+    reset by the next run's ``Scheduler.start``.
+    """
+
+    def __init__(self, setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: int = 0,
+                 trace: bool = False) -> None:
+        self.setup = setup
+        self.scheduler = scheduler
+        self.trace = trace
+        self.frames = make_frames(setup, duration_s, seed)
+        self.model_names = [m.name for m in setup.scenario.models]
+        self.acc_names = setup.tables.device_names
+        self.pods = max(1, int(scheduler.pods))
+        #: True: frames hold sub-arrays (or whole accelerators) from their first block to their last.
+        self.spatial = self.pods > 1 or bool(scheduler.holds_frames)
+        if self.spatial:
+            self.time_k, self.energy_k = pod_costs(setup, self.pods)
+        n_models, n_acc = len(setup.scenario.models), setup.n_acc
+        self.queue = IntEventQueue()
+        self.free = [list(range(self.pods)) for _ in range(n_acc)]
+        self.ready: list[Frame] = []
+        self.triggered = [0] * n_models
+        self.dropped = [0] * n_models
+        self.late = [0] * n_models
+        self.busy_ns = [0] * n_acc
+        self.block_energy_pj = [0] * n_acc
+        self.completed = 0
+        self.latency_ns = 0
+        self.last_ns = 0
+        self.rows: list[tuple[Any, ...]] = []
+        self.played = False
+
+    def run(self, stoppable: bool = False) -> SimResult:
+        """Play the run: every arrival and block end in time order, the scheduler asked after the last event
+        of each instant. Returns the :class:`SimResult`.
+
+        Raises ``RuntimeError`` when this run was already played (or started), ``ValueError`` when a spatial
+        scheduler places a frame that is not waiting or on sub-arrays that are not free, and, when
+        ``stoppable``, :class:`~dse.util.interrupt.Interrupted` once a signal asks for a stop (checked at the
+        first event and every ``STOP_EVERY + 1`` events after it).
+        """
+        if self.played:
+            raise RuntimeError("a RealTimeRun plays once; build a new one")
+        self.played = True
+        self.scheduler.start(self.setup)
+        queue = self.queue
+        for f in self.frames:
+            if f.state != "cancelled":
+                queue.push(f.arrival, "arrive", f)
+        events = 0
+        while queue:
+            events += 1
+            if stoppable and (events & STOP_EVERY) == 1:
+                stop_point()
+            event = queue.pop()
+            now, f = event.time, event.item
+            if event.kind == "arrive":
+                if f.state == "cancelled":  # its parent was dropped after the arrival was queued
+                    continue
+                self.arrive(f, now)
+            else:
+                self.end_block(f, now)
+            if not queue or queue.peek_time() > now:
+                self.dispatch(now)
+        return self.finish()
+
+    def block_cost(self, f: Frame) -> tuple[int, int]:
+        """``(ns, pJ)`` of ``f``'s next block on the accelerator (and sub-arrays) it holds."""
+        acc, held = f.alloc
+        if self.spatial:
+            k = len(held) - 1
+            return self.time_k[f.op][acc][k], self.energy_k[f.op][acc][k]
+        return self.setup.time[f.op][acc], self.setup.energy[f.op][acc]
+
+    def start_block(self, f: Frame, now: int) -> None:
+        """Start ``f``'s next block at ``now`` on what it holds; its end is queued."""
+        f.state = "running"
+        f.started = now
+        self.queue.push(now + self.block_cost(f)[0], "end", f)
+
+    def claim(self, f: Frame, acc: int, k: int) -> None:
+        """Give the waiting frame ``f`` the first ``k`` free sub-arrays of ``acc`` (``k = 1``, the whole
+        accelerator, without sub-arrays); raises ``ValueError`` when ``f`` is not waiting or fewer are free."""
+        free = self.free[acc]
+        if f not in self.ready or not 1 <= k <= len(free):
+            raise ValueError(f"{self.scheduler.name}: cannot start {self.model_names[f.model]} frame {f.index} on "
+                             f"{k} sub-arrays of {self.acc_names[acc]} ({len(free)} free)")
+        self.ready.remove(f)
+        f.alloc = (acc, tuple(free[:k]))
+        del free[:k]
+
+    def release(self, f: Frame) -> None:
+        """Return what ``f`` holds to its accelerator's free sub-arrays (kept in order)."""
+        acc, held = f.alloc
+        self.free[acc] = sorted(self.free[acc] + list(held))
+        f.alloc = (-1, ())
+
+    def drop(self, f: Frame, at: int) -> None:
+        """Drop frame ``f`` (no longer waiting, holding nothing) at ``at``; its children not yet ready are
+        cancelled (one already counted as triggered is counted out again)."""
+        f.state = "dropped"
+        f.end = at
+        self.dropped[f.model] += 1
+        self.last_ns = max(self.last_ns, at)
+        if self.trace:
+            self.rows.append((self.scheduler.name, self.model_names[f.model], f.index, f.next, "", at * 1e-6,
+                              at * 1e-6, f.arrival * 1e-6, f.deadline * 1e-6, 0.0))
+        for child in f.children:
+            if child.state in ("future", "pending"):
+                if child.state == "pending":
+                    self.triggered[child.model] -= 1
+                child.state = "cancelled"
+        self.scheduler.finished(at, f, True)
+
+    def make_ready(self, f: Frame, now: int) -> None:
+        """Put ``f`` at the end of the ready list, waiting since ``now``."""
+        f.state = "ready"
+        f.ready_since = now
+        self.ready.append(f)
+
+    def dispatch(self, now: int) -> None:
+        """At the end of instant ``now``: drop the waiting frames past their deadline or that the scheduler
+        gives up, then start what the scheduler chooses on the free accelerators (or sub-arrays)."""
+        scheduler = self.scheduler
+        for f in [f for f in self.ready if f.deadline <= now or scheduler.hopeless(now, f)]:
+            self.ready.remove(f)
+            self.drop(f, max(now if f.deadline > now else f.deadline, f.ready_since))
+        if self.spatial:
+            while self.ready and any(self.free):
+                placed = scheduler.place(now, [len(p) for p in self.free], self.ready)
+                if placed is None:
+                    break
+                self.claim(*placed)
+                self.start_block(placed[0], now)
+            return
+        for acc, free in enumerate(self.free):
+            if not free or not self.ready:
+                continue
+            chosen = scheduler.pick(now, acc, self.ready)
+            if chosen is None:
+                continue
+            self.claim(chosen, acc, 1)
+            self.start_block(chosen, now)
+
+    def arrive(self, f: Frame, now: int) -> None:
+        """Frame ``f`` arrives at ``now``: counted as triggered, ready unless it waits for its parent."""
+        self.triggered[f.model] += 1
+        if f.parent is not None and f.parent.state != "done":
+            f.state = "pending"
+        else:
+            self.make_ready(f, now)
+
+    def end_block(self, f: Frame, now: int) -> None:
+        """``f``'s running block ends at ``now``: its time and energy are booked; the frame completes, is
+        dropped (past its deadline), runs on (holding its sub-arrays) or waits again."""
+        acc, held = f.alloc
+        spent, used = self.block_cost(f)
+        self.busy_ns[acc] += spent * len(held)
+        self.block_energy_pj[acc] += used
+        f.energy += used
+        self.last_ns = max(self.last_ns, now)
+        if self.trace:
+            label = f"{self.acc_names[acc]}[{','.join(map(str, held))}]" if self.pods > 1 else self.acc_names[acc]
+            self.rows.append((self.scheduler.name, self.model_names[f.model], f.index, f.next, label,
+                              f.started * 1e-6, now * 1e-6, f.arrival * 1e-6, f.deadline * 1e-6, used * 1e-9))
+        f.next += 1
+        if f.next == len(f.ops):
+            self.release(f)
+            self.complete(f, now)
+        elif now >= f.deadline:
+            self.release(f)
+            self.drop(f, now)
+        elif self.spatial:
+            self.start_block(f, now)  # the frame keeps its sub-arrays until it completes or is dropped
+        else:
+            self.release(f)
+            self.make_ready(f, now)
+
+    def complete(self, f: Frame, now: int) -> None:
+        """``f``'s last block ended at ``now``: counted (late past its deadline); its children waiting for it
+        become ready, or are dropped when already past their deadline."""
+        f.state = "done"
+        f.end = now
+        self.completed += 1
+        self.latency_ns += now - f.arrival
+        if now > f.deadline:
+            self.late[f.model] += 1
+        for child in f.children:
+            if child.state == "pending":
+                if child.deadline <= now:
+                    self.drop(child, child.deadline)
+                else:
+                    self.make_ready(child, now)
+        self.scheduler.finished(now, f, False)
+
+    def finish(self) -> SimResult:
+        """Drop the frames still waiting (at their deadline) and total the run: every accelerator's block
+        energy plus its idle power over the horizon ``max(last deadline, last block end or drop)``."""
+        last = self.last_ns
+        for f in list(self.ready):
+            self.drop(f, max(f.deadline, f.ready_since))
+        horizon = max([last] + [f.deadline for f in self.frames])
+        busy = np.array(self.busy_ns, dtype=np.int64)  # sub-array ns
+        idle = np.asarray(self.setup.tables.idle_power_mw, dtype=np.int64) * (horizon * self.pods - busy) // self.pods
+        acc_energy = np.array(self.block_energy_pj, dtype=np.int64) + idle
+        return SimResult(self.scheduler.name, int(acc_energy.sum()), np.array(self.triggered, dtype=np.int64),
+                         np.array(self.dropped, dtype=np.int64), np.array(self.late, dtype=np.int64),
+                         self.latency_ns, self.completed, busy // self.pods, acc_energy, horizon, self.rows)
+
+
 def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: int = 0,
              trace: bool = False, stoppable: bool = False) -> SimResult:
-    """Run ``scheduler`` on ``setup``'s scenario for ``duration_s`` seconds of arrivals.
+    """Run ``scheduler`` on ``setup``'s scenario for ``duration_s`` seconds of arrivals (a :class:`RealTimeRun`).
 
     Returns a :class:`SimResult` (with ``trace``: its rows, columns :data:`TRACE_COLUMNS`).
     Deterministic for a ``seed`` (the dependent models' draws). Raises ``ValueError`` when a
@@ -241,158 +469,4 @@ def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: 
     ``stoppable``, :class:`~dse.util.interrupt.Interrupted` once a signal asks for a stop (checked every few
     thousand events; a solver scoring genomes leaves it off and polls its own stop token).
     """
-    frames = make_frames(setup, duration_s, seed)
-    n_models, n_acc = len(setup.scenario.models), setup.n_acc
-    names = [m.name for m in setup.scenario.models]
-    acc_names = setup.tables.device_names
-    pods = max(1, int(scheduler.pods))
-    spatial = pods > 1 or bool(scheduler.holds_frames)
-    if spatial:
-        time_k, energy_k = pod_costs(setup, pods)
-    time, energy = setup.time, setup.energy
-    counts = np.zeros(n_models, dtype=np.int64)
-    dropped = np.zeros(n_models, dtype=np.int64)
-    late = np.zeros(n_models, dtype=np.int64)
-    busy = np.zeros(n_acc, dtype=np.int64)  # sub-array ns (ns when whole accelerators)
-    dyn = np.zeros(n_acc, dtype=np.int64)
-    free = [list(range(pods)) for _ in range(n_acc)]
-    ready: list[Frame] = []
-    rows: list[tuple[Any, ...]] = []
-    stats = {"latency": 0, "completed": 0, "last": 0}
-    sched_name = scheduler.name
-    scheduler.start(setup)
-
-    queue = EventQueue()
-    for f in frames:
-        if f.state != "cancelled":
-            queue.push(f.arrival * 1e-9, "arrive", frame=f)
-
-    def cost(f: Frame) -> tuple[int, int]:
-        acc, held = f.alloc
-        if spatial:
-            return time_k[f.op][acc][len(held) - 1], energy_k[f.op][acc][len(held) - 1]
-        return time[f.op][acc], energy[f.op][acc]
-
-    def run_block(f: Frame, now: int) -> None:
-        f.state = "running"
-        f.started = now
-        queue.push((now + cost(f)[0]) * 1e-9, "done", frame=f)
-
-    def claim(f: Frame, acc: int, k: int) -> None:
-        if f not in ready or not 1 <= k <= len(free[acc]):
-            raise ValueError(f"{sched_name}: cannot start {names[f.model]} frame {f.index} on {k} sub-arrays of "
-                             f"{acc_names[acc]} ({len(free[acc])} free)")
-        ready.remove(f)
-        f.alloc = (acc, tuple(free[acc][:k]))
-        del free[acc][:k]
-
-    def release(f: Frame) -> None:
-        acc, held = f.alloc
-        free[acc] = sorted(free[acc] + list(held))
-        f.alloc = (-1, ())
-
-    def drop(f: Frame, at: int) -> None:
-        f.state = "dropped"
-        f.end = at
-        dropped[f.model] += 1
-        stats["last"] = max(stats["last"], at)
-        if trace:
-            rows.append((sched_name, names[f.model], f.index, f.next, "", at * 1e-6, at * 1e-6,
-                         f.arrival * 1e-6, f.deadline * 1e-6, 0.0))
-        for child in f.children:
-            if child.state in ("future", "pending"):
-                if child.state == "pending":
-                    counts[child.model] -= 1
-                child.state = "cancelled"
-        scheduler.finished(at, f, True)
-
-    def make_ready(f: Frame, now: int) -> None:
-        f.state = "ready"
-        f.ready_since = now
-        ready.append(f)
-
-    def dispatch(now: int) -> None:
-        for f in [f for f in ready if f.deadline <= now or scheduler.hopeless(now, f)]:
-            ready.remove(f)
-            drop(f, max(now if f.deadline > now else f.deadline, f.ready_since))
-        if spatial:
-            while ready and any(free):
-                placed = scheduler.place(now, [len(p) for p in free], ready)
-                if placed is None:
-                    break
-                claim(placed[0], placed[1], placed[2])
-                run_block(placed[0], now)
-            return
-        for acc in range(n_acc):
-            if not free[acc] or not ready:
-                continue
-            chosen = scheduler.pick(now, acc, ready)
-            if chosen is None:
-                continue
-            claim(chosen, acc, 1)
-            run_block(chosen, now)
-
-    events = 0
-    while queue:
-        events += 1
-        if stoppable and (events & STOP_EVERY) == 1:  # the first event, then every STOP_EVERY + 1
-            stop_point()
-        event = queue.pop()
-        now = round(event.time * 1e9)
-        if event.kind == "arrive":
-            f = event.data["frame"]
-            if f.state == "cancelled":
-                continue
-            counts[f.model] += 1
-            parent = f.parent
-            if parent is not None and parent.state != "done":
-                f.state = "pending"
-            else:
-                make_ready(f, now)
-        else:
-            f = event.data["frame"]
-            acc, held = f.alloc
-            spent, used = cost(f)
-            now = f.started + spent  # exact integer end (the queue's float time may round)
-            busy[acc] += spent * len(held)
-            dyn[acc] += used
-            f.energy += used
-            stats["last"] = max(stats["last"], now)
-            if trace:
-                label = f"{acc_names[acc]}[{','.join(map(str, held))}]" if pods > 1 else acc_names[acc]
-                rows.append((sched_name, names[f.model], f.index, f.next, label, f.started * 1e-6, now * 1e-6,
-                             f.arrival * 1e-6, f.deadline * 1e-6, used * 1e-9))
-            f.next += 1
-            if f.next == len(f.ops):
-                release(f)
-                f.state = "done"
-                f.end = now
-                stats["completed"] += 1
-                stats["latency"] += now - f.arrival
-                if now > f.deadline:
-                    late[f.model] += 1
-                for child in f.children:
-                    if child.state == "pending":
-                        if child.deadline <= now:
-                            drop(child, child.deadline)
-                        else:
-                            make_ready(child, now)
-                scheduler.finished(now, f, False)
-            elif now >= f.deadline:
-                release(f)
-                drop(f, now)
-            elif spatial:
-                run_block(f, now)  # the frame keeps its sub-arrays until it completes or is dropped
-            else:
-                release(f)
-                make_ready(f, now)
-        if queue.peek_time() > event.time or not queue:
-            dispatch(now)
-    last_now = stats["last"]
-    for f in list(ready):
-        drop(f, max(f.deadline, f.ready_since))
-    horizon = max([last_now] + [f.deadline for f in frames])
-    idle = np.asarray(setup.tables.idle_power_mw, dtype=np.int64) * (horizon * pods - busy) // pods
-    acc_energy = dyn + idle
-    return SimResult(sched_name, int(acc_energy.sum()), counts, dropped, late, stats["latency"], stats["completed"],
-                     busy // pods, acc_energy, horizon, rows)
+    return RealTimeRun(setup, scheduler, duration_s=duration_s, seed=seed, trace=trace).run(stoppable)

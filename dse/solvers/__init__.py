@@ -1,21 +1,25 @@
 """Solvers behind one entry point, :func:`solve`.
 
 ``cpsat`` (exact, proven), ``nsga2`` (approximate, any size), ``exhaustive``
-(tiny instances) and ``heuristic:NAME`` (a family's classic heuristics) all
-return a :class:`~dse.pareto.ParetoSet`, take a ``seed`` and a ``time_limit``
-and return the best set found so far when time runs out. Solvers register in
-:mod:`dse.solvers.registry`.
+(tiny instances), ``memetic`` and ``lns`` (dag) and ``heuristic:NAME`` (a family's classic heuristics)
+all return a :class:`~dse.pareto.ParetoSet`, take a ``seed`` and a ``time_limit``
+and return the best set found so far when time runs out. Each is ``run(problem, ctx, options)``: a
+:class:`~dse.solvers.context.SolveContext` (:mod:`dse.solvers.context`) and its options model; solvers
+register in :mod:`dse.solvers.registry`.
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from dse.errors import SpecError
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
-from dse.solvers.registry import UnknownSolverError, check_options, lookup, solvers
-from dse.util.jit import time_limit_ends
+from dse.solvers.context import CALLBACK, RESUME, SEEDS, StepCallback, solve_context
+from dse.solvers.registry import Solver, UnknownSolverError, check_options, lookup, solvers
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
 
@@ -28,21 +32,28 @@ def solve(
     time_limit: float = 60.0,
     seed: int = 0,
     progress: bool | Progress | None = None,
+    *,
+    resume: Sequence[np.ndarray] = (),
+    seeds: Sequence[np.ndarray] = (),
+    callback: StepCallback | None = None,
     **options: Any,
 ) -> ParetoSet:
     """Solve ``problem`` with ``solver`` and return its Pareto set.
 
-    ``solver``: a registered name (``cpsat``, ``nsga2``, ``exhaustive``) or
+    ``solver``: a registered name (``cpsat``, ``nsga2``, ``exhaustive``, ...) or
     ``heuristic:NAME``. ``progress``: True/False forces terminal progress
-    on/off; None shows it when stderr is a terminal. Extra ``options`` go to
-    the solver.
+    on/off; None shows it when stderr is a terminal. ``options`` are the solver's settings
+    (``dse.solvers.registry.solvers()[name].options`` lists them; the rest keep that model's defaults).
+    ``resume`` (the genomes of a previous front to continue from), ``seeds`` (extra starting genomes)
+    and ``callback(step, elapsed_s, front_X, front_F)`` (after each step; True stops) go to the solvers
+    that read them (:mod:`dse.solvers.context`).
 
     Raises :class:`UnknownSolverError` (a ``ValueError``) for an unknown name,
     listing the known ones; :class:`~dse.errors.SpecError` (a ``ValueError``)
     for a ``seed`` outside [0, 2**31 - 1] or a ``time_limit`` that is not a
-    number of seconds in (0, 30 days] (as a spec or the command line), or an
-    ``options`` setting the solver does not know or outside its range
-    (``dse.solvers.registry.solvers()[name].options`` lists them); and
+    number of seconds in (0, 30 days] (as a spec or the command line), an
+    ``options`` setting the solver does not know or outside its range, or a ``resume``, ``seeds``
+    or ``callback`` the solver does not read; and
     ``NotImplementedError`` when the solver does not support the problem
     (e.g. ``cpsat`` without an exact formulation).
 
@@ -60,7 +71,19 @@ def solve(
     reason = entry.supports(problem)
     if reason is not None:
         raise NotImplementedError(reason)
-    options = check_options(entry, options)
+    settings = check_options(entry, options, fixed=fixed)
+    _check_inputs(entry, {RESUME: f"{len(resume)} genomes" if len(resume) else None,
+                          SEEDS: f"{len(seeds)} genomes" if len(seeds) else None,
+                          CALLBACK: "a function" if callback is not None else None})
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
-    with time_limit_ends(time.monotonic() + time_limit):  # no kernel compiles inline past the limit
-        return entry.run(problem, time_limit=time_limit, seed=seed, progress=reporter, **fixed, **options)
+    with solve_context(seed, time_limit, reporter, resume=resume, seeds=seeds, callback=callback) as ctx:
+        return entry.run(problem, ctx, settings)
+
+
+def _check_inputs(entry: Solver[Any], given: dict[str, str | None]) -> None:
+    """:class:`SpecError` naming the first input of ``given`` (name: what was given, None: nothing) that
+    ``entry`` does not read."""
+    for name, what in given.items():
+        if what is not None and name not in entry.inputs:
+            reads = f"it reads {', '.join(sorted(entry.inputs))}" if entry.inputs else "it reads none of them"
+            raise SpecError("dse.solve", name, what, f"{entry.name} does not read {name} ({reads})")

@@ -11,15 +11,15 @@ of a given mapping keep its solver's name (``given`` for bare genomes); points C
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
-from dse.solvers.cpsat import solve_cpsat
-from dse.util.jit import time_limit_ends
+from dse.solvers.context import solve_context
+from dse.solvers.cpsat import CPSAT, solve_cpsat
+from dse.solvers.registry import check_options
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
 
@@ -33,7 +33,7 @@ def certify(problem: MappingProblem, front: ParetoSet | Sequence[Sequence[int]] 
 
     Raises ``NotImplementedError`` when the problem's family has no exact formulation,
     :class:`~dse.errors.GenomeError` when a genome does not fit the problem, and
-    :class:`~dse.errors.SpecError` for a time limit or seed out of range.
+    :class:`~dse.errors.SpecError` for a time limit, seed or number of workers out of range.
 
     Example::
 
@@ -54,9 +54,9 @@ def certify(problem: MappingProblem, front: ParetoSet | Sequence[Sequence[int]] 
     labels = [p.solver for p in points] if points else ["given"] * len(genomes)
     given = problem.evaluate(np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)).F
     origin = {tuple(int(v) for v in row): label for row, label in zip(given, labels, strict=True)}
-    with time_limit_ends(time.monotonic() + time_limit):
-        found = solve_cpsat(problem, time_limit=time_limit, seed=seed, workers=workers, progress=progress,
-                            resume=genomes)
+    options = check_options(CPSAT, {} if workers is None else {"workers": workers}, "dse.certify")
+    with solve_context(seed, time_limit, progress, resume=genomes) as ctx:
+        found = solve_cpsat(problem, ctx, options)
     relabelled = tuple(dataclasses.replace(p, solver=origin.get(tuple(p.internal), "cpsat")) for p in found.points)
     note = f"certified {len(genomes)} given mappings with CP-SAT in {found.stats.wall_s:.1f} s"
     return dataclasses.replace(found, points=relabelled, solver="certify", notes=(*found.notes, note))

@@ -1,17 +1,26 @@
-"""Pieces every solver shares: the front of a population, baselines, the result object."""
+"""Pieces every solver shares: the front of a population, baselines, the result object, the front of a
+run cut short."""
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
-from dse.pareto import ParetoPoint, ParetoSet, SolveStats, make_points, nondominated
+from dse.pareto import (
+    OPTIMAL,
+    TIME_LIMIT,
+    ParetoPoint,
+    ParetoSet,
+    SolveStats,
+    make_points,
+    nondominated,
+)
 from dse.solvers.certificate import unbounded_certificate
+from dse.solvers.context import SolveContext
 
 
 def front_of(problem: MappingProblem, X: np.ndarray, F: np.ndarray | None = None,
@@ -61,7 +70,7 @@ def result(
     made by an exact solver, see :class:`~dse.pareto.ParetoSet`)."""
     points = make_points(problem, genomes, solver, proven) if points is None else list(points)
     points.sort(key=lambda p: p.internal)
-    complete = status == "optimal"
+    complete = status == OPTIMAL
     return ParetoSet(
         problem=problem.name,
         objectives=problem.objectives,
@@ -76,16 +85,28 @@ def result(
     )
 
 
-def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, start: float,
-                    seeds: Sequence[np.ndarray] = ()) -> ParetoSet:
-    """The front of a solve whose model build used up the time limit (status ``time_limit``): the feasible,
-    nondominated ``seeds`` it was handed or computed (none proven), so a found mapping is never lost."""
+#: The message of a CP-SAT run stopped before its model was built (:func:`unsearched`).
+STOPPED_BEFORE_BUILD = "stopped before the model was built"
+
+
+def unsearched(problem: MappingProblem, ctx: SolveContext, status: str, message: str,
+               seeds: Sequence[np.ndarray] = ()) -> ParetoSet:
+    """The front of a CP-SAT run that ended before its search (a stop, or a model build that used up the
+    time limit): the feasible, nondominated ``seeds`` it was handed or computed (none proven), so a found
+    mapping is never lost, with a certificate that proves no bound."""
     X = front_of(problem, np.array(seeds, dtype=np.int64)) if len(seeds) else np.zeros((0, problem.n_genes),
                                                                                       dtype=np.int64)
     kept = f"; kept the {len(X)} best of {len(seeds)} heuristic or resumed mappings" if len(seeds) else ""
-    stats = SolveStats(wall_s=time.monotonic() - start, message=str(exc) + kept)
-    front = result(problem, X, "cpsat", "time_limit", stats, exact=True)
+    stats = SolveStats(wall_s=ctx.elapsed(), message=message + kept)
+    front = result(problem, X, "cpsat", status, stats, exact=True)
     return dataclasses.replace(front, certified=unbounded_certificate(problem, front.internal()))
+
+
+def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, ctx: SolveContext,
+                    seeds: Sequence[np.ndarray] = ()) -> ParetoSet:
+    """The front of a CP-SAT run whose model build used up the time limit (status ``time_limit``), see
+    :func:`unsearched`."""
+    return unsearched(problem, ctx, TIME_LIMIT, str(exc), seeds)
 
 
 def with_seeds(problem: MappingProblem, X: np.ndarray, proven: Sequence[bool],

@@ -32,23 +32,33 @@ splitting the region by a previous front's points before the first solve.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from ortools.sat.python import cp_model
-from pydantic import Field
 
 from dse.mapping.base import Formulation, MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
-from dse.pareto import ParetoSet, SolveStats, nondominated
+from dse.pareto import (
+    FEASIBLE,
+    INFEASIBLE,
+    INTERRUPTED,
+    OPTIMAL,
+    STOPPED,
+    ParetoSet,
+    SolveStats,
+    nondominated,
+)
 from dse.solvers.certificate import Box, front_certificate
-from dse.solvers.common import build_timed_out, result, with_seeds
-from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
-from dse.util.interrupt import StopToken, interruptible, run_cpsat
-from dse.util.progress import Progress, silent
+from dse.solvers.common import STOPPED_BEFORE_BUILD, build_timed_out, result, unsearched, with_seeds
+from dse.solvers.context import RESUME, SolveContext
+from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_single
+from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
+from dse.util.interrupt import StopToken, run_cpsat
 from dse.util.rounding import ceil_int
+
+__all__ = ["CPSAT", "CpSatRunner", "CpsatOptions", "default_workers", "solve_cpsat", "solve_cpsat_boxes"]
 
 
 @dataclass
@@ -57,11 +67,6 @@ class _Solve:
     genome: np.ndarray | None
     values: tuple[int, ...] | None
     bound: float
-
-
-def default_workers() -> int:
-    """8 search workers: CP-SAT's portfolio (LNS, core-based, fixed search) pays off even on 2 cores."""
-    return 8
 
 
 class CpSatRunner:
@@ -124,108 +129,92 @@ class CpSatRunner:
         return _Solve(status, None, None, float("nan"))
 
 
-def solve_cpsat(
-    problem: MappingProblem,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    workers: int | None = None,
-    deterministic: bool = False,
-    hints: bool = True,
-    progress: Progress | None = None,
-    resume: Sequence[np.ndarray] = (),
-) -> ParetoSet:
+def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
     """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum;
-    three or more, or ``resume`` genomes from a previous run's front: :func:`solve_cpsat_boxes`
+    three or more, or ``ctx.resume`` genomes from a previous run's front: :func:`solve_cpsat_boxes`
     (search-region boxes, which continue from those points).
 
     Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
     found so far, each marked proven or not (status ``time_limit`` or
     ``interrupted``; see :mod:`dse.util.interrupt`). The model build counts
-    against ``time_limit``. ``deterministic`` uses interleaved
+    against the time limit. ``options.deterministic`` uses interleaved
     search so repeated runs with the same seed explore identically.
 
     Raises ``NotImplementedError`` if the family has no exact formulation.
     """
     if len(problem.objectives) == 1:
-        from dse.solvers.cpsat_single import solve_cpsat_single
-
-        return solve_cpsat_single(problem, time_limit=time_limit, seed=seed, workers=workers, hints=hints,
-                                  progress=progress, resume=resume)
-    if len(problem.objectives) > 2 or len(resume):
-        return solve_cpsat_boxes(problem, time_limit=time_limit, seed=seed, workers=workers,
-                                 deterministic=deterministic, hints=hints, progress=progress, resume=resume)
-    progress = progress or silent()
-    start = time.monotonic()
-    with interruptible() as token:
-        seeds = collect_seeds(problem) if hints else []
-        try:
-            form = problem.cpsat(seeds=seeds, deadline=start + time_limit)
-        except ModelBuildTimeout as exc:
-            return build_timed_out(problem, exc, start, seeds)
-        runner = CpSatRunner(form, seed, workers, deterministic, token)
-        f1, f2 = form.objective_vars
-        hint = best_seed(problem, seeds)
-        genomes: list[np.ndarray] = []
-        values: list[tuple[int, ...]] = []
-        proven: list[bool] = []
-        steps: list[_Step] = []
-        cut_bound: float | None = None  # the f1 bound of a first solve cut short before any solution
-        status, eps, exhausted = "optimal", None, False
-        try:
-            while True:
-                left = time_limit - (time.monotonic() - start)
-                if token.stopped:
-                    status = "interrupted"
-                    break
-                if eps is not None and eps < runner.lower(f2):
-                    exhausted = True
-                    break
-                if left <= 0:
-                    status = "time_limit"
-                    break
-                runner.set_upper(f2, eps)
-                runner.set_upper(f1, None)
-                first = runner.minimize(f1, left, hint)
-                if first.status == cp_model.INFEASIBLE:
-                    exhausted = True
-                    break
-                if first.genome is None or first.values is None:
-                    status = "interrupted" if token.stopped else "time_limit"
-                    cut_bound = first.bound
-                    break
-                second = first
-                if not token.stopped:
-                    left = time_limit - (time.monotonic() - start)
-                    runner.set_upper(f1, first.values[0])
-                    second = runner.minimize(f2, max(left, 0.01), first.genome)
-                best = second if second.genome is not None and second.values is not None else first
-                assert best.genome is not None and best.values is not None
-                genomes.append(best.genome)
-                values.append(best.values)
-                proven.append(first.status == cp_model.OPTIMAL and second.status == cp_model.OPTIMAL)
-                steps.append(_Step(
-                    None if eps is None else eps + 1, runner.proven_bound(f1, first), first.values[0],
-                    runner.proven_bound(f2, second) if second is not first else runner.lower(f2), proven[-1]))
-                progress.update(f"{len(genomes)} front points, last {tuple(best.values)} "
-                                f"(bound {first.bound:.6g} on the first objective), {runner.calls} solves")
-                hint = best.genome
-                eps = best.values[1] - 1
-        except KeyboardInterrupt:
-            status = "interrupted"
+        return solve_cpsat_single(problem, ctx, options)
+    if len(problem.objectives) > 2 or len(ctx.resume):
+        return solve_cpsat_boxes(problem, ctx, options)
+    progress = ctx.progress
+    seeds = collect_seeds(problem) if options.hints else []
+    stop = ctx.stop_status()
+    if stop is not None:
+        return unsearched(problem, ctx, stop, STOPPED_BEFORE_BUILD, seeds)
+    try:
+        form = problem.cpsat(seeds=seeds, deadline=ctx.deadline)
+    except ModelBuildTimeout as exc:
+        return build_timed_out(problem, exc, ctx, seeds)
+    runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
+    f1, f2 = form.objective_vars
+    hint = best_seed(problem, seeds)
+    genomes: list[np.ndarray] = []
+    values: list[tuple[int, ...]] = []
+    proven: list[bool] = []
+    steps: list[_Step] = []
+    cut_bound: float | None = None  # the f1 bound of a first solve cut short before any solution
+    status, eps, exhausted = OPTIMAL, None, False
+    try:
+        while True:
+            if eps is not None and eps < runner.lower(f2):
+                exhausted = True
+                break
+            stop = ctx.stop_status()
+            if stop is not None:
+                status = stop
+                break
+            runner.set_upper(f2, eps)
+            runner.set_upper(f1, None)
+            first = runner.minimize(f1, ctx.remaining(), hint)
+            if first.status == cp_model.INFEASIBLE:
+                exhausted = True
+                break
+            if first.genome is None or first.values is None:
+                status = ctx.cut_status()
+                cut_bound = first.bound
+                break
+            second = first
+            if not ctx.token.stopped:
+                runner.set_upper(f1, first.values[0])
+                second = runner.minimize(f2, max(ctx.remaining(), 0.01), first.genome)
+            best = second if second.genome is not None and second.values is not None else first
+            assert best.genome is not None and best.values is not None
+            genomes.append(best.genome)
+            values.append(best.values)
+            proven.append(first.status == cp_model.OPTIMAL and second.status == cp_model.OPTIMAL)
+            steps.append(_Step(
+                None if eps is None else eps + 1, runner.proven_bound(f1, first), first.values[0],
+                runner.proven_bound(f2, second) if second is not first else runner.lower(f2), proven[-1]))
+            progress.update(f"{len(genomes)} front points, last {tuple(best.values)} "
+                            f"(bound {first.bound:.6g} on the first objective), {runner.calls} solves")
+            hint = best.genome
+            eps = best.values[1] - 1
+    except KeyboardInterrupt:
+        status = INTERRUPTED
     runner.set_upper(f1, None)
     runner.set_upper(f2, None)
     if exhausted and not genomes:
-        status = "infeasible"
+        status = INFEASIBLE
     elif exhausted and not all(proven):
-        status = "feasible"
+        status = FEASIBLE
     X = np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)
     if len(X):
         keep = nondominated(np.array(values))
         X = X[keep]
         proven = [proven[k] for k in keep]
-    if status in ("time_limit", "interrupted"):  # cut short: never less than the seeds it was handed
+    if status in STOPPED:  # cut short: never less than the seeds it was handed
         X, proven = with_seeds(problem, X, proven, seeds)
-    stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
+    stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=runner.calls,
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
     front = result(problem, X, "cpsat", status, stats, proven=proven, exact=True)
     boxes = _open_boxes(steps, exhausted, eps, cut_bound, runner, f1, f2)
@@ -274,115 +263,105 @@ def _split_boxes(boxes: list[tuple[int, ...]], z: tuple[int, ...]) -> list[tuple
     return [candidates[k] for k in np.flatnonzero(~inside.any(axis=1))]
 
 
-def solve_cpsat_boxes(
-    problem: MappingProblem,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    workers: int | None = None,
-    deterministic: bool = False,
-    hints: bool = True,
-    progress: Progress | None = None,
-    resume: Sequence[np.ndarray] = (),
-) -> ParetoSet:
+def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
     """Exact front of a problem with any number of objectives by search-region boxes (module docstring).
 
     Returns a :class:`ParetoSet` like :func:`solve_cpsat`: status ``optimal`` (complete, every point
     proven) once every box is proven empty, else ``time_limit`` or ``interrupted`` with the points found
-    so far (none proven); ``infeasible`` when the whole region is proven empty. ``resume`` genomes (a
+    so far (none proven); ``infeasible`` when the whole region is proven empty. ``ctx.resume`` genomes (a
     previous front) count as found: their feasible points split the region before the first solve, so a
     resumed run continues where the previous one stopped, and they hint the first solve.
 
     A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
     is closed, when no point can dominate it any more.
     """
-    progress = progress or silent()
-    start = time.monotonic()
+    progress = ctx.progress
     k = len(problem.objectives)
-    with interruptible() as token:
-        seeds = collect_seeds(problem) if hints else []
-        try:
-            form = problem.cpsat(seeds=[*resume, *seeds], deadline=start + time_limit)
-        except ModelBuildTimeout as exc:
-            return build_timed_out(problem, exc, start, [*resume, *seeds])
-        runner = CpSatRunner(form, seed, workers, deterministic, token)
-        objs = form.objective_vars
-        top = tuple(runner.upper(v) + 1 for v in objs)  # "unbounded": past every value
-        hint = best_seed(problem, [*resume, *seeds])
-        boxes: list[tuple[int, ...]] = [top]
-        lowers = {top: tuple(runner.lower(v) for v in objs)}  # per box: its proven lower corner
-        genomes: list[np.ndarray] = []
-        values: list[tuple[int, ...]] = []
-        if len(resume):  # a previous front: its feasible points are found already and split the region
-            R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
-            ev = problem.evaluate(R)
-            for row in np.flatnonzero(ev.feasible):
-                z = tuple(int(val) for val in ev.F[row])
-                if any(zj >= uj for zj, uj in zip(z, top, strict=True)):
-                    continue
-                genomes.append(R[row])
-                values.append(z)
-                boxes, lowers = _split_with_lowers(boxes, lowers, z)
-        status = "optimal"
-        try:
-            while boxes:
-                if token.stopped:
-                    status = "interrupted"
-                    break
-                if time.monotonic() - start >= time_limit:
-                    status = "time_limit"
-                    break
-                box = max(boxes)  # deterministic order: the box reaching furthest in f1 first
-                if any(u - 1 < runner.lower(v) for u, v in zip(box, objs, strict=True)):
-                    boxes.remove(box)  # empty by the objectives' own lower bounds
-                    continue
-                for v, u in zip(objs, box, strict=True):
-                    runner.set_upper(v, u - 1)
-                first = runner.minimize(objs[0], time_limit - (time.monotonic() - start), hint)
-                solves = [first]
-                if first.genome is not None and first.values is not None:
-                    runner.set_upper(objs[0], first.values[0])  # lock f1 at its optimum, then f2, ...
-                    for j in range(1, k):
-                        if token.stopped:
-                            break
-                        step = runner.minimize(objs[j], max(time_limit - (time.monotonic() - start), 0.01),
-                                               solves[-1].genome)
-                        if step.genome is None or step.values is None:
-                            break
-                        solves.append(step)
-                        runner.set_upper(objs[j], step.values[j])
-                for v in objs:
-                    runner.set_upper(v, None)
-                if first.status == cp_model.INFEASIBLE:
-                    boxes.remove(box)  # proven empty
-                    continue
-                low = lowers[box]  # no point of the box is better in f1 than the first solve's bound
-                lowers[box] = (max(low[0], runner.proven_bound(objs[0], first)), *low[1:])
-                if first.genome is None:
-                    status = "interrupted" if token.stopped else "time_limit"
-                    break
-                best = solves[-1]
-                assert best.genome is not None and best.values is not None
-                z = tuple(int(val) for val in best.values)
-                genomes.append(best.genome)
-                values.append(z)
-                boxes, lowers = _split_with_lowers(boxes, lowers, z)
-                hint = best.genome
-                progress.update(f"{len(genomes)} front points, last {z}, {len(boxes)} open boxes, "
-                                f"{runner.calls} solves")
-        except KeyboardInterrupt:
-            status = "interrupted"
-    if status == "optimal" and not genomes:
-        status = "infeasible"
+    resume = list(ctx.resume)
+    seeds = collect_seeds(problem) if options.hints else []
+    stop = ctx.stop_status()
+    if stop is not None:
+        return unsearched(problem, ctx, stop, STOPPED_BEFORE_BUILD, [*resume, *seeds])
+    try:
+        form = problem.cpsat(seeds=[*resume, *seeds], deadline=ctx.deadline)
+    except ModelBuildTimeout as exc:
+        return build_timed_out(problem, exc, ctx, [*resume, *seeds])
+    runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
+    objs = form.objective_vars
+    top = tuple(runner.upper(v) + 1 for v in objs)  # "unbounded": past every value
+    hint = best_seed(problem, [*resume, *seeds])
+    boxes: list[tuple[int, ...]] = [top]
+    lowers = {top: tuple(runner.lower(v) for v in objs)}  # per box: its proven lower corner
+    genomes: list[np.ndarray] = []
+    values: list[tuple[int, ...]] = []
+    if len(resume):  # a previous front: its feasible points are found already and split the region
+        R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
+        ev = problem.evaluate(R)
+        for row in np.flatnonzero(ev.feasible):
+            z = tuple(int(val) for val in ev.F[row])
+            if any(zj >= uj for zj, uj in zip(z, top, strict=True)):
+                continue
+            genomes.append(R[row])
+            values.append(z)
+            boxes, lowers = _split_with_lowers(boxes, lowers, z)
+    status = OPTIMAL
+    try:
+        while boxes:
+            stop = ctx.stop_status()
+            if stop is not None:
+                status = stop
+                break
+            box = max(boxes)  # deterministic order: the box reaching furthest in f1 first
+            if any(u - 1 < runner.lower(v) for u, v in zip(box, objs, strict=True)):
+                boxes.remove(box)  # empty by the objectives' own lower bounds
+                continue
+            for v, u in zip(objs, box, strict=True):
+                runner.set_upper(v, u - 1)
+            first = runner.minimize(objs[0], ctx.remaining(), hint)
+            solves = [first]
+            if first.genome is not None and first.values is not None:
+                runner.set_upper(objs[0], first.values[0])  # lock f1 at its optimum, then f2, ...
+                for j in range(1, k):
+                    if ctx.token.stopped:
+                        break
+                    step = runner.minimize(objs[j], max(ctx.remaining(), 0.01), solves[-1].genome)
+                    if step.genome is None or step.values is None:
+                        break
+                    solves.append(step)
+                    runner.set_upper(objs[j], step.values[j])
+            for v in objs:
+                runner.set_upper(v, None)
+            if first.status == cp_model.INFEASIBLE:
+                boxes.remove(box)  # proven empty
+                continue
+            low = lowers[box]  # no point of the box is better in f1 than the first solve's bound
+            lowers[box] = (max(low[0], runner.proven_bound(objs[0], first)), *low[1:])
+            if first.genome is None:
+                status = ctx.cut_status()
+                break
+            best = solves[-1]
+            assert best.genome is not None and best.values is not None
+            z = tuple(int(val) for val in best.values)
+            genomes.append(best.genome)
+            values.append(z)
+            boxes, lowers = _split_with_lowers(boxes, lowers, z)
+            hint = best.genome
+            progress.update(f"{len(genomes)} front points, last {z}, {len(boxes)} open boxes, "
+                            f"{runner.calls} solves")
+    except KeyboardInterrupt:
+        status = INTERRUPTED
+    if status == OPTIMAL and not genomes:
+        status = INFEASIBLE
     X = np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)
     if len(X):
         X = X[nondominated(np.array(values))]
-    if status in ("time_limit", "interrupted"):  # cut short: never less than the seeds it was handed
+    if status in STOPPED:  # cut short: never less than the seeds it was handed
         X = with_seeds(problem, X, [False] * len(X), [*resume, *seeds])[0]
     # every box closed by a proof of emptiness: no point can dominate a kept one, so all are proven
-    stats = SolveStats(wall_s=time.monotonic() - start, solver_calls=runner.calls,
+    stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=runner.calls,
                        message=f"{runner.workers} workers; search-region boxes, {len(boxes)} left open; "
                        + "; ".join(form.notes))
-    front = result(problem, X, "cpsat", status, stats, proven=status == "optimal", exact=True)
+    front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
     open_boxes: list[Box] = [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
                              for u in boxes]
     return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes))
@@ -400,16 +379,9 @@ def _split_with_lowers(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...
     return new, out
 
 
-class CpsatOptions(SolverOptions):
-    """CP-SAT's settings (``solver.options.cpsat`` or ``dse.solve(..., **options)``)."""
-
-    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core)")
-    deterministic: bool = Field(default=False, description="a run that repeats exactly, at some speed")
-    hints: bool = Field(default=True, description="hint the search with the family's heuristic mappings")
-
-
-register_solver(Solver(
-    "cpsat", solve_cpsat, supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
+#: The ``cpsat`` solver's registry entry (:func:`dse.certify` checks its options against it).
+CPSAT = register_solver(Solver(
+    "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME}),
+    supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
-    options=CpsatOptions,
 ))

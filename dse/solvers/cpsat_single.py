@@ -1,63 +1,71 @@
-"""One objective with CP-SAT: minimize it once, report the proven lower bound and the gap."""
+"""One objective with CP-SAT: minimize it once, report the proven lower bound and the gap; CP-SAT's settings
+(:class:`CpsatOptions`)."""
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Sequence
 
 import numpy as np
+from pydantic import Field
 
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
-from dse.pareto import ParetoSet, SolveStats
+from dse.pareto import INFEASIBLE, OPTIMAL, ParetoSet, SolveStats
 from dse.solvers.certificate import single_certificate
-from dse.solvers.common import build_timed_out, result
-from dse.solvers.registry import collect_seeds
-from dse.util.interrupt import interruptible, run_cpsat
-from dse.util.progress import Progress, silent
+from dse.solvers.common import STOPPED_BEFORE_BUILD, build_timed_out, result, unsearched
+from dse.solvers.context import SolveContext
+from dse.solvers.registry import SolverOptions, collect_seeds
+from dse.util.interrupt import run_cpsat
 
 
-def solve_cpsat_single(
-    problem: MappingProblem,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    workers: int | None = None,
-    hints: bool = True,
-    progress: Progress | None = None,
-    resume: Sequence[np.ndarray] = (),
-) -> ParetoSet:
+def default_workers() -> int:
+    """8 search workers: CP-SAT's portfolio (LNS, core-based, fixed search) pays off even on 2 cores."""
+    return 8
+
+
+# here, below dse.solvers.cpsat (which exports it), since the single-objective run takes them too
+class CpsatOptions(SolverOptions):
+    """CP-SAT's settings (``solver.options.cpsat`` or ``dse.solve(..., **options)``)."""
+
+    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core)")
+    deterministic: bool = Field(default=False, description="a run that repeats exactly, at some speed")
+    hints: bool = Field(default=True, description="hint the search with the family's heuristic mappings")
+
+
+def solve_cpsat_single(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
     """Minimize the first objective; status ``optimal`` (proven), ``time_limit``, ``interrupted`` or ``infeasible``.
 
-    ``stats.best_bound`` holds the proven lower bound; ``stats.message`` the gap. ``resume`` genomes (a
+    ``stats.best_bound`` holds the proven lower bound; ``stats.message`` the gap. ``ctx.resume`` genomes (a
     previous run's front) join the heuristic seeds: the best feasible one hints the search and bounds
     the horizon, and a run cut short returns it when CP-SAT found nothing better (never worse than its
-    seeds).
+    seeds). ``options.deterministic`` plays no part (one solve).
     """
     from ortools.sat.python import cp_model
 
-    progress = progress or silent()
-    start = time.monotonic()
-    with interruptible() as token:
-        try:
-            seeds = [*resume, *(collect_seeds(problem) if hints else [])]
-            form = problem.cpsat(seeds=seeds, deadline=start + time_limit)
-        except ModelBuildTimeout as exc:
-            best = _better(problem, None, seeds)
-            return build_timed_out(problem, exc, start, [] if best is None else [best])
-        objective = form.objective_vars[0]
-        form.model.minimize(objective)
-        solver = cp_model.CpSolver()
-        params = solver.parameters
-        params.max_time_in_seconds = max(0.01, time_limit - (time.monotonic() - start))
-        params.random_seed = int(seed)
-        params.num_workers = workers or 8
-        status = run_cpsat(solver, form.model, token)
-    wall = time.monotonic() - start
-    stopped = "interrupted" if token.stopped else "time_limit"
+    seeds = [*ctx.resume, *(collect_seeds(problem) if options.hints else [])]
+    stop = ctx.stop_status()
+    if stop is not None:
+        best = _better(problem, None, seeds)
+        return unsearched(problem, ctx, stop, STOPPED_BEFORE_BUILD, [] if best is None else [best])
+    try:
+        form = problem.cpsat(seeds=seeds, deadline=ctx.deadline)
+    except ModelBuildTimeout as exc:
+        best = _better(problem, None, seeds)
+        return build_timed_out(problem, exc, ctx, [] if best is None else [best])
+    objective = form.objective_vars[0]
+    form.model.minimize(objective)
+    solver = cp_model.CpSolver()
+    params = solver.parameters
+    params.max_time_in_seconds = max(0.01, ctx.remaining())
+    params.random_seed = int(ctx.seed)
+    params.num_workers = options.workers or default_workers()
+    status = run_cpsat(solver, form.model, ctx.token)
+    wall = ctx.elapsed()
+    stopped = ctx.cut_status()
     if status == cp_model.INFEASIBLE:
         stats = SolveStats(wall_s=wall, solver_calls=1, message="INFEASIBLE; " + "; ".join(form.notes))
-        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", "infeasible", stats, exact=True)
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "cpsat", INFEASIBLE, stats, exact=True)
     found = form.to_genome(solver) if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None
     if status != cp_model.OPTIMAL:  # cut short: never worse than the best seed it was handed
         found = _better(problem, found, seeds)
@@ -68,10 +76,10 @@ def solve_cpsat_single(
     value = float(problem.evaluate(found[None, :]).F[0, 0])
     bound = float(np.nanmax([solver.best_objective_bound, form.model.proto.variables[objective.index].domain[0]]))
     gap = (value - bound) / max(abs(value), 1e-9)
-    progress.update(f"objective {value:.6g}, bound {bound:.6g}, gap {gap:.2%}", force=True)
+    ctx.progress.update(f"objective {value:.6g}, bound {bound:.6g}, gap {gap:.2%}", force=True)
     stats = SolveStats(wall_s=wall, solver_calls=1, best_bound=(bound,),
                        message=f"objective {value:.6g}, lower bound {bound:.6g}, gap {gap:.2%}; " + "; ".join(form.notes))
-    label = "optimal" if status == cp_model.OPTIMAL else stopped
+    label = OPTIMAL if status == cp_model.OPTIMAL else stopped
     front = result(problem, found[None, :], "cpsat", label, stats, proven=status == cp_model.OPTIMAL, exact=True)
     certificate = single_certificate(problem, int(value), bound, status == cp_model.OPTIMAL)
     return dataclasses.replace(front, certified=certificate)

@@ -11,18 +11,16 @@ a time limit caps the run and may cut it at a different generation.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import Field
 
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet, SolveStats, nondominated
+from dse.pareto import FEASIBLE, INTERRUPTED, UNKNOWN, ParetoSet, SolveStats, nondominated
 from dse.solvers.common import result
+from dse.solvers.context import SolveContext
 from dse.solvers.registry import SolverOptions, collect_seeds
-from dse.util.interrupt import interruptible
-from dse.util.progress import Progress, silent
 
 
 def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:
@@ -54,29 +52,16 @@ def initial_population(problem: MappingProblem, pop_size: int, seeds: list[np.nd
     return problem.repair(np.vstack([seeds_arr, rand]))
 
 
-def solve_nsga2(
-    problem: MappingProblem,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    pop_size: int = 100,
-    generations: int = 1_000_000,
-    seeds: list[np.ndarray] | None = None,
-    use_heuristic_seeds: bool = True,
-    mutation_rate: float | None = None,
-    patience: int | None = 60,
-    progress: Progress | None = None,
-    callback: Callable[[int, float, np.ndarray, np.ndarray], bool | None] | None = None,
-    resume: Sequence[np.ndarray] = (),
-) -> ParetoSet:
+def solve_nsga2(problem: MappingProblem, ctx: SolveContext, options: Nsga2Options) -> ParetoSet:
     """Run NSGA-II; returns the archive's front as a :class:`ParetoSet` (nothing proven).
 
-    ``seeds`` are extra starting genomes; the family's heuristic seeds are
-    added unless ``use_heuristic_seeds`` is false. ``callback(gen, elapsed_s,
-    front_X, front_F)`` runs after each generation; returning True stops.
-    ``patience``: stop once the archive front has not changed for that many
-    generations (None: run to the generation budget or time limit). ``resume`` genomes (a previous run's
-    front, see ``dse solve --resume``) start the population and the archive, so the result is never
-    worse than that front.
+    Reads from ``ctx``: ``seeds``, extra starting genomes (the family's heuristic seeds are added unless
+    ``options.use_heuristic_seeds`` is false); ``callback(gen, elapsed_s, front_X, front_F)``, called after
+    each generation (returning True stops); ``resume`` genomes (a previous run's front, see ``dse solve
+    --resume``), which start the population and the archive, so the result is never worse than that
+    front (stopped before its first generation, it returns the front of the ``resume`` and seed genomes).
+    ``options.patience``: stop once the archive front has not changed for that many generations
+    (None: run to the generation budget, the time limit or a stop).
     """
     # pymoo loads here, on first use, not in every command that lists the solvers
     from pymoo.algorithms.moo.nsga2 import NSGA2
@@ -84,64 +69,62 @@ def solve_nsga2(
 
     from dse.solvers.pymoo_adapter import FamilyRepair, PymooAdapter, RandomResetMutation
 
-    progress = progress or silent()
-    start = time.monotonic()
-    rng = np.random.default_rng(seed)
-    all_seeds = list(seeds or []) + (collect_seeds(problem) if use_heuristic_seeds else [])
-    X0 = initial_population(problem, pop_size, all_seeds, rng, resume)
+    progress = ctx.progress
+    rng = np.random.default_rng(ctx.seed)
+    all_seeds = list(ctx.seeds) + (collect_seeds(problem) if options.use_heuristic_seeds else [])
+    X0 = initial_population(problem, options.pop_size, all_seeds, rng, ctx.resume)
     adapter = PymooAdapter(problem)
     algorithm = NSGA2(
-        pop_size=pop_size,
+        pop_size=options.pop_size,
         sampling=X0.astype(float),
         crossover=UX(),
-        mutation=RandomResetMutation(mutation_rate),
+        mutation=RandomResetMutation(options.mutation_rate),
         repair=FamilyRepair(),
         eliminate_duplicates=True,
     )
-    algorithm.setup(adapter, termination=("n_gen", generations), seed=seed, verbose=False)
+    algorithm.setup(adapter, termination=("n_gen", options.generations), seed=ctx.seed, verbose=False)
+    status, gen, stalled = ctx.stop_status() or FEASIBLE, 0, 0
+    # the archive starts from the previous front; stopped before the first generation, from every genome
+    # it was handed (the seeds too: a run stopped at once still returns the heuristics' mappings)
+    start = list(ctx.resume) if status == FEASIBLE else [*ctx.resume, *all_seeds]
     arch_X = np.zeros((0, problem.n_genes), dtype=np.int64)
     arch_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
-    if len(resume):  # the previous front is the archive's start
-        R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
+    if len(start):
+        R = problem.repair(np.array(start, dtype=np.int64).reshape(-1, problem.n_genes))
         ev = problem.evaluate(R)
         keep = nondominated(ev.F[ev.feasible])
         arch_X, arch_F = R[ev.feasible][keep], ev.F[ev.feasible][keep].astype(np.int64)
-    status, gen, stalled = "feasible", 0, 0
-    with interruptible() as token:
-        try:
-            while algorithm.has_next() and not token.stopped:
-                algorithm.next()
-                gen += 1
-                pop = algorithm.pop
-                X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
-                F = pop.get("F").astype(np.int64)
-                G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
-                ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
-                cand_X, cand_F = np.vstack([arch_X, X[ok]]), np.vstack([arch_F, F[ok]])
-                keep = nondominated(cand_F)
-                changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
-                arch_X, arch_F = cand_X[keep], cand_F[keep]
-                stalled = 0 if changed else stalled + 1
-                elapsed = time.monotonic() - start
-                if progress.due():
-                    hv = _hypervolume(problem, arch_F) if len(arch_F) else 0.0
-                    progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, "
-                                    f"{len(arch_X)} front points, hypervolume {hv:.4g}")
-                if callback is not None and callback(gen, elapsed, arch_X, arch_F):
-                    break
-                if elapsed >= time_limit:
-                    status = "time_limit"
-                    break
-                if patience is not None and stalled >= patience:
-                    break
-        except KeyboardInterrupt:
-            status = "interrupted"
-        if token.stopped:
-            status = "interrupted"
-    if len(arch_X) == 0 and status == "feasible":
-        status = "unknown"  # no feasible genome found; not a proof of infeasibility
+    try:
+        while status == FEASIBLE and algorithm.has_next():
+            algorithm.next()
+            gen += 1
+            pop = algorithm.pop
+            X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
+            F = pop.get("F").astype(np.int64)
+            G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
+            ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
+            cand_X, cand_F = np.vstack([arch_X, X[ok]]), np.vstack([arch_F, F[ok]])
+            keep = nondominated(cand_F)
+            changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
+            arch_X, arch_F = cand_X[keep], cand_F[keep]
+            stalled = 0 if changed else stalled + 1
+            if progress.due():
+                hv = _hypervolume(problem, arch_F) if len(arch_F) else 0.0
+                progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, "
+                                f"{len(arch_X)} front points, hypervolume {hv:.4g}")
+            if ctx.callback is not None and ctx.callback(gen, ctx.elapsed(), arch_X, arch_F):
+                break
+            status = ctx.stop_status() or FEASIBLE
+            if options.patience is not None and stalled >= options.patience:
+                break
+    except KeyboardInterrupt:
+        status = INTERRUPTED
+    if ctx.token.stopped:  # a stop requested as the run ended (a callback's or the last generation's)
+        status = INTERRUPTED
+    if len(arch_X) == 0 and status == FEASIBLE:
+        status = UNKNOWN  # no feasible genome found; not a proof of infeasibility
     order = np.lexsort(arch_F.T[::-1]) if len(arch_F) else np.zeros(0, dtype=np.int64)
-    stats = SolveStats(wall_s=time.monotonic() - start, evaluations=adapter.evaluations, generations=gen)
+    stats = SolveStats(wall_s=ctx.elapsed(), evaluations=adapter.evaluations, generations=gen)
     return result(problem, arch_X[order], "nsga2", status, stats, proven=False)
 
 

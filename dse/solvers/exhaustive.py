@@ -9,11 +9,10 @@ from pydantic import Field
 
 from dse.errors import SpaceTooLargeError
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet, SolveStats, nondominated
+from dse.pareto import INFEASIBLE, INTERRUPTED, OPTIMAL, ParetoSet, SolveStats, nondominated
 from dse.solvers.common import result
+from dse.solvers.context import SolveContext
 from dse.solvers.registry import Solver, SolverOptions, register_solver
-from dse.util.interrupt import interruptible
-from dse.util.progress import Progress, silent
 
 DEFAULT_MAX_SPACE = 5_000_000
 #: Genomes in the first chunk; chunks double up to ``chunk`` while one takes under ``CHUNK_S / 2`` seconds,
@@ -34,66 +33,53 @@ def genomes_from_index(index: np.ndarray, lower: np.ndarray, upper: np.ndarray) 
     return out
 
 
-def solve_exhaustive(
-    problem: MappingProblem,
-    time_limit: float | None = None,
-    seed: int = 0,
-    max_space: int = DEFAULT_MAX_SPACE,
-    chunk: int = 65_536,
-    progress: Progress | None = None,
-) -> ParetoSet:
+def solve_exhaustive(problem: MappingProblem, ctx: SolveContext, options: ExhaustiveOptions) -> ParetoSet:
     """The exact front by enumeration; every point proven when the enumeration completes.
 
-    Genomes are evaluated in chunks that start at :data:`FIRST_CHUNK` and grow to ``chunk`` while a chunk
-    takes under half of :data:`CHUNK_S`; the stop request and the time limit are checked between chunks.
+    Genomes are evaluated in chunks that start at :data:`FIRST_CHUNK` and grow to ``options.chunk`` while a
+    chunk takes under half of :data:`CHUNK_S`; the context's stopping rule is asked between chunks. The
+    enumeration is deterministic: ``ctx.seed`` plays no part.
 
-    Raises :class:`SpaceTooLargeError` when the space exceeds ``max_space``.
-    ``seed`` is accepted for a uniform signature; enumeration is deterministic.
+    Raises :class:`SpaceTooLargeError` when the space exceeds ``options.max_space``.
     On a time limit or Ctrl-C, returns the front of the genomes seen so far
     (status ``time_limit`` / ``interrupted``, nothing proven).
     """
-    del seed
-    progress = progress or silent()
     size = problem.space_size
-    if size > max_space:
+    if size > options.max_space:
         raise SpaceTooLargeError(
-            f"exhaustive search refused: {size:,} genomes exceed the bound of {max_space:,} "
+            f"exhaustive search refused: {size:,} genomes exceed the bound of {options.max_space:,} "
             f"(raise max_space or use cpsat/nsga2)"
         )
-    start = time.monotonic()
     lower, upper = problem.lower, problem.upper
     best_X = np.zeros((0, problem.n_genes), dtype=np.int64)
     best_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
-    status, seen = "optimal", 0
-    step = min(FIRST_CHUNK, chunk)
+    status, seen = OPTIMAL, 0
+    step = min(FIRST_CHUNK, options.chunk)
     first = 0
-    with interruptible() as token:
-        try:
-            while first < size:
-                if token.stopped:
-                    status = "interrupted"
-                    break
-                if time_limit is not None and time.monotonic() - start > time_limit:
-                    status = "time_limit"
-                    break
-                began = time.monotonic()
-                X = genomes_from_index(np.arange(first, min(first + step, size)), lower, upper)
-                first += len(X)
-                ev = problem.evaluate(X)
-                seen += len(X)
-                if time.monotonic() - began < CHUNK_S / 2:  # grow while a chunk stays well under CHUNK_S
-                    step = min(step * 2, chunk)
-                X, F = np.vstack([best_X, X[ev.feasible]]), np.vstack([best_F, ev.F[ev.feasible]])
-                keep = nondominated(F)
-                best_X, best_F = X[keep], F[keep]
-                progress.update(f"{seen:,}/{size:,} genomes, {len(best_X)} front points")
-        except KeyboardInterrupt:
-            status = "interrupted"
-    if status == "optimal" and len(best_X) == 0:
-        status = "infeasible"
+    try:
+        while first < size:
+            stop = ctx.stop_status()
+            if stop is not None:
+                status = stop
+                break
+            began = time.monotonic()
+            X = genomes_from_index(np.arange(first, min(first + step, size)), lower, upper)
+            first += len(X)
+            ev = problem.evaluate(X)
+            seen += len(X)
+            if time.monotonic() - began < CHUNK_S / 2:  # grow while a chunk stays well under CHUNK_S
+                step = min(step * 2, options.chunk)
+            X, F = np.vstack([best_X, X[ev.feasible]]), np.vstack([best_F, ev.F[ev.feasible]])
+            keep = nondominated(F)
+            best_X, best_F = X[keep], F[keep]
+            ctx.progress.update(f"{seen:,}/{size:,} genomes, {len(best_X)} front points")
+    except KeyboardInterrupt:
+        status = INTERRUPTED
+    if status == OPTIMAL and len(best_X) == 0:
+        status = INFEASIBLE
     order = np.lexsort(best_F.T[::-1]) if len(best_F) else np.zeros(0, dtype=np.int64)
-    stats = SolveStats(wall_s=time.monotonic() - start, evaluations=seen)
-    return result(problem, best_X[order], "exhaustive", status, stats, proven=status == "optimal", exact=True)
+    stats = SolveStats(wall_s=ctx.elapsed(), evaluations=seen)
+    return result(problem, best_X[order], "exhaustive", status, stats, proven=status == OPTIMAL, exact=True)
 
 
 class ExhaustiveOptions(SolverOptions):
@@ -104,6 +90,6 @@ class ExhaustiveOptions(SolverOptions):
 
 
 register_solver(Solver(
-    "exhaustive", solve_exhaustive, exact=True, options=ExhaustiveOptions,
+    "exhaustive", solve_exhaustive, options=ExhaustiveOptions, exact=True,
     description=f"every genome, evaluated in vectorized chunks; refuses spaces over {DEFAULT_MAX_SPACE:,} genomes",
 ))

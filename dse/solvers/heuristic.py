@@ -12,34 +12,46 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+from pydantic import Field
+
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet, SolveStats
+from dse.pareto import FEASIBLE, UNKNOWN, ParetoSet, SolveStats
 from dse.solvers.common import baseline_points, result
-from dse.solvers.registry import Solver, heuristics_for, register_solver
-from dse.util.progress import Progress
+from dse.solvers.context import SolveContext
+from dse.solvers.registry import Solver, SolverOptions, heuristics_for, register_solver
 
 
-def solve_heuristic(problem: MappingProblem, name: str, time_limit: float | None = None, seed: int = 0,
-                    progress: Progress | None = None) -> ParetoSet:
-    """Run heuristic ``name`` of the problem's family; ``time_limit``, ``seed`` and ``progress`` are accepted
-    for the common signature and unused (the heuristics are deterministic and fast).
+class HeuristicOptions(SolverOptions):
+    """The heuristic to run: set by the solver's name (``heuristic:NAME``), never by a spec's options."""
+
+    name: str = Field(description="the heuristic, one of the family's (heuristic:NAME)")
+
+
+def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: HeuristicOptions) -> ParetoSet:
+    """Run heuristic ``options.name`` of the problem's family (deterministic and fast: ``ctx.seed`` plays
+    no part, and the stopping rule is asked once, before it runs: a run stopped already returns no
+    mapping, with that status).
 
     Raises ``ValueError`` when the family has no heuristics or none of that name.
     """
-    del time_limit, seed, progress
     provider = heuristics_for(problem)
     if provider is None:
         raise ValueError(f"the {problem.family} family has no heuristics")
+    solver = f"heuristic:{options.name}"
+    stop = ctx.stop_status()
+    if stop is not None:
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, stop,
+                      SolveStats(wall_s=ctx.elapsed(), message="stopped before the heuristic ran"))
     start = time.monotonic()
-    genome, message = provider.run(problem, name)
-    solver = f"heuristic:{name}"
+    genome, message = provider.run(problem, options.name)
     baselines, points = baseline_points(problem, genome[None, :], solver)  # one evaluation: mapping and baselines
     feasible = points[0].feasible
     if not feasible:
         message += "; the mapping violates a constraint"
     stats = SolveStats(wall_s=time.monotonic() - start, evaluations=1, message=message)
     # a violating mapping is kept (marked infeasible) but the front then holds no feasible point: status unknown
-    status = "feasible" if feasible else "unknown"
+    status = FEASIBLE if feasible else UNKNOWN
     return result(problem, genome[None, :], solver, status, stats, proven=False, points=points, baselines=baselines)
 
 
@@ -48,6 +60,6 @@ def _supports(problem: MappingProblem) -> str | None:
 
 
 register_solver(Solver(
-    "heuristic", solve_heuristic, supports=_supports,
+    "heuristic", solve_heuristic, options=HeuristicOptions, supports=_supports,
     description="one classic heuristic of the problem's family, as heuristic:NAME",
 ))

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,12 +33,12 @@ from pydantic import Field
 
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
-from dse.pareto import ParetoSet, SolveStats
+from dse.pareto import TIME_LIMIT, ParetoSet, SolveStats
 from dse.solvers.common import result
+from dse.solvers.context import RESUME, SolveContext
 from dse.solvers.local_search import local_search, local_search_unsupported
 from dse.solvers.registry import Solver, SolverOptions, best_seed, collect_seeds, register_solver
-from dse.util.interrupt import StopToken, interruptible, run_cpsat
-from dse.util.progress import Progress, silent
+from dse.util.interrupt import StopToken, run_cpsat
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -47,6 +46,8 @@ if TYPE_CHECKING:
 #: Narrowest and starting window, as shares of the incumbent's makespan.
 MIN_WIDTH = 0.05
 START_WIDTH = 0.25
+#: No window starts with fewer seconds left.
+LAST_WINDOW_S = 0.05
 
 
 def repair_window(problem: DagProblem, incumbent: np.ndarray, free: np.ndarray, step_seconds: float,
@@ -76,53 +77,40 @@ def repair_window(problem: DagProblem, incumbent: np.ndarray, free: np.ndarray, 
     return (found if better else None), status == cp_model.OPTIMAL
 
 
-def solve_lns(
-    problem: MappingProblem,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    warm_share: float = 0.5,
-    step_seconds: float = 10.0,
-    workers: int | None = None,
-    resume: Sequence[np.ndarray] = (),
-    progress: Progress | None = None,
-) -> ParetoSet:
-    """The module docstring's search; returns the incumbent (status ``time_limit`` or ``interrupted``,
-    nothing proven). ``warm_share`` of ``time_limit`` goes to the memetic local search first."""
+def solve_lns(problem: MappingProblem, ctx: SolveContext, options: LnsOptions) -> ParetoSet:
+    """The module docstring's search from the best of the heuristics, the baselines and ``ctx.resume``;
+    returns the incumbent (status ``time_limit`` or ``interrupted``, nothing proven). ``options.warm_share``
+    of the time limit goes to the memetic local search first (in a context derived from ``ctx``)."""
     dag: DagProblem = problem  # type: ignore[assignment]
-    progress = progress or silent()
-    start = time.monotonic()
-    end = start + time_limit
-    rng = np.random.default_rng(seed)
-    first = best_seed(problem, [np.asarray(g, dtype=np.int64) for g in resume] + collect_seeds(problem))
+    rng = np.random.default_rng(ctx.seed)
+    first = best_seed(problem, [np.asarray(g, dtype=np.int64) for g in ctx.resume] + collect_seeds(problem))
     if first is None:  # no seed to improve (a dag problem always has its single-device baselines)
-        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "lns", "time_limit",
-                      SolveStats(wall_s=time.monotonic() - start, message="no seed to start from"))
-    incumbent = first
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "lns", TIME_LIMIT,
+                      SolveStats(wall_s=ctx.elapsed(), message="no seed to start from"))
     windows = improved = 0
     width = START_WIDTH
-    with interruptible() as token:
-        incumbent, evaluations, steps = local_search(dag, incumbent, start + time_limit * warm_share, rng, 48,
-                                                     lambda: token.stopped, progress)
-        best = float(problem.evaluate(incumbent[None, :]).F[0, 0])
-        while not token.stopped and time.monotonic() < end - 0.05:
-            schedule = dag.schedule(incumbent, insertion=False)
-            span = max(int(schedule.makespan), 1)
-            low = rng.uniform(0.0, max(1.0 - width, 0.0)) * span
-            free = (schedule.finish >= low) & (schedule.start <= low + width * span)
-            found, proven = repair_window(dag, incumbent, free, step_seconds, end - time.monotonic(),
-                                          int(rng.integers(1 << 30)), workers or min(8, os.cpu_count() or 1), token)
-            windows += 1
-            if found is not None:
-                incumbent, improved = found, improved + 1
-                best = float(problem.evaluate(incumbent[None, :]).F[0, 0])
-            width = min(1.0, width * 1.25) if proven else max(MIN_WIDTH, width * 0.8)
-            progress.update(f"window {windows} ({int(free.sum())} tasks free), makespan {int(best):,}")
-    status = "interrupted" if token.stopped else "time_limit"
-    stats = SolveStats(wall_s=time.monotonic() - start, evaluations=evaluations,
+    warm = ctx.derived(deadline=ctx.start + ctx.time_limit * options.warm_share)
+    incumbent, evaluations, steps = local_search(dag, first, warm, rng, 48)
+    best = float(problem.evaluate(incumbent[None, :]).F[0, 0])
+    workers = options.workers or min(8, os.cpu_count() or 1)
+    while ctx.stop_status() is None and ctx.remaining() > LAST_WINDOW_S:
+        schedule = dag.schedule(incumbent, insertion=False)
+        span = max(int(schedule.makespan), 1)
+        low = rng.uniform(0.0, max(1.0 - width, 0.0)) * span
+        free = (schedule.finish >= low) & (schedule.start <= low + width * span)
+        found, proven = repair_window(dag, incumbent, free, options.step_seconds, ctx.remaining(),
+                                      int(rng.integers(1 << 30)), workers, ctx.token)
+        windows += 1
+        if found is not None:
+            incumbent, improved = found, improved + 1
+            best = float(problem.evaluate(incumbent[None, :]).F[0, 0])
+        width = min(1.0, width * 1.25) if proven else max(MIN_WIDTH, width * 0.8)
+        ctx.progress.update(f"window {windows} ({int(free.sum())} tasks free), makespan {int(best):,}")
+    stats = SolveStats(wall_s=ctx.elapsed(), evaluations=evaluations,
                        message=f"{steps} local-search steps, {windows} windows re-solved, {improved} improved")
     feasible = bool(problem.evaluate(incumbent[None, :]).feasible[0])
     genomes = incumbent[None, :] if feasible else np.zeros((0, problem.n_genes), dtype=np.int64)
-    return result(problem, genomes, "lns", status, stats, proven=False)
+    return result(problem, genomes, "lns", ctx.cut_status(), stats, proven=False)
 
 
 def _supports(problem: MappingProblem) -> str | None:
@@ -147,7 +135,7 @@ class LnsOptions(SolverOptions):
 
 
 register_solver(Solver(
-    "lns", solve_lns, supports=_supports, in_all=False, options=LnsOptions,
+    "lns", solve_lns, options=LnsOptions, inputs=frozenset({RESUME}), supports=_supports, in_all=False,
     description="dag, one objective: memetic local search, then CP-SAT re-solves windows of the schedule; "
                 "nothing proven",
 ))

@@ -31,7 +31,6 @@ same result, unless the time limit cuts it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,8 +46,8 @@ from dse.mapping.dag.structure import (
     sends_occupy,
     transfer_arguments,
 )
+from dse.solvers.context import SolveContext
 from dse.util.jit import compile_functions, may_compile, plain
-from dse.util.progress import Progress
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -378,11 +377,11 @@ def _feasible(problem: DagProblem, Y: np.ndarray, makespan: np.ndarray) -> np.nd
     return ok
 
 
-def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: np.random.Generator,
-                 batch: int = 48, stop=lambda: False, progress: Progress | None = None,
-                 kick_tasks: int = 8, restart_steps: int = 100) -> tuple[np.ndarray, int, int]:
-    """Improve ``start``'s makespan until ``deadline`` (``time.monotonic()``); returns the best genome,
-    the evaluations spent and the steps taken.
+def local_search(problem: DagProblem, start: np.ndarray, ctx: SolveContext, rng: np.random.Generator,
+                 batch: int = 48, kick_tasks: int = 8, restart_steps: int = 100) -> tuple[np.ndarray, int, int]:
+    """Improve ``start``'s makespan until ``ctx``'s stopping rule says stop (its deadline: the share of a
+    solver's time given to the local search, see :meth:`SolveContext.derived`); returns the best genome,
+    the evaluations spent and the steps taken. Progress goes to ``ctx.progress``.
 
     After 5 steps without a better neighbour the incumbent is kicked: ``kick_tasks`` random tasks of
     its critical path (with their colocation groups) go to random allowed devices; when the best
@@ -396,7 +395,7 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
     current_s = float(scores(problem, current[None, :])[0])
     best, best_s = current.copy(), current_s
     evaluations, steps, stale, since_best = 1, 0, 0, 0
-    while time.monotonic() < deadline and not stop():
+    while ctx.stop_status() is None:
         steps += 1
         since_best += 1
         path = critical_path(problem, current)
@@ -429,9 +428,9 @@ def local_search(problem: DagProblem, start: np.ndarray, deadline: float, rng: n
                 stale = 0
         if current_s < best_s:
             best, best_s, since_best = current.copy(), current_s, 0
-        if progress is not None:
+        if ctx.progress.due():
             found = f"makespan {int(best_s):,}" if np.isfinite(best_s) else "no feasible schedule yet"
-            progress.update(f"local search step {steps}, {found}, {evaluations:,} evaluations")
+            ctx.progress.update(f"local search step {steps}, {found}, {evaluations:,} evaluations")
     return best, evaluations, steps
 
 

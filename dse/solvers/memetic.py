@@ -8,16 +8,15 @@ cuts it.
 """
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import Field
 
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet, SolveStats, nondominated
+from dse.pareto import FEASIBLE, STOPPED, ParetoSet, SolveStats, nondominated
 from dse.solvers.common import result
+from dse.solvers.context import RESUME, SolveContext
 from dse.solvers.evolution import Nsga2Options, solve_nsga2
 from dse.solvers.local_search import (
     CriticalPath,
@@ -29,8 +28,6 @@ from dse.solvers.local_search import (
     scores,
 )
 from dse.solvers.registry import Solver, collect_seeds, register_solver
-from dse.util.interrupt import interruptible
-from dse.util.progress import Progress, silent
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -40,69 +37,51 @@ __all__ = ["CriticalPath", "MemeticOptions", "critical_path", "group_leaders", "
            "solve_memetic"]
 
 
-def solve_memetic(
-    problem: MappingProblem,
-    time_limit: float = 60.0,
-    seed: int = 0,
-    local_share: float | None = None,
-    starts: int = 1,
-    batch: int = 48,
-    kick_tasks: int = 8,
-    restart_steps: int = 100,
-    resume: Sequence[np.ndarray] = (),
-    progress: Progress | None = None,
-    **nsga2_options: object,
-) -> ParetoSet:
-    """Critical-path local search from the ``starts`` best seeds (heuristics, baselines, ``resume``), then
-    NSGA-II seeded with everything found; returns the nondominated union (nothing proven).
+def solve_memetic(problem: MappingProblem, ctx: SolveContext, options: MemeticOptions) -> ParetoSet:
+    """Critical-path local search from the ``options.starts`` best seeds (heuristics, baselines,
+    ``ctx.resume``), then NSGA-II seeded with everything found; returns the nondominated union (nothing
+    proven).
 
-    ``local_share``: fraction of ``time_limit`` for the local search (default: all of it with one
+    ``options.local_share``: fraction of the time limit for the local search (default: all of it with one
     objective, half with more); ``batch``, ``kick_tasks`` and ``restart_steps``: see :func:`local_search`.
-    Extra options go to :func:`dse.solvers.nsga2.solve_nsga2`.
+    NSGA-II (:func:`dse.solvers.nsga2.solve_nsga2`) runs in a context derived from ``ctx`` with NSGA-II's
+    settings of ``options``.
     """
     dag: DagProblem = problem  # type: ignore[assignment]
-    progress = progress or silent()
-    start = time.monotonic()
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(ctx.seed)
     single = len(problem.objectives) == 1
-    share = (1.0 if single else 0.5) if local_share is None else float(local_share)
-    pool = [np.asarray(g, dtype=np.int64) for g in resume] + collect_seeds(problem)
+    share = (1.0 if single else 0.5) if options.local_share is None else float(options.local_share)
+    pool = [np.asarray(g, dtype=np.int64) for g in ctx.resume] + collect_seeds(problem)
     found: list[np.ndarray] = list(pool)
     evaluations, steps = 0, 0
-    status = "feasible"
-    with interruptible() as token:
-        if pool:
-            X = np.array(pool, dtype=np.int64)
-            ev = problem.evaluate(X)
-            ranked = np.lexsort((ev.F[:, 0], ~ev.feasible))[: max(starts, 1)]
-            budget = time_limit * share
-            for j, k in enumerate(ranked):
-                end = start + budget * (j + 1) / len(ranked)
-                best, spent, taken = local_search(dag, X[k], end, rng, batch, lambda: token.stopped, progress,
-                                                  kick_tasks, restart_steps)
-                found.append(best)
-                evaluations += spent
-                steps += taken
-        if token.stopped:
-            status = "interrupted"
-    left = time_limit - (time.monotonic() - start)
+    if pool:
+        X = np.array(pool, dtype=np.int64)
+        ev = problem.evaluate(X)
+        ranked = np.lexsort((ev.F[:, 0], ~ev.feasible))[: max(options.starts, 1)]
+        budget = ctx.time_limit * share
+        for j, k in enumerate(ranked):
+            phase = ctx.derived(deadline=ctx.start + budget * (j + 1) / len(ranked))
+            best, spent, taken = local_search(dag, X[k], phase, rng, options.batch, options.kick_tasks,
+                                              options.restart_steps)
+            found.append(best)
+            evaluations += spent
+            steps += taken
+    stop = ctx.stop_status()
+    status = stop or FEASIBLE
     generations = 0
-    if not single and left > 0 and status != "interrupted":
-        front = solve_nsga2(problem, time_limit=left, seed=seed, resume=found, progress=progress,
-                            **nsga2_options)  # type: ignore[arg-type]
+    if not single and stop is None:
+        front = solve_nsga2(problem, ctx.derived(resume=found), options)
         found += [np.array(p.genome) for p in front.points]
         evaluations += front.stats.evaluations
         generations = front.stats.generations
-        status = front.status if front.status in ("interrupted", "time_limit") else status
-    elif time.monotonic() - start >= time_limit and status != "interrupted":
-        status = "time_limit"
+        status = front.status if front.status in STOPPED else status
     X = np.array(found, dtype=np.int64).reshape(-1, problem.n_genes)
     genomes = np.zeros((0, problem.n_genes), dtype=np.int64)
     if len(X):
         ev = problem.evaluate(X)
         X, F = X[ev.feasible], ev.F[ev.feasible]
         genomes = X[nondominated(F)]
-    stats = SolveStats(wall_s=time.monotonic() - start, evaluations=evaluations, generations=generations,
+    stats = SolveStats(wall_s=ctx.elapsed(), evaluations=evaluations, generations=generations,
                        message=f"{steps} local-search steps")
     return result(problem, genomes, "memetic", status, stats, proven=False)
 
@@ -124,6 +103,6 @@ class MemeticOptions(Nsga2Options):
 
 
 register_solver(Solver(
-    "memetic", solve_memetic, supports=_supports, in_all=False, options=MemeticOptions,
+    "memetic", solve_memetic, options=MemeticOptions, inputs=frozenset({RESUME}), supports=_supports, in_all=False,
     description="dag: critical-path local search from the heuristics' schedules, then NSGA-II; nothing proven",
 ))

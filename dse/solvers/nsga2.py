@@ -12,12 +12,13 @@ a time limit caps the run and may cut it at a different generation. The run itse
 
 from __future__ import annotations
 
+from dse.solvers.context import CALLBACK, RESUME, SEEDS
 from dse.solvers.evolution import Nsga2Options, initial_population, solve_nsga2
 from dse.solvers.registry import Solver, register_solver
 
 __all__ = ["Nsga2Options", "initial_population", "solve_nsga2"]
 
 register_solver(Solver(
-    "nsga2", solve_nsga2, in_all=True, options=Nsga2Options,
+    "nsga2", solve_nsga2, options=Nsga2Options, inputs=frozenset({RESUME, SEEDS, CALLBACK}), in_all=True,
     description="pymoo's NSGA-II on the integer genome, seeded with the family's heuristics; any size, nothing proven",
 ))

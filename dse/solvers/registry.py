@@ -1,12 +1,14 @@
 """The solver registry and the seed collection every solver shares.
 
-* A **solver** registers a :class:`Solver`: its name, ``run(problem, *,
-  time_limit, seed, progress, **options) -> ParetoSet`` (one signature for
-  all), ``supports(problem)`` (None when it can solve the problem, else the
-  reason), whether ``--solver all`` includes it, and ``options``: a
-  :class:`SolverOptions` model of the settings a spec (``solver.options``) or
-  ``dse.solve(..., **options)`` may give, with their ranges;
-  :func:`check_options` validates them before the solver starts.
+* A **solver** registers a :class:`Solver`: its name; ``run(problem, ctx, options) -> ParetoSet`` (one
+  signature for all: ``ctx`` the :class:`~dse.solvers.context.SolveContext` of the run, with its seed,
+  deadline, stop token, progress and the Python objects the solver reads, ``options`` an instance of
+  its options model); ``options``, a :class:`SolverOptions` model of the settings a spec
+  (``solver.options``) or ``dse.solve(..., **options)`` may give, with their defaults and ranges (the
+  only place a default is written); ``inputs``, which of the context's Python objects it reads
+  (``resume``, ``seeds``, ``callback``); ``supports(problem)`` (None when it can solve the problem,
+  else the reason); whether ``--solver all`` includes it. :func:`check_options` validates the options
+  before the solver starts.
 * A family's **heuristics** register a :class:`HeuristicProvider`: the names
   it knows, how to run one (``heuristic:NAME`` as a solver), and the seed
   genomes it hands to the search solvers.
@@ -16,21 +18,32 @@
 
 Built-in entries come from :data:`BUILTIN_SOLVER_MODULES`; other packages add
 theirs through the ``dse.solvers`` entry-point group.
+
+Example (a solver of one's own)::
+
+    class GreedyOptions(SolverOptions):
+        tries: int = Field(default=10, ge=1, description="random starts")
+
+    def solve_greedy(problem: MappingProblem, ctx: SolveContext, options: GreedyOptions) -> ParetoSet:
+        ...  # stop when ctx.stop_status() says so, with that status
+
+    register_solver(Solver("greedy", solve_greedy, options=GreedyOptions, description="..."))
 """
 
 from __future__ import annotations
 
-import inspect
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
+from dse.pareto import ParetoSet
+from dse.solvers.context import INPUTS, SolveContext
 from dse.util.plugins import load_plugins_once
 from dse.util.suggest import did_you_mean
 
@@ -54,48 +67,80 @@ class UnknownSolverError(DseError, ValueError):
 
 class SolverOptions(BaseModel):
     """Base of a solver's options model: strict types (``2.5`` is no integer, ``"4"`` no number), no
-    unknown keys. A solver subclasses it with one field per setting, its default and its range."""
+    unknown keys. A solver subclasses it with one field per setting, its default and its range; a field
+    without a default is one the solver's name sets (``heuristic:NAME``), never a spec's setting."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+OptionsT = TypeVar("OptionsT", bound=SolverOptions)
+
+
 @dataclass(frozen=True)
-class Solver:
-    """One solver: ``run(problem, *, time_limit, seed, progress, **options) -> ParetoSet``; ``options`` the
-    model of its settings (:class:`SolverOptions`)."""
+class Solver(Generic[OptionsT]):
+    """One solver: ``run(problem, ctx, options) -> ParetoSet``; ``options`` the model of its settings
+    (:class:`SolverOptions`); ``inputs`` the context's Python objects it reads (names from
+    :data:`~dse.solvers.context.INPUTS`)."""
 
     name: str
-    run: Callable[..., Any]  # returns a dse.pareto.ParetoSet (the registry sits below the fronts)
+    run: Callable[[MappingProblem, SolveContext, OptionsT], ParetoSet]
+    options: type[OptionsT]
     supports: Callable[[MappingProblem], str | None] = lambda problem: None
+    inputs: frozenset[str] = frozenset()
     exact: bool = False
     in_all: bool = False
     description: str = ""
-    options: type[SolverOptions] = SolverOptions
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.inputs) - set(INPUTS))
+        if unknown:
+            raise ValueError(f"solver {self.name!r} reads {unknown}: a solver's inputs are among {', '.join(INPUTS)}")
 
 
-def check_options(entry: Solver, options: Mapping[str, Any], source: str = "dse.solve",
-                  prefix: str = "", settings_only: bool = False) -> dict[str, Any]:
-    """``options`` for ``entry.run``, its settings checked against ``entry.options``; arguments its ``run``
-    takes that are no setting (``resume``, a callback, seed genomes: Python objects) pass unchecked,
-    unless ``settings_only`` (a spec's ``solver.options``: settings alone).
+def _named(entry: Solver[Any]) -> list[str]:
+    """The fields of ``entry``'s options that its name sets (no default), e.g. the heuristic's ``name``."""
+    return [key for key, field in entry.options.model_fields.items() if field.is_required()]
+
+
+def check_settings(entry: Solver[Any], settings: Mapping[str, Any], source: str = "dse.solve",
+                   prefix: str = "") -> None:
+    """Check ``settings`` (a spec's ``solver.options.NAME`` mapping) against ``entry.options``; a field the
+    solver's name sets is no setting.
 
     Raises :class:`SpecError` naming ``source``, the option (after ``prefix``, e.g.
     ``solver.options.nsga2.``) and its value: out of range, of the wrong type, or unknown to the solver
     (the message lists its settings)."""
-    fields = entry.options.model_fields
-    settings = {k: v for k, v in options.items() if k in fields}
-    parameters = {} if settings_only else inspect.signature(entry.run).parameters
-    for key, value in options.items():
-        if key not in fields and (key not in parameters or key in ("problem", "time_limit", "seed", "progress")):
+    named = _named(entry)
+    fields = [key for key in entry.options.model_fields if key not in named]
+    for key, value in settings.items():
+        if key not in fields:
             known = f"{entry.name} options are {', '.join(fields)}" if fields else f"{entry.name} takes no options"
-            raise SpecError(source, f"{prefix}{key}", value, f"unknown option{did_you_mean(key, fields)}; {known}")
+            reason = "set by the solver's name" if key in named else f"unknown option{did_you_mean(key, fields)}"
+            raise SpecError(source, f"{prefix}{key}", value, f"{reason}; {known}")
     try:
-        entry.options.model_validate(settings)
+        entry.options.model_validate(dict(settings))
+    except ValidationError as exc:
+        for err in exc.errors():
+            if err.get("type") == "missing":  # a field the name sets: not the settings' to give
+                continue
+            key = str(err["loc"][0]) if err.get("loc") else "<options>"
+            raise SpecError(source, f"{prefix}{key}", settings.get(key), err.get("msg", "invalid value")) from None
+
+
+def check_options(entry: Solver[OptionsT], options: Mapping[str, Any], source: str = "dse.solve",
+                  prefix: str = "", fixed: Mapping[str, Any] | None = None) -> OptionsT:
+    """``entry``'s options model holding ``options`` (checked by :func:`check_settings`) and ``fixed``, what
+    the solver's name sets (``{"name": "heft"}`` for ``heuristic:heft``, see :func:`lookup`); every
+    other field at its default.
+
+    Raises :class:`SpecError` as :func:`check_settings` does."""
+    check_settings(entry, options, source, prefix)
+    try:
+        return entry.options.model_validate({**options, **(fixed or {})})
     except ValidationError as exc:
         err = exc.errors()[0]
         key = str(err["loc"][0]) if err.get("loc") else "<options>"
-        raise SpecError(source, f"{prefix}{key}", settings.get(key), err.get("msg", "invalid value")) from None
-    return dict(options)
+        raise SpecError(source, f"{prefix}{key}", options.get(key), err.get("msg", "invalid value")) from None
 
 
 @dataclass(frozen=True)
@@ -108,12 +153,12 @@ class HeuristicProvider:
     seeds: Callable[[MappingProblem], list[np.ndarray]]
 
 
-_SOLVERS: dict[str, Solver] = {}
+_SOLVERS: dict[str, Solver[Any]] = {}
 _HEURISTICS: dict[str, HeuristicProvider] = {}
 _SEEDS: weakref.WeakKeyDictionary[MappingProblem, list[np.ndarray]] = weakref.WeakKeyDictionary()
 
 
-def register_solver(entry: Solver) -> Solver:
+def register_solver(entry: Solver[OptionsT]) -> Solver[OptionsT]:
     """Add a solver (re-registering a name replaces it); returns it."""
     _SOLVERS[entry.name] = entry
     return entry
@@ -129,7 +174,7 @@ def _load() -> None:
     load_plugins_once("dse.solvers", BUILTIN_SOLVER_MODULES)
 
 
-def solvers() -> dict[str, Solver]:
+def solvers() -> dict[str, Solver[Any]]:
     """Every registered solver by name."""
     _load()
     return dict(_SOLVERS)
@@ -164,7 +209,7 @@ def _unknown(name: str, family: str | None) -> UnknownSolverError:
 
 
 def lookup(name: str, problem: MappingProblem | None = None, *,
-           family: str | None = None) -> list[tuple[Solver, dict[str, Any]]]:
+           family: str | None = None) -> list[tuple[Solver[Any], dict[str, Any]]]:
     """The solvers (with their fixed options) that ``name`` stands for.
 
     ``all`` is every registered solver marked ``in_all`` that supports

@@ -4,8 +4,11 @@ The dag family's decoder, heuristics, lower bounds and memetic moves are numba k
 first use and cached on disk. A cold cache costs tens of seconds of compilation, which must not land
 inside a solve's time limit. The rule:
 
-* **Warm cache** (a stamp written after every kernel was compiled for this environment: these sources,
-  this numba, this Python, this cache folder): kernels load from the cache at once.
+* **Warm cache** (a stamp written after every kernel was compiled for this environment: the sources of
+  the kernel modules, :data:`KERNEL_MODULES`, where the package lies, this numba, this Python, this cache
+  folder): kernels load from the cache at once. numba keys each cached kernel on its own source file
+  (its content and its path), so the stamp does too: an edit to any other module of the package leaves
+  both valid, and a copy of the package elsewhere has a stamp of its own.
 * **Cold cache, inside a time limit** (:func:`time_limit_ends` set by :func:`dse.solve` and the CLI) with
   less than :data:`INLINE_COMPILE_S` left: one background process compiles every kernel for the
   environment (announced in one progress line; it finishes even if the command ends first, and writes
@@ -40,6 +43,23 @@ INLINE_COMPILE_S = 60.0
 #: The module that compiles every kernel (run as ``python -m``); it lives above the families.
 WARMUP_MODULE = "dse.solvers.warmup"
 
+#: The package's root folder: :data:`KERNEL_MODULES` are relative to it.
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: The modules the compiled kernels depend on, as paths relative to :data:`PACKAGE_ROOT` (this module
+#: imports none of them): those that define kernels and compile them with :func:`compile_functions`,
+#: the warm-up (which kernels it compiles, for which argument types) and this module (how they are
+#: compiled). The stamp is keyed on their sources, not on the other modules'; every module of the
+#: package that calls :func:`compile_functions` or imports numba must be listed (a test scans for them).
+KERNEL_MODULES = (
+    "heuristics/base.py",
+    "mapping/dag/bounds.py",
+    "mapping/dag/chain_bound.py",
+    "mapping/dag/structure.py",
+    "solvers/local_search.py",
+    "solvers/warmup.py",
+    "util/jit.py",
+)
+
 _ENDS: contextvars.ContextVar[float | None] = contextvars.ContextVar("dse_time_limit_ends", default=None)
 _state: dict[str, Any] = {"warm": False, "child": None, "announce": None, "told": False}
 
@@ -61,8 +81,9 @@ def set_announce(callback: Callable[[str], None] | None) -> None:
 
 
 def cache_folder() -> Path:
-    """The folder of numba's cache when ``NUMBA_CACHE_DIR`` is set, else the package's ``__pycache__``
-    (where numba caches kernels of a writable install), else a per-user folder."""
+    """Where the stamp lives: the folder of numba's cache when ``NUMBA_CACHE_DIR`` is set, else this
+    module's ``__pycache__`` when writable (numba then caches each kernel beside its own module), else a
+    per-user folder."""
     configured = os.environ.get("NUMBA_CACHE_DIR")
     if configured:
         return Path(configured)
@@ -72,14 +93,15 @@ def cache_folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "dse"
 
 
-@functools.cache
-def _sources_digest() -> str:
-    """A hash of the package's sources, numba's version and Python's (read once per process)."""
+def kernel_sources_digest(package: Path = PACKAGE_ROOT) -> str:
+    """A hash of the sources of the :data:`KERNEL_MODULES` under ``package`` (a module that is not there
+    counts as absent), numba's version and Python's."""
     digest = hashlib.sha256()
-    package = Path(__file__).resolve().parents[1]
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
+    for module in KERNEL_MODULES:
+        path = package / module
+        digest.update(module.encode() + b"\0")
+        digest.update(path.read_bytes() if path.is_file() else b"absent")
+        digest.update(b"\0")
     try:
         digest.update(metadata.version("numba").encode())
     except metadata.PackageNotFoundError:  # pragma: no cover - numba is a core dependency
@@ -88,10 +110,18 @@ def _sources_digest() -> str:
     return digest.hexdigest()
 
 
+@functools.cache
+def _sources_digest() -> str:
+    """:func:`kernel_sources_digest` of this package (read once per process)."""
+    return kernel_sources_digest(PACKAGE_ROOT)
+
+
 def environment_key() -> str:
-    """A hash of what the compiled kernels depend on: the package's sources, numba's and Python's versions
-    and the cache folder."""
-    return hashlib.sha256((_sources_digest() + str(cache_folder())).encode()).hexdigest()[:16]
+    """A hash of what the compiled kernels depend on: the sources of the :data:`KERNEL_MODULES`, numba's and
+    Python's versions, where the package lies (numba caches a kernel per source path: copies sharing one
+    ``NUMBA_CACHE_DIR`` share no kernel) and the cache folder."""
+    where = f"{_sources_digest()}\0{PACKAGE_ROOT}\0{cache_folder()}"
+    return hashlib.sha256(where.encode()).hexdigest()[:16]
 
 
 def stamp_path() -> Path:

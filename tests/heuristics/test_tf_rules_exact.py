@@ -14,10 +14,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+import dse
 from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
 from dse.pareto import nondominated
-from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.registry import collect_seeds
 from tests.mapping.dag.test_dag_cpsat import assert_valid, brute_force
 
@@ -47,7 +47,7 @@ def test_tf_problems_are_exact() -> None:
 def test_tf_optimal_makespan_equals_brute_force(seed: int) -> None:
     problem = tf_tiny(seed, identical=seed % 4 == 1)
     _, F = brute_force(problem)
-    front = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     if len(F) == 0:
         assert front.status == "infeasible"
         return
@@ -61,7 +61,7 @@ def test_tf_makespan_energy_front_equals_brute_force(seed: int) -> None:
     problem = tf_tiny(seed + 40, objectives=("makespan", "energy"))
     _, F = brute_force(problem)
     truth = sorted(map(tuple, F[nondominated(F)].tolist()))
-    front = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     assert front.status == ("optimal" if truth else "infeasible")
     assert sorted(map(tuple, front.internal().tolist())) == truth
     for p in front.points:
@@ -85,11 +85,11 @@ def test_send_rule_changes_the_optimum() -> None:
         transfer_time=np.full((2, 3, 3), 5) * (1 - np.eye(3, dtype=np.int64)),
         transfer_energy=np.zeros((2, 3, 3), dtype=np.int64), send_time=np.array([20, 20, 20]))
     tf = DagProblem(tables, ("makespan",), memory=False, tensor_per_device=True)
-    front = solve_cpsat(tf, time_limit=10, seed=0, workers=2)
+    front = dse.solve(tf, "cpsat", time_limit=10, seed=0, workers=2)
     assert front.points[0].internal[0] == 55 and front.points[0].proven
     free = DagProblem(dataclasses.replace(tables, send_time=np.zeros(3, dtype=np.int64)), ("makespan",),
                       memory=False, tensor_per_device=True)
-    assert solve_cpsat(free, time_limit=10, seed=0, workers=2).points[0].internal[0] == 25
+    assert dse.solve(free, "cpsat", time_limit=10, seed=0, workers=2).points[0].internal[0] == 25
 
 
 def test_a_model_too_large_to_build_is_refused_with_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +97,7 @@ def test_a_model_too_large_to_build_is_refused_with_its_size(monkeypatch: pytest
 
     problem = tf_tiny(3)
     monkeypatch.setattr(dag_cpsat, "MAX_PAIR_CONSTRAINTS", 1)
-    front = solve_cpsat(problem, time_limit=5, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=5, seed=0, workers=2)
     # the model is refused, but the heuristic mappings it was handed are kept (never a lost mapping), unproven
     assert front.status == "time_limit" and len(front) == 1 and not front.points[0].proven
     seeds = problem.evaluate(np.array(collect_seeds(problem)))
@@ -140,5 +140,5 @@ def test_dse_solve_runs_cpsat_on_a_tf_spec(tmp_path, capsys: pytest.CaptureFixtu
     problem = dse.load_problem(spec)
     assert problem.tensor_per_device and problem.tables.send_time.any()
     _, F = brute_force(problem)
-    front = solve_cpsat(problem, time_limit=10, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=10, seed=0, workers=2)
     assert front.points[0].proven and front.points[0].internal[0] == F[:, 0].min()

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import dse
 from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
 from dse.mapping.pipeline import PipelineProblem
@@ -20,8 +21,8 @@ from dse.mapping.split import SplitProblem
 from dse.mapping.split.model import SplitDevice, SplitPlatform, gemm_workload, split_tables
 from dse.pareto import Certificate, ParetoSet
 from dse.solvers.certificate import hypervolume
-from dse.solvers.cpsat import solve_cpsat, solve_cpsat_boxes
-from dse.solvers.exhaustive import solve_exhaustive
+from dse.solvers.context import solve_context
+from dse.solvers.cpsat import CpsatOptions, solve_cpsat_boxes
 from dse.util.progress import Progress
 
 
@@ -99,16 +100,16 @@ def _check(front: ParetoSet, truth: ParetoSet) -> None:
        family=st.sampled_from(["pipeline", "dag", "split"]))
 def test_true_hypervolume_lies_within_the_certificate(seed: int, k: int, stop: int, family: str) -> None:
     problem = _problem(family, seed, k)
-    truth = solve_exhaustive(problem)
-    front = solve_cpsat(problem, time_limit=30, seed=0, workers=2, progress=_StopAfter(stop))
+    truth = dse.solve(problem, "exhaustive")
+    front = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2, progress=_StopAfter(stop))
     _check(front, truth)
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_front_cut_before_any_point_is_certified_by_its_seeds_and_bounds(seed: int) -> None:
     problem = _problem("pipeline", seed, 2)
-    truth = solve_exhaustive(problem)
-    front = solve_cpsat(problem, time_limit=1e-6, seed=0, workers=2)
+    truth = dse.solve(problem, "exhaustive")
+    front = dse.solve(problem, "cpsat", time_limit=1e-6, seed=0, workers=2)
     assert front.status in ("time_limit", "infeasible")
     _check(front, truth)
 
@@ -116,8 +117,8 @@ def test_a_front_cut_before_any_point_is_certified_by_its_seeds_and_bounds(seed:
 @pytest.mark.parametrize("seed", range(6))
 def test_a_complete_front_has_gap_zero(seed: int) -> None:
     problem = _problem("pipeline", seed, 2 + seed % 2)
-    truth = solve_exhaustive(problem)
-    front = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    truth = dse.solve(problem, "exhaustive")
+    front = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     assert front.complete == (truth.status == "optimal")
     _check(front, truth)
     if front.complete:
@@ -128,9 +129,10 @@ def test_a_complete_front_has_gap_zero(seed: int) -> None:
 def test_boxes_certificate_with_resumed_points() -> None:
     """Resumed points split the region before any solve; the boxes' corners keep the bound valid."""
     problem = _problem("pipeline", 3, 3)
-    truth = solve_exhaustive(problem)
+    truth = dse.solve(problem, "exhaustive")
     some = [np.asarray(p.genome) for p in truth.points[:1]]
-    front = solve_cpsat_boxes(problem, time_limit=30, seed=0, workers=2, resume=some, progress=_StopAfter(1))
+    with solve_context(seed=0, time_limit=30, progress=_StopAfter(1), resume=some) as ctx:
+        front = solve_cpsat_boxes(problem, ctx, CpsatOptions(workers=2))
     _check(front, truth)
 
 
@@ -151,11 +153,10 @@ def test_certificate_by_hand() -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_certify_bounds_an_approximate_front_and_completes_it(seed: int) -> None:
     from dse.solvers.certify import certify
-    from dse.solvers.nsga2 import solve_nsga2
 
     problem = _problem("pipeline", seed, 2)
-    truth = solve_exhaustive(problem)
-    approx = solve_nsga2(problem, time_limit=1, seed=seed, pop_size=8, generations=2)
+    truth = dse.solve(problem, "exhaustive")
+    approx = dse.solve(problem, "nsga2", time_limit=1, seed=seed, pop_size=8, generations=2)
     cut = certify(problem, approx, time_limit=30, workers=2, progress=_StopAfter(1))
     _check(cut, truth)
     assert cut.certificate().hypervolume >= approx.hypervolume(
@@ -194,8 +195,8 @@ def test_the_plot_shades_the_unexplored_region_of_a_cut_short_front() -> None:
     from dse.viz import plot_fronts
 
     problem = _problem("pipeline", 4, 2)
-    cut = solve_cpsat(problem, time_limit=30, seed=0, workers=2, progress=_StopAfter(1))
-    full = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    cut = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2, progress=_StopAfter(1))
+    full = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     ax = plot_fronts([cut])
     shaded = [p for p in ax.patches if isinstance(p, Rectangle) and "unexplored" in str(p.get_label())]
     assert cut.certificate().region and shaded

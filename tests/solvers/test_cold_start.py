@@ -26,6 +26,7 @@ from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.mapping.dag import DagProblem
 from dse.mapping.dag.cpsat import chain_bound_may_help
 from dse.solvers.common import build_timed_out
+from dse.solvers.context import solve_context
 from dse.solvers.registry import collect_seeds
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +85,8 @@ def test_a_model_build_cut_short_keeps_the_heuristic_mappings() -> None:
     workload = stg_random_graph(20, "sameprob", 3)
     problem = DagProblem(TableCostModel().tables(workload, identical_platform(3)), ("makespan",), memory=False)
     seeds = collect_seeds(problem)
-    front = build_timed_out(problem, ModelBuildTimeout("task 0 of 22"), 0.0, seeds)
+    with solve_context(seed=0, time_limit=10) as ctx:
+        front = build_timed_out(problem, ModelBuildTimeout("task 0 of 22"), ctx, seeds)
     best = min(int(problem.evaluate(np.array(seeds)).F[:, 0].min()), run_heuristic(problem, "heft").makespan)
     assert [p.internal[0] for p in front.points] == [best]
     assert front.status == "time_limit"

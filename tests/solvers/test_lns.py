@@ -13,7 +13,6 @@ import pytest
 import dse
 from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
-from dse.solvers.lns import solve_lns
 from dse.solvers.registry import collect_seeds, solvers
 from tests.heuristics.test_tf_rules_exact import tf_tiny
 from tests.mapping.dag.test_dag_cpsat import brute_force
@@ -45,7 +44,7 @@ def test_reaches_the_optimum_on_tiny_instances(seed: int) -> None:
     problem = tf_tiny(seed) if seed % 2 else DagProblem(random_tables(seed, n_ops=5, n_dev=3, max_preds=3),
                                                         ("makespan",), memory=False)
     _, F = brute_force(problem)
-    front = solve_lns(problem, time_limit=4.0, seed=0, warm_share=0.0, step_seconds=1.0, workers=1)
+    front = dse.solve(problem, "lns", time_limit=4.0, seed=0, warm_share=0.0, step_seconds=1.0, workers=1)
     assert front.points[0].internal[0] == F[:, 0].min() <= best_seed(problem)
     assert front.status == "time_limit" and not front.points[0].proven
     assert "windows re-solved" in front.stats.message
@@ -86,9 +85,8 @@ def test_cli_runs_it_on_a_spec(tmp_path, capsys) -> None:
 def test_no_feasible_schedule_returns_no_point() -> None:
     """A deadline below the critical path: no schedule meets it, so the incumbent is never returned (and
     the memetic local search under it reports progress without a makespan)."""
-    from dse.solvers.memetic import solve_memetic
 
     problem = DagProblem(random_tables(5, n_ops=5, n_dev=2, disallow=0.0), ("makespan",), memory=False, deadline=1)
-    front = solve_lns(problem, time_limit=1.0, seed=0, step_seconds=0.3, workers=1)
+    front = dse.solve(problem, "lns", time_limit=1.0, seed=0, step_seconds=0.3, workers=1)
     assert len(front) == 0 and front.status == "time_limit"
-    assert len(solve_memetic(problem, time_limit=0.5, seed=0)) == 0
+    assert len(dse.solve(problem, "memetic", time_limit=0.5, seed=0)) == 0

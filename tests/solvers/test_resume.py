@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 import yaml
 
+import dse
 from dse import cli
 from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
 from dse.pareto import ParetoSet, read_front_genomes
 from dse.runs.spec import build_problem, load_spec
-from dse.solvers.cpsat import solve_cpsat, solve_cpsat_boxes
-from dse.solvers.exhaustive import solve_exhaustive
-from dse.solvers.nsga2 import solve_nsga2
+from dse.solvers.context import solve_context
+from dse.solvers.cpsat import CpsatOptions, solve_cpsat_boxes
 
 SPEC = {
     "name": "resume",
@@ -58,7 +58,7 @@ def test_cli_resume_reads_the_previous_front_and_never_loses_it(tmp_path: Path) 
     first, second = tmp_path / "first", tmp_path / "second"
     problem = build_problem(load_spec(spec))
     first.mkdir()
-    solve_nsga2(problem, seed=0, generations=3, patience=None).to_json(first / "front.json")  # one front's JSON
+    dse.solve(problem, "nsga2", seed=0, generations=3, patience=None).to_json(first / "front.json")  # one front's JSON
     assert cli.main(["solve", str(spec), "--quiet", "--out", str(second), "--resume", str(first),
                      "--solver", "nsga2"]) == 0
     old = np.array([p["internal"] for p in json.loads((first / "front.json").read_text())["points"]])
@@ -87,13 +87,13 @@ def test_interrupted_and_resumed_nsga2_ends_no_worse(seed: int) -> None:
     """Same total budget (generations) with and without an interruption half-way, on a small seeded
     instance whose exact front (exhaustive search) both must reach."""
     problem = PipelineProblem(random_tables(seed, n_ops=7, n_dev=3), ("throughput", "energy"), memory=False)
-    exact = solve_exhaustive(problem)
+    exact = dse.solve(problem, "exhaustive")
     budget = 30
-    whole = solve_nsga2(problem, seed=seed, pop_size=30, generations=budget, patience=None)
-    part = solve_nsga2(problem, seed=seed, pop_size=30, generations=budget, patience=None,
+    whole = dse.solve(problem, "nsga2", seed=seed, pop_size=30, generations=budget, patience=None)
+    part = dse.solve(problem, "nsga2", seed=seed, pop_size=30, generations=budget, patience=None,
                        callback=_interrupt_at(budget // 2))
     assert part.status == "interrupted" and part.stats.generations == budget // 2
-    resumed = solve_nsga2(problem, seed=seed, pop_size=30, generations=budget - part.stats.generations,
+    resumed = dse.solve(problem, "nsga2", seed=seed, pop_size=30, generations=budget - part.stats.generations,
                           patience=None, resume=_genomes(part))
     assert _weakly_dominates_all(resumed.internal(), part.internal())
     assert _weakly_dominates_all(resumed.internal(), whole.internal())
@@ -104,8 +104,8 @@ def test_resumed_nsga2_keeps_a_front_it_cannot_improve_in_one_generation() -> No
     """Resuming from the exact front with a budget of one generation returns that front (the archive
     starts from it), even though one generation from random genomes would not find it."""
     problem = PipelineProblem(random_tables(5, n_ops=8, n_dev=3), ("throughput", "energy"), memory=False)
-    exact = solve_exhaustive(problem)
-    resumed = solve_nsga2(problem, seed=0, pop_size=10, generations=1, patience=None, use_heuristic_seeds=False,
+    exact = dse.solve(problem, "exhaustive")
+    resumed = dse.solve(problem, "nsga2", seed=0, pop_size=10, generations=1, patience=None, use_heuristic_seeds=False,
                           resume=_genomes(exact))
     assert sorted(map(tuple, resumed.internal().tolist())) == sorted(map(tuple, exact.internal().tolist()))
 
@@ -116,11 +116,12 @@ def test_cpsat_resume_continues_to_the_complete_front(objectives: tuple[str, ...
     gives it, in fewer solver calls than a fresh run of the same driver (the old points are not searched
     again)."""
     problem = PipelineProblem(random_tables(4, n_ops=5, n_dev=3), objectives, memory=False)
-    exact = solve_exhaustive(problem)
-    fresh = solve_cpsat_boxes(problem, time_limit=30, seed=0, workers=2)
+    exact = dse.solve(problem, "exhaustive")
+    with solve_context(seed=0, time_limit=30) as ctx:
+        fresh = solve_cpsat_boxes(problem, ctx, CpsatOptions(workers=2))
     assert fresh.status == "optimal" and len(fresh) >= 4
     half = _genomes(fresh)[: len(fresh) // 2]  # the points an interrupted run had found
-    resumed = solve_cpsat(problem, time_limit=30, seed=0, workers=2, resume=half)
+    resumed = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2, resume=half)
     assert resumed.status == "optimal" and resumed.complete and all(p.proven for p in resumed.points)
     assert sorted(map(tuple, resumed.internal().tolist())) == sorted(map(tuple, exact.internal().tolist()))
     assert resumed.stats.solver_calls < fresh.stats.solver_calls

@@ -21,12 +21,17 @@ tensor reaches device ``b`` at ``end[u] + (1 + #remote devices of u below b) * s
 + transfer_time[edge, dev u, b]``; transfer energy is paid once per producer and remote device,
 from the producer's first outgoing edge's table. Symmetry breaking is then off when sends cost
 time, since the send order by device index tells identical devices apart.
+
+:func:`build_dag_model` reads as its phases, in the order they add to the model: the horizon and the
+lower bound, the task variables, the remote literals, the device occupation, the precedences, the
+makespan, the cuts of identical devices, the energy, the constraint components and the hint.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -36,10 +41,19 @@ from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import (
     ModelTooLarge,
+    add_constraint_components,
     assigned_devices,
+    best_feasible_seed,
     check_build_time,
+    costliest_total,
+    fastest_times,
+    hint_assignment,
     idle_term,
+    modelled_constraints,
+    objective_variables,
+    sum_variable,
     used_literals,
+    work_bound,
 )
 from dse.mapping.dag.bounds import destructive_bound, task_device_bounds
 from dse.mapping.dag.chain_bound import chain_bound
@@ -120,38 +134,119 @@ def _remote_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.
     return r
 
 
+@dataclass(frozen=True, eq=False)
+class _TaskVariables:
+    """Per task its start and end and, per device that may run it, its presence literal ``x[i, d]``;
+    ``tails[i]``: the end of task ``i`` plus the shortest tail of its chosen device (a makespan floor)."""
+
+    x: dict[tuple[int, int], cp_model.IntVar]
+    start: list[cp_model.IntVar]
+    end: list[cp_model.IntVar]
+    tails: list[cp_model.LinearExpr]
+
+
+@dataclass(frozen=True, eq=False)
+class _ScheduleReading:
+    """How a solved model reads as a genome and how a genome hints the model (its decoded schedule)."""
+
+    problem: DagProblem
+    model: cp_model.CpModel
+    tasks: _TaskVariables
+    release: dict[int, cp_model.IntVar]
+    remote: dict[tuple[int, int], cp_model.IntVar]
+    consumers: list[list[tuple[int, int]]]
+
+    def to_genome(self, solver: cp_model.CpSolver) -> np.ndarray:
+        """The genome of the solver's schedule: its devices and, as priorities, its start order."""
+        dev = assigned_devices(solver, self.tasks.x, len(self.tasks.start))
+        starts = np.array([solver.value(s) for s in self.tasks.start], dtype=np.int64)
+        order = np.lexsort((self.problem.structure.topo_pos, starts))
+        return self.problem.genome(dev, order)
+
+    def hint(self, genome: np.ndarray) -> None:
+        """Replace the model's hints by ``genome``'s decoded schedule: devices, starts, ends, release times
+        and remote devices."""
+        model, tasks = self.model, self.tasks
+        model.clear_hints()
+        sched = self.problem.schedule(genome, insertion=self.problem.insertion)
+        hint_assignment(model, tasks.x, sched.device)
+        for i in range(len(tasks.start)):
+            model.add_hint(tasks.start[i], int(sched.start[i]))
+            model.add_hint(tasks.end[i], int(sched.finish[i]))
+        for i, rel in self.release.items():
+            model.add_hint(rel, int(sched.release[i]))
+        for (u, b), lit in self.remote.items():
+            model.add_hint(lit, int(any(sched.device[v] == b for v, _ in self.consumers[u])
+                                    and sched.device[u] != b))
+
+
 def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
                     seeds: Sequence[np.ndarray] = (), deadline: float | None = None) -> Formulation:
     """The model; ``include`` names the constraints to model (default: all of the problem's). The best
     feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon.
-    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``."""
+    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
+    :class:`ModelTooLarge` past :data:`MAX_PAIR_CONSTRAINTS`."""
     t = problem.tables
-    names = {c.name for c in problem.constraints} if include is None else set(include)
-    n, m = t.n_ops, t.n_dev
+    names = modelled_constraints(problem, include)
     tf = problem.tensor_per_device and t.n_edges > 0
-    send = np.asarray(t.send_time, dtype=np.int64) if tf else np.zeros(m, dtype=np.int64)
-    sends = bool(send.any())
-    model = cp_model.CpModel()
-    best = None
-    if len(seeds):
-        X = np.array(seeds, dtype=np.int64)
-        ev = problem.evaluate(X)
-        ok = np.flatnonzero(ev.feasible)
-        if len(ok):
-            best = X[ok[np.argmin(ev.F[ok, 0])]]
-    # every task in sequence at its slowest time after every transfer and every send: no schedule needs longer
+    send = np.asarray(t.send_time, dtype=np.int64) if tf else np.zeros(t.n_dev, dtype=np.int64)
+    best = best_feasible_seed(problem, seeds)
     longest_transfer = t.transfer_over_pairs("transfer_time")[1]
-    serial = int(np.where(t.allowed, t.time, 0).max(axis=1).sum() + longest_transfer.sum()
-                 + (n + t.n_edges) * max(m - 1, 0) * int(send.max(initial=0)))
-    horizon = serial
+    horizon = _horizon(problem, names, best, send, longest_transfer)
+    head, tail, reach = task_device_bounds(problem)
+    lower, notes = _makespan_lower_bound(problem, horizon, reach, send, longest_transfer, deadline)
+    horizon = max(horizon, lower)
+    _check_model_size(problem)
+
+    model = cp_model.CpModel()
+    consumers = problem.structure.adjacency()[1]  # per task its (consumer, edge) pairs, in edge order
+    tasks = _task_variables(model, problem, horizon, head, tail, reach, deadline)
+    remote = _remote_literals(model, tasks.x, consumers, t.n_dev, deadline) if tf else {}
+    release = _device_occupation(model, problem, tasks, remote, send, horizon, deadline)
+    _precedences(model, problem, tasks, remote, send, deadline)
+    makespan = _makespan(model, tasks, lower, horizon)
+    groups = identical_groups(problem)
+    _identical_device_cuts(model, problem, tasks, groups, sends=bool(send.any()))
+    used = used_literals(model, tasks.x, t.n_ops, t.n_dev)
+    energy = (_energy(model, problem, tasks.x, remote, consumers, used, makespan, horizon, deadline)
+              if any(o.name == "energy" for o in problem.objectives) else None)
+    values = {"makespan": makespan, "energy": energy}
+    add_constraint_components(problem, names, ModelContext(model, t, tasks.x, values))
+
+    reading = _ScheduleReading(problem, model, tasks, release, remote, consumers)
+    rule = ", TF send rule" if tf else ""
+    form = Formulation(model, objective_variables(problem, values), reading.to_genome, reading.hint,
+                       [f"{len(tasks.x)} optional intervals, horizon {horizon}, lower bound {lower}, "
+                        f"{len(groups)} device classes{rule}", *notes], values)
+    if best is not None:
+        reading.hint(best)
+    return form
+
+
+def _horizon(problem: DagProblem, names: set[str], best: np.ndarray | None, send: np.ndarray,
+             longest_transfer: np.ndarray) -> int:
+    """The makespan's upper domain: every task in sequence at its slowest time after every transfer and
+    every send (no schedule needs longer), cut to the best seed's makespan when makespan is the only
+    objective and to the deadline when it is modelled."""
+    t = problem.tables
+    n, m = t.n_ops, t.n_dev
+    horizon = (costliest_total(t.allowed, t.time) + int(longest_transfer.sum())
+               + (n + t.n_edges) * max(m - 1, 0) * int(send.max(initial=0)))
     if best is not None and len(problem.objectives) == 1:  # makespan alone: no need to look past a known schedule
         horizon = min(horizon, int(problem.evaluate(best[None, :]).F[0, 0]))
     if problem.deadline is not None and "deadline" in names:
         horizon = min(horizon, problem.deadline)
-    head, tail, reach = task_device_bounds(problem)
+    return horizon
+
+
+def _makespan_lower_bound(problem: DagProblem, horizon: int, reach: np.ndarray, send: np.ndarray,
+                          longest_transfer: np.ndarray, deadline: float | None) -> tuple[int, list[str]]:
+    """The makespan's lower domain and a note when a bound was skipped: the communication bound and the
+    work bound, raised (with a build ``deadline``) by the destructive and chain bounds within a tenth of
+    the time left (:data:`DESTRUCTIVE_SHARE`, :data:`DESTRUCTIVE_SECONDS` at most)."""
     lower = int(reach.min(axis=1).max(initial=0))  # the communication bound (dse.mapping.dag.bounds)
-    fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
-    lower = max(lower, -(-int(fastest.sum()) // m))
+    t = problem.tables
+    lower = max(lower, work_bound(fastest_times(t.allowed, t.time), t.n_dev))
     notes: list[str] = []
     if deadline is not None and lower < horizon:  # a tenth of the time (30 s at most) to refute makespans
         if not may_compile():  # the bounds are worth their time only compiled (dse.util.jit)
@@ -162,14 +257,27 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
             lower = destructive_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
             if chain_bound_may_help(problem, longest_transfer, send):
                 lower = chain_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
-    horizon = max(horizon, lower)
+    return lower, notes
 
+
+def _check_model_size(problem: DagProblem) -> None:
+    """Raise :class:`ModelTooLarge` when the precedences would need more than :data:`MAX_PAIR_CONSTRAINTS`
+    (edge, producer device, consumer device) constraints."""
+    t = problem.tables
     per_task = t.allowed.sum(axis=1).astype(np.int64)
     pairs = int((per_task[t.edges[:, 0]] * per_task[t.edges[:, 1]]).sum()) if t.n_edges else 0
     if pairs > MAX_PAIR_CONSTRAINTS:
         raise ModelTooLarge(f"{pairs:,} device-pair precedence constraints exceed {MAX_PAIR_CONSTRAINTS:,}; "
                             "use nsga2 or memetic at this size")
-    consumers = problem.structure.adjacency()[1]  # per task its (consumer, edge) pairs, in edge order
+
+
+def _task_variables(model: cp_model.CpModel, problem: DagProblem, horizon: int, head: np.ndarray,
+                    tail: np.ndarray, reach: np.ndarray, deadline: float | None) -> _TaskVariables:
+    """Per task a start, an end, one presence literal per device that may run it within the horizon
+    (exactly one holds; it fixes the end to start + time there), the chosen device's earliest start as a
+    floor of the start and its shortest tail after the end (returned as the task's tail)."""
+    t = problem.tables
+    n, m = t.n_ops, t.n_dev
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     start, end = [], []
     tails = []
@@ -192,33 +300,52 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
         # of the chosen device, a strong relaxation where transfers dominate
         model.add(s >= sum(int(head[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
         tails.append(e + sum(int(tail[i, d]) * x[i, d] for d in range(m) if (i, d) in x))
-    r = _remote_literals(model, x, consumers, m, deadline) if tf else {}
+    return _TaskVariables(x, start, end, tails)
 
+
+def _device_occupation(model: cp_model.CpModel, problem: DagProblem, tasks: _TaskVariables,
+                       remote: dict[tuple[int, int], cp_model.IntVar], send: np.ndarray, horizon: int,
+                       deadline: float | None) -> dict[int, cp_model.IntVar]:
+    """Per device one optional interval per task it may run, and no overlap among them. A task whose
+    device sends (TF rule) holds it until its release, after one send per remote device; returns those
+    release variables by task."""
+    t = problem.tables
+    n, m = t.n_ops, t.n_dev
+    x = tasks.x
     per_device: list[list] = [[] for _ in range(m)]
     release: dict[int, cp_model.IntVar] = {}
     for i in range(n):
         check_build_time(deadline, f"device occupation of task {i} of {n}")
-        remote = [r[i, b] for b in range(m) if (i, b) in r]
-        busy_after = [d for d in range(m) if (i, d) in x and send[d] and remote]
+        remote_of_i = [remote[i, b] for b in range(m) if (i, b) in remote]
+        busy_after = [d for d in range(m) if (i, d) in x and send[d] and remote_of_i]
         if busy_after:  # compute, then one send per remote device: the device is released later
             rel = model.new_int_var(0, horizon, f"release[{i}]")
             span = model.new_int_var(0, horizon, f"occupy[{i}]")
             release[i] = rel
-            sent = sum(remote)
+            sent = sum(remote_of_i)
             for d in range(m):
                 if (i, d) in x:
-                    model.add(rel == end[i] + int(send[d]) * sent).only_enforce_if(x[i, d])
-                    per_device[d].append(model.new_optional_interval_var(start[i], span, rel, x[i, d],
+                    model.add(rel == tasks.end[i] + int(send[d]) * sent).only_enforce_if(x[i, d])
+                    per_device[d].append(model.new_optional_interval_var(tasks.start[i], span, rel, x[i, d],
                                                                          f"iv[{i},{d}]"))
             continue
         for d in range(m):
             if (i, d) in x:
                 per_device[d].append(model.new_optional_fixed_size_interval_var(
-                    start[i], int(t.time[i, d]), x[i, d], f"iv[{i},{d}]"))
+                    tasks.start[i], int(t.time[i, d]), x[i, d], f"iv[{i},{d}]"))
     for d in range(m):
         if len(per_device[d]) > 1:
             model.add_no_overlap(per_device[d])
+    return release
 
+
+def _precedences(model: cp_model.CpModel, problem: DagProblem, tasks: _TaskVariables,
+                 remote: dict[tuple[int, int], cp_model.IntVar], send: np.ndarray, deadline: float | None) -> None:
+    """Per edge ``start[v] >= end[u]``, and per pair of distinct devices of producer and consumer the
+    transfer delay (after the producer's earlier sends under the TF rule), enforced by both literals."""
+    t = problem.tables
+    m = t.n_dev
+    x, start, end = tasks.x, tasks.start, tasks.end
     for k, (u, v) in enumerate(t.edges):
         check_build_time(deadline, f"precedence of edge {k} of {t.n_edges}")
         u, v = int(u), int(v)
@@ -232,79 +359,59 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
                     continue
                 delay = int(delays[a, b])
                 if send[a]:  # the sends to the remote devices below b go first
-                    before = [r[u, c] for c in range(b) if (u, c) in r]
+                    before = [remote[u, c] for c in range(b) if (u, c) in remote]
                     model.add(start[v] >= end[u] + int(send[a]) * (1 + sum(before)) + delay).only_enforce_if(
                         [x[u, a], x[v, b]])
                 elif delay > 0:
                     model.add(start[v] >= end[u] + delay).only_enforce_if([x[u, a], x[v, b]])
 
-    makespan = model.new_int_var(lower, horizon, "makespan")
-    model.add_max_equality(makespan, end)
-    for finish_and_tail in tails:
-        model.add(makespan >= finish_and_tail)
 
-    groups = identical_groups(problem)
+def _makespan(model: cp_model.CpModel, tasks: _TaskVariables, lower: int, horizon: int) -> cp_model.IntVar:
+    """The makespan in ``[lower, horizon]``: the latest end, and at least every task's end plus its tail."""
+    makespan = model.new_int_var(lower, horizon, "makespan")
+    model.add_max_equality(makespan, tasks.end)
+    for finish_and_tail in tasks.tails:
+        model.add(makespan >= finish_and_tail)
+    return makespan
+
+
+def _identical_device_cuts(model: cp_model.CpModel, problem: DagProblem, tasks: _TaskVariables,
+                           groups: list[list[int]], sends: bool) -> None:
+    """Redundant constraints of interchangeable devices: a cumulative relaxation when every device is
+    identical, and (unless sends cost time: their order by device index tells identical devices apart)
+    the task at topological position k on one of the first k + 1 devices of its group."""
+    t = problem.tables
+    n, m = t.n_ops, t.n_dev
     if len(groups) == 1 and m > 1:  # all identical: cumulative relaxation over task intervals
-        intervals = [model.new_interval_var(start[i], int(t.time[i, 0]), end[i], f"task[{i}]") for i in range(n)]
+        intervals = [model.new_interval_var(tasks.start[i], int(t.time[i, 0]), tasks.end[i], f"task[{i}]")
+                     for i in range(n)]
         model.add_cumulative(intervals, [1] * n, m)
     order = problem.structure.topo
-    for group in groups if not sends else []:  # the send order by device index tells identical devices apart
+    for group in groups if not sends else []:
         if len(group) < 2:
             continue
         for k, task in enumerate(order):
             for j, d in enumerate(group):
-                if j > k and (int(task), d) in x:
-                    model.add(x[int(task), d] == 0)
+                if j > k and (int(task), d) in tasks.x:
+                    model.add(tasks.x[int(task), d] == 0)
 
-    used = used_literals(model, x, n, m)
 
-    energy = None
-    if any(o.name == "energy" for o in problem.objectives):
-        terms = [int(t.energy[i, d]) * lit for (i, d), lit in x.items() if t.energy[i, d]]
-        terms += _transfer_energy_terms(problem, model, x, r, consumers, deadline)
-        for d in range(m):
-            if t.idle_power_mw[d]:
-                terms.append(idle_term(model, used[d], int(t.idle_power_mw[d]), makespan, horizon, f"idle[{d}]"))
-        bound = int(np.where(t.allowed, t.energy, 0).max(axis=1).sum()
-                    + t.transfer_over_pairs("transfer_energy")[1].sum() * max(m - 1, 1)
-                    + t.idle_power_mw.sum() * horizon)
-        energy = model.new_int_var(0, bound, "energy")
-        model.add(energy == sum(terms))
-
-    ctx = ModelContext(model, t, x, {"makespan": makespan, "energy": energy})
-    for constraint in problem.constraints:
-        if constraint.name in names:
-            constraint.add_to_model(ctx)
-
-    values = {"makespan": makespan, "energy": energy}
-    objective_vars = [values[o.name] for o in problem.objectives]
-
-    def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
-        dev = assigned_devices(solver, x, n)
-        starts = np.array([solver.value(s) for s in start], dtype=np.int64)
-        order_ = np.lexsort((problem.structure.topo_pos, starts))
-        return problem.genome(dev, order_)
-
-    def hint(genome: np.ndarray) -> None:
-        model.clear_hints()
-        sched = problem.schedule(genome, insertion=problem.insertion)
-        for (i, d), lit in x.items():
-            model.add_hint(lit, int(sched.device[i] == d))
-        for i in range(n):
-            model.add_hint(start[i], int(sched.start[i]))
-            model.add_hint(end[i], int(sched.finish[i]))
-        for i, rel in release.items():
-            model.add_hint(rel, int(sched.release[i]))
-        for (u, b), lit in r.items():
-            model.add_hint(lit, int(any(sched.device[v] == b for v, _ in consumers[u]) and sched.device[u] != b))
-
-    rule = ", TF send rule" if tf else ""
-    form = Formulation(model, objective_vars, to_genome, hint,
-                       [f"{len(x)} optional intervals, horizon {horizon}, lower bound {lower}, "
-                        f"{len(groups)} device classes{rule}", *notes], values)
-    if best is not None:
-        hint(best)
-    return form
+def _energy(model: cp_model.CpModel, problem: DagProblem, x: dict[tuple[int, int], cp_model.IntVar],
+            remote: dict[tuple[int, int], cp_model.IntVar], consumers: list[list[tuple[int, int]]],
+            used: list, makespan: cp_model.IntVar, horizon: int, deadline: float | None) -> cp_model.IntVar:
+    """The energy (pJ): the chosen devices' task energies, the transfers' energy and every used device
+    idle over the makespan; bounded by the costliest devices, routes and idle power over the horizon."""
+    t = problem.tables
+    m = t.n_dev
+    terms = [int(t.energy[i, d]) * lit for (i, d), lit in x.items() if t.energy[i, d]]
+    terms += _transfer_energy_terms(problem, model, x, remote, consumers, deadline)
+    for d in range(m):
+        if t.idle_power_mw[d]:
+            terms.append(idle_term(model, used[d], int(t.idle_power_mw[d]), makespan, horizon, f"idle[{d}]"))
+    bound = int(costliest_total(t.allowed, t.energy)
+                + t.transfer_over_pairs("transfer_energy")[1].sum() * max(m - 1, 1)
+                + t.idle_power_mw.sum() * horizon)
+    return sum_variable(model, terms, 0, bound, "energy")
 
 
 def _transfer_energy_terms(problem: DagProblem, model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.IntVar],

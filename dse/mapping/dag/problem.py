@@ -177,7 +177,7 @@ class DagProblem(MappingProblem):
         # whether a genome with every task on one device decodes to the sum of its times (transfers on one
         # device are free: always with per-pair rates, checked for explicit tables)
         diagonal = np.arange(tables.n_dev)
-        self._serial_on_one_device = not tables.__dict__["_transfer_time_explicit"] or not (
+        self._serial_on_one_device = not tables.transfer_is_explicit("transfer_time") or not (
             tables.n_edges and tables.transfer_time[:, diagonal, diagonal].any())
         # the makespans of the last few genomes decoded one at a time (:meth:`schedule`), so that evaluating
         # a mapping just decoded (a heuristic's result, an explained point) does not decode it again
@@ -505,7 +505,6 @@ FAMILY = register_family(Family(
     cost_model=_cost_model,
     limits=frozenset({"memory", "deadline"}),
     metrics=(Metric("makespan", "makespan", "{time_unit}", description="schedule length in the workload's unit"),),
-    exact=True,
     gantt=True,
     description="TF partitioning and scheduling: device and priority per task, list-scheduled (makespan vs energy)",
 ))

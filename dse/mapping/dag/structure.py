@@ -384,7 +384,7 @@ def transfer_arguments(tables: CostTables) -> tuple[np.ndarray, np.ndarray, np.n
     size)``: the flat explicit (n_edges, n_dev, n_dev) table (empty when the times come from the rates),
     the flat per-pair rates and the per-edge sizes. All read-only, so that a kernel compiles once for
     either kind of tables (numba types a read-only array apart from a writable one)."""
-    explicit = tables.__dict__["_transfer_time_explicit"]
+    explicit = tables.transfer_is_explicit("transfer_time")
     table = (np.ascontiguousarray(tables.transfer_time, dtype=np.int64).reshape(-1) if explicit
              else np.zeros(0, dtype=np.int64))
     out = []

@@ -280,7 +280,6 @@ FAMILY = register_family(Family(
         Metric("drop_rate", "drop_rate", "pct", _ppm_to_pct, table=True, description="dropped / triggered frames"),
         Metric("missed", "missed", "frames", description="frames dropped or completed late"),
     ),
-    exact=False,
     gantt=False,
     description="DREAM: accelerator per (model, layer block) + model priorities, scored by simulation "
                 "(UXCost vs energy)",

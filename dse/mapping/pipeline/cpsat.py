@@ -10,11 +10,16 @@ With DVFS levels (:mod:`dse.cost.dvfs`): ``z[d, l]`` (device d at level l, exact
 one per device with a frequency gene) and ``w[i, d, l]`` (op i on device d at
 level l: ``sum_l w[i, d, l] == x[i, d]`` and ``w[i, d, l] <= z[d, l]``, so it
 is exactly the product); op times and energies are read from the level tables.
+
+:func:`build_pipeline_model` reads as its phases, in the order they add to the model: the assignment
+and level literals, the device loads, the edge routes and link loads, the period, the energy, the
+latency and the constraint components.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -23,11 +28,102 @@ from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
-from dse.mapping.cpsat_common import assigned_devices, check_build_time, idle_term, used_literals
+from dse.mapping.cpsat_common import (
+    add_constraint_components,
+    assigned_devices,
+    check_build_time,
+    costliest_total,
+    fastest_times,
+    hint_assignment,
+    idle_term,
+    modelled_constraints,
+    objective_variables,
+    sum_variable,
+    used_literals,
+    work_bound,
+)
 from dse.util.interrupt import interruptible, run_cpsat
 
 if TYPE_CHECKING:
+    from dse.cost import CostTables, LevelTables
     from dse.mapping.pipeline.problem import PipelineProblem
+
+
+@dataclass(frozen=True, eq=False)
+class _LevelLiterals:
+    """The DVFS literals (empty without levels): ``z[d, l]``, device ``d`` at level ``l``;
+    ``w[i, d, l]``, op ``i`` on device ``d`` at level ``l`` (the product of ``x[i, d]`` and ``z[d, l]``)."""
+
+    z: dict[tuple[int, int], cp_model.IntVar]
+    w: dict[tuple[int, int, int], cp_model.IntVar]
+
+
+@dataclass(frozen=True, eq=False)
+class _OpCosts:
+    """The ops' times and energies as linear terms of the assignment (and level) literals."""
+
+    tables: CostTables
+    levels: LevelTables | None
+    x: dict[tuple[int, int], cp_model.IntVar]
+    w: dict[tuple[int, int, int], cp_model.IntVar]
+
+    def terms(self, i: int, d: int, what: str) -> list:
+        """``time`` / ``energy`` of op i on device d as linear terms (level-dependent with DVFS)."""
+        levels, x = self.levels, self.x
+        if levels is None:
+            return [int(getattr(self.tables, what)[i, d]) * x[i, d]]
+        table = getattr(levels, what)
+        if int(levels.count[d]) < 2:
+            return [int(table[0, i, d]) * x[i, d]]
+        return [int(table[level, i, d]) * self.w[i, d, level] for level in range(int(levels.count[d]))]
+
+
+@dataclass(frozen=True, eq=False)
+class _Routes:
+    """Per edge ``y[e][a, b]`` (the edge from device a to device b: the product of ``x[src, a]`` and
+    ``x[dst, b]``); per link (a != b) the transfer-time terms it carries; the transfer-energy terms."""
+
+    y: list[dict[tuple[int, int], cp_model.IntVar]]
+    link_terms: dict[tuple[int, int], list]
+    energy_terms: list
+
+
+@dataclass(frozen=True, eq=False)
+class _AssignmentReading:
+    """How a solved model reads as a genome and how a genome hints the model."""
+
+    problem: PipelineProblem
+    model: cp_model.CpModel
+    x: dict[tuple[int, int], cp_model.IntVar]
+    levels: _LevelLiterals
+    y: list[dict[tuple[int, int], cp_model.IntVar]]
+
+    def to_genome(self, solver: cp_model.CpSolver) -> np.ndarray:
+        """The solver's devices per op, then (with DVFS) its level per DVFS device."""
+        problem = self.problem
+        devices = assigned_devices(solver, self.x, problem.tables.n_ops)
+        if problem.levels is None:
+            return devices
+        chosen = [next(lv for (dd, lv), var in self.levels.z.items() if dd == int(d) and solver.boolean_value(var))
+                  for d in problem.dvfs_devices]
+        return np.concatenate([devices, np.asarray(chosen, dtype=np.int64)])
+
+    def hint(self, genome: np.ndarray) -> None:
+        """Replace the model's hints by ``genome``: assignment, level and edge-route literals."""
+        model, n, edges = self.model, self.problem.tables.n_ops, self.problem.tables.edges
+        model.clear_hints()
+        genome = np.asarray(genome, dtype=np.int64)
+        hint_assignment(model, self.x, genome)
+        if self.problem.levels is not None:
+            level_of = {int(d): int(genome[n + k]) for k, d in enumerate(self.problem.dvfs_devices)}
+            for (d, lv), var in self.levels.z.items():
+                model.add_hint(var, int(level_of[d] == lv))
+            for (i, d, lv), var in self.levels.w.items():
+                model.add_hint(var, int(genome[i] == d and level_of[d] == lv))
+        for e, pairs in enumerate(self.y):
+            s, dst = edges[e]
+            for (a, b), var in pairs.items():
+                model.add_hint(var, int(genome[s] == a and genome[dst] == b))
 
 
 def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None = None,
@@ -36,58 +132,93 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
 
     Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``."""
     t = problem.tables
-    names = {c.name for c in problem.constraints} if include is None else set(include)
-    n, m = t.n_ops, t.n_dev
+    names = modelled_constraints(problem, include)
     model = cp_model.CpModel()
-    allowed = t.allowed
-    x: dict[tuple[int, int], cp_model.IntVar] = {}
-    for i in range(n):
-        for d in range(m):
-            if allowed[i, d]:
-                x[i, d] = model.new_bool_var(f"x[{i},{d}]")
-        model.add_exactly_one(x[i, d] for d in range(m) if allowed[i, d])
+    x = _assignment_literals(model, t)
+    levels = _level_literals(model, problem, x)
+    costs = _OpCosts(t, problem.levels, x, levels.w)
+    big_time = _time_bound(problem)
+    device_load = _device_loads(model, t, costs, big_time)
+    routes = _edge_routes(model, t, x, deadline)
+    link_load = _link_loads(model, routes, big_time)
+    period_floor = _period_floor(problem)
+    period = _period(model, period_floor, big_time, device_load, link_load)
+    used = used_literals(model, x, t.n_ops, t.n_dev)
+    energy = _energy(model, problem, costs, routes, used, period, period_floor, device_load, link_load, big_time)
+    latency = (_latency(model, t, costs, routes, big_time)
+               if "deadline" in names or any(o.name == "latency" for o in problem.objectives) else None)
+    quantities = {"period": period, "energy": energy, "latency": latency}
+    add_constraint_components(problem, names, ModelContext(model, t, x, quantities))
 
+    values = {"throughput": period, "energy": energy, "latency": latency}
+    reading = _AssignmentReading(problem, model, x, levels, routes.y)
+    notes = [f"{len(x)} assignment vars, {sum(len(p) for p in routes.y)} edge-pair vars"
+             + (f", {len(levels.z)} level vars" if levels.z else "")]
+    return Formulation(model, objective_variables(problem, values), reading.to_genome, reading.hint, notes,
+                       quantities)
+
+
+def _assignment_literals(model: cp_model.CpModel, t: CostTables) -> dict[tuple[int, int], cp_model.IntVar]:
+    """``x[i, d]`` per allowed (op, device) pair, exactly one per op."""
+    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    for i in range(t.n_ops):
+        for d in range(t.n_dev):
+            if t.allowed[i, d]:
+                x[i, d] = model.new_bool_var(f"x[{i},{d}]")
+        model.add_exactly_one(x[i, d] for d in range(t.n_dev) if t.allowed[i, d])
+    return x
+
+
+def _level_literals(model: cp_model.CpModel, problem: PipelineProblem,
+                    x: dict[tuple[int, int], cp_model.IntVar]) -> _LevelLiterals:
+    """Per DVFS device one level literal per operating point (exactly one holds), and per op it may run
+    the op-at-level literals (``sum_l w[i, d, l] == x[i, d]``, ``w[i, d, l] <= z[d, l]``)."""
     levels = problem.levels
-    op_time = t.time if levels is None else levels.time.max(axis=0)  # bounds only
     z: dict[tuple[int, int], cp_model.IntVar] = {}
     w: dict[tuple[int, int, int], cp_model.IntVar] = {}
-    if levels is not None:
-        for device in problem.dvfs_devices:
-            d = int(device)
-            for level in range(int(levels.count[d])):
-                z[d, level] = model.new_bool_var(f"z[{d},{level}]")
-            model.add_exactly_one(z[d, level] for level in range(int(levels.count[d])))
-            for i in range(n):
-                if (i, d) in x:
-                    for level in range(int(levels.count[d])):
-                        w[i, d, level] = model.new_bool_var(f"w[{i},{d},{level}]")
-                        model.add_implication(w[i, d, level], z[d, level])
-                    model.add(sum(w[i, d, level] for level in range(int(levels.count[d]))) == x[i, d])
+    if levels is None:
+        return _LevelLiterals(z, w)
+    for device in problem.dvfs_devices:
+        d = int(device)
+        for level in range(int(levels.count[d])):
+            z[d, level] = model.new_bool_var(f"z[{d},{level}]")
+        model.add_exactly_one(z[d, level] for level in range(int(levels.count[d])))
+        for i in range(problem.tables.n_ops):
+            if (i, d) in x:
+                for level in range(int(levels.count[d])):
+                    w[i, d, level] = model.new_bool_var(f"w[{i},{d},{level}]")
+                    model.add_implication(w[i, d, level], z[d, level])
+                model.add(sum(w[i, d, level] for level in range(int(levels.count[d]))) == x[i, d])
+    return _LevelLiterals(z, w)
 
-    def cost_terms(i: int, d: int, what: str) -> list:
-        """``time`` / ``energy`` of op i on device d as linear terms (level-dependent with DVFS)."""
-        if levels is None:
-            return [int(getattr(t, what)[i, d]) * x[i, d]]
-        table = getattr(levels, what)
-        if int(levels.count[d]) < 2:
-            return [int(table[0, i, d]) * x[i, d]]
-        return [int(table[level, i, d]) * w[i, d, level] for level in range(int(levels.count[d]))]
 
-    big_time = int(op_time.max(initial=0)) * n + int(t.transfer_time.max(initial=0)) * max(t.n_edges, 1) + 1
-    loads = []
+def _time_bound(problem: PipelineProblem) -> int:
+    """An upper bound of every load, the period and the latency: every op at its slowest level's
+    largest time, every edge at the largest transfer time, plus one."""
+    t = problem.tables
+    op_time = t.time if problem.levels is None else problem.levels.time.max(axis=0)  # bounds only
+    return int(op_time.max(initial=0)) * t.n_ops + int(t.transfer_time.max(initial=0)) * max(t.n_edges, 1) + 1
+
+
+def _device_loads(model: cp_model.CpModel, t: CostTables, costs: _OpCosts,
+                  big_time: int) -> dict[int, cp_model.IntVar]:
+    """Per device that may run some op, its load: the sum of the times of the ops it runs."""
     device_load: dict[int, cp_model.IntVar] = {}
-    for d in range(m):
-        terms = [term for i in range(n) if (i, d) in x for term in cost_terms(i, d, "time")]
+    for d in range(t.n_dev):
+        terms = [term for i in range(t.n_ops) if (i, d) in costs.x for term in costs.terms(i, d, "time")]
         if terms:
-            load = model.new_int_var(0, big_time, f"load[{d}]")
-            model.add(load == sum(terms))
-            loads.append(load)
-            device_load[d] = load
+            device_load[d] = sum_variable(model, terms, 0, big_time, f"load[{d}]")
+    return device_load
 
-    # y[e][a, b]: edge e from device a to device b, the product of x[src, a] and x[dst, b]
+
+def _edge_routes(model: cp_model.CpModel, t: CostTables, x: dict[tuple[int, int], cp_model.IntVar],
+                 deadline: float | None) -> _Routes:
+    """Per edge its route literals ``y[e][a, b]``, tied to ``x`` by transportation equalities (so each
+    is exactly the product of its two assignment literals), and the transfer time and energy terms."""
+    m = t.n_dev
     y: list[dict[tuple[int, int], cp_model.IntVar]] = []
     link_terms: dict[tuple[int, int], list] = {}
-    xfer_energy_terms = []
+    energy_terms = []
     for e, (s, dst) in enumerate(t.edges):
         check_build_time(deadline, f"edge {e} of {t.n_edges}")
         s, dst = int(s), int(dst)
@@ -104,30 +235,46 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
             if a != b and t.transfer_time[e, a, b] > 0:
                 link_terms.setdefault((a, b), []).append(int(t.transfer_time[e, a, b]) * var)
             if t.transfer_energy[e, a, b] > 0:
-                xfer_energy_terms.append(int(t.transfer_energy[e, a, b]) * var)
-    link_load: dict[tuple[int, int], cp_model.IntVar] = {}
-    for (a, b), terms in link_terms.items():
-        load = model.new_int_var(0, big_time, f"link[{a},{b}]")
-        model.add(load == sum(terms))
-        loads.append(load)
-        link_load[a, b] = load
+                energy_terms.append(int(t.transfer_energy[e, a, b]) * var)
+    return _Routes(y, link_terms, energy_terms)
 
-    least_time = t.time if levels is None else levels.time.min(axis=0)
-    fastest = np.where(allowed, least_time, np.iinfo(np.int64).max).min(axis=1)
-    period_floor = int(max(fastest.max(initial=0), -(-int(fastest.sum()) // m)))
+
+def _link_loads(model: cp_model.CpModel, routes: _Routes, big_time: int) -> dict[tuple[int, int], cp_model.IntVar]:
+    """Per link (a, b) that carries some transfer time, its load: the sum of the transfer times routed on it."""
+    return {(a, b): sum_variable(model, terms, 0, big_time, f"link[{a},{b}]")
+            for (a, b), terms in routes.link_terms.items()}
+
+
+def _period_floor(problem: PipelineProblem) -> int:
+    """The period's lower domain: the slowest op at its fastest device and level, and the work bound."""
+    t = problem.tables
+    least_time = t.time if problem.levels is None else problem.levels.time.min(axis=0)
+    fastest = fastest_times(t.allowed, least_time)
+    return int(max(fastest.max(initial=0), work_bound(fastest, t.n_dev)))
+
+
+def _period(model: cp_model.CpModel, period_floor: int, big_time: int, device_load: dict[int, cp_model.IntVar],
+            link_load: dict[tuple[int, int], cp_model.IntVar]) -> cp_model.IntVar:
+    """The period in ``[period_floor, big_time]``: the largest load of a device or a link."""
     period = model.new_int_var(period_floor, big_time, "period")
-    model.add_max_equality(period, loads)
+    model.add_max_equality(period, [*device_load.values(), *link_load.values()])
+    return period
 
-    used = used_literals(model, x, n, m)
 
-    op_energy_bound = t.energy if levels is None else levels.energy.max(axis=0)
+def _energy(model: cp_model.CpModel, problem: PipelineProblem, costs: _OpCosts, routes: _Routes, used: list,
+            period: cp_model.IntVar, period_floor: int, device_load: dict[int, cp_model.IntVar],
+            link_load: dict[tuple[int, int], cp_model.IntVar], big_time: int) -> cp_model.IntVar:
+    """The energy per item (pJ): the ops' energies, the transfers' and every used device idle over the
+    period, with redundant linear cuts of the idle terms; bounded by the costliest mapping."""
+    t = problem.tables
+    op_energy_bound = t.energy if problem.levels is None else problem.levels.energy.max(axis=0)
     max_energy = (
-        int(np.where(allowed, op_energy_bound, 0).max(axis=1).sum())
+        costliest_total(t.allowed, op_energy_bound)
         + int(t.transfer_energy.reshape(t.n_edges, t.n_dev * t.n_dev).max(axis=1, initial=0).sum())
         + int(t.idle_power_mw.sum()) * big_time
     )
     idle_terms = []
-    for d in range(m):
+    for d in range(t.n_dev):
         if t.idle_power_mw[d] == 0:
             continue
         idle = int(t.idle_power_mw[d])
@@ -141,64 +288,31 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
             if d in (a, b):
                 model.add(term >= idle * load)
         idle_terms.append(term)
-    energy = model.new_int_var(0, max_energy, "energy")
-    op_energy_terms = [term for (i, d) in x for term in cost_terms(i, d, "energy")]
-    model.add(energy == sum(op_energy_terms) + sum(xfer_energy_terms) + sum(idle_terms))
+    op_energy_terms = [term for (i, d) in costs.x for term in costs.terms(i, d, "energy")]
+    return sum_variable(model, [*op_energy_terms, *routes.energy_terms, *idle_terms], 0, max_energy, "energy")
 
-    latency = None
-    if "deadline" in names or any(o.name == "latency" for o in problem.objectives):
-        finish = []
-        start = []
-        for i in range(n):
-            s_i = model.new_int_var(0, big_time, f"start[{i}]")
-            f_i = model.new_int_var(0, big_time, f"finish[{i}]")
-            model.add(f_i == s_i + sum(term for d in range(m) if (i, d) in x for term in cost_terms(i, d, "time")))
-            start.append(s_i)
-            finish.append(f_i)
-        for e, (s, dst) in enumerate(t.edges):
-            delay = sum(int(t.transfer_time[e, a, b]) * var for (a, b), var in y[e].items()
-                        if t.transfer_time[e, a, b])
-            model.add(start[int(dst)] >= finish[int(s)] + delay)
-        latency = model.new_int_var(0, big_time, "latency")
-        sinks = sorted(set(range(n)) - {int(s) for s in t.edges[:, 0]})
-        model.add_max_equality(latency, [finish[i] for i in sinks])
 
-    ctx = ModelContext(model, t, x, {"period": period, "energy": energy, "latency": latency})
-    for constraint in problem.constraints:
-        if constraint.name in names:
-            constraint.add_to_model(ctx)
-
-    values = {"throughput": period, "energy": energy, "latency": latency}
-    objective_vars = [values[o.name] for o in problem.objectives]
-
-    def to_genome(solver: cp_model.CpSolver) -> np.ndarray:
-        devices = assigned_devices(solver, x, n)
-        if levels is None:
-            return devices
-        chosen = [next(lv for (dd, lv), var in z.items() if dd == int(d) and solver.boolean_value(var))
-                  for d in problem.dvfs_devices]
-        return np.concatenate([devices, np.asarray(chosen, dtype=np.int64)])
-
-    def hint(genome: np.ndarray) -> None:
-        model.clear_hints()
-        genome = np.asarray(genome, dtype=np.int64)
-        for (i, d), var in x.items():
-            model.add_hint(var, int(genome[i] == d))
-        if levels is not None:
-            level_of = {int(d): int(genome[n + k]) for k, d in enumerate(problem.dvfs_devices)}
-            for (d, lv), var in z.items():
-                model.add_hint(var, int(level_of[d] == lv))
-            for (i, d, lv), var in w.items():
-                model.add_hint(var, int(genome[i] == d and level_of[d] == lv))
-        for e, pairs in enumerate(y):
-            s, dst = t.edges[e]
-            for (a, b), var in pairs.items():
-                model.add_hint(var, int(genome[s] == a and genome[dst] == b))
-
-    extra = {"period": period, "energy": energy, "latency": latency}
-    notes = [f"{len(x)} assignment vars, {sum(len(p) for p in y)} edge-pair vars"
-             + (f", {len(z)} level vars" if z else "")]
-    return Formulation(model, objective_vars, to_genome, hint, notes, extra)
+def _latency(model: cp_model.CpModel, t: CostTables, costs: _OpCosts, routes: _Routes,
+             big_time: int) -> cp_model.IntVar:
+    """The latency of one item: per op a start and a finish (start + its time), each edge's consumer
+    starting after its producer's finish plus the transfer time of its route; the latest sink finish."""
+    n, m = t.n_ops, t.n_dev
+    finish = []
+    start = []
+    for i in range(n):
+        s_i = model.new_int_var(0, big_time, f"start[{i}]")
+        f_i = model.new_int_var(0, big_time, f"finish[{i}]")
+        model.add(f_i == s_i + sum(term for d in range(m) if (i, d) in costs.x for term in costs.terms(i, d, "time")))
+        start.append(s_i)
+        finish.append(f_i)
+    for e, (s, dst) in enumerate(t.edges):
+        delay = sum(int(t.transfer_time[e, a, b]) * var for (a, b), var in routes.y[e].items()
+                    if t.transfer_time[e, a, b])
+        model.add(start[int(dst)] >= finish[int(s)] + delay)
+    latency = model.new_int_var(0, big_time, "latency")
+    sinks = sorted(set(range(n)) - {int(s) for s in t.edges[:, 0]})
+    model.add_max_equality(latency, [finish[i] for i in sinks])
+    return latency
 
 
 def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str:

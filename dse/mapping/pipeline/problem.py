@@ -485,7 +485,6 @@ FAMILY = register_family(Family(
         Metric("latency", "latency", "ms", _ms, table=True, description="one item through the mapped DAG"),
         Metric("period", "period", "ms", _ms, description="time between items (1 / throughput)"),
     ),
-    exact=True,
     gantt=True,
     description="DyPe: device per op, items streaming through a pipeline (throughput vs energy)",
 ))

@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dse.cost.calibrated import CALIBRATION_DEVICE
 from dse.errors import SpecError
 from dse.inputs import catalog
 from dse.model.dtypes import DTYPE_BYTES
 from dse.model.platform import Platform, load_platform, platform_from_dict
 from dse.util.validation import spec_error_from_validation
 
-#: Device kinds that can take a share of the rows.
+#: Device kinds that can take a share of the rows (each costed by the calibration device that
+#: :data:`dse.cost.calibrated.CALIBRATION_DEVICE` names for it; a CPU worker group of N threads is ``cpu:tN``).
 SPLIT_KINDS = ("cpu", "gpu", "tensorcore")
-#: Calibration device name of each platform device kind (a CPU worker group of N threads is ``cpu:tN``).
-FIT_DEVICE = {"cpu": "cpu", "gpu": "cuda", "tensorcore": "tensorcore"}
 #: Largest chunk count (the tables hold chunks + 1 part sizes per device).
 MAX_CHUNKS = 4096
 
@@ -278,7 +278,7 @@ def platform_devices(platform: Platform, dtype: str, source: str = "<platform>")
             except ValueError:
                 raise SpecError(source, "platform.links", dev.name, f"no link from {cpus[0].name} to {dev.name}") from None
         out.append(SplitDevice(
-            name=dev.name, kind=dev.kind, fit_device=FIT_DEVICE[dev.kind], mem_bytes=int(mem * 2**30), pool=pool,
+            name=dev.name, kind=dev.kind, fit_device=CALIBRATION_DEVICE[dev.kind], mem_bytes=int(mem * 2**30), pool=pool,
             active_w=dev.active_w, idle_w=dev.idle_w, link_gbps=link[0], link_latency_us=link[1],
             link_pj_per_byte=link[2], granularity=tensorcore_granularity(dtype) if dev.kind == "tensorcore" else 1,
             peak_tflops=tuple(sorted(dev.peak_tflops.items())), mem_bw_gbps=dev.mem_bw_gbps))

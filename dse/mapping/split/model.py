@@ -37,7 +37,6 @@ from dse.errors import SpecError
 from dse.inputs import catalog
 from dse.mapping.split.contention import calibrated_contention, corun_predictor
 from dse.mapping.split.inputs import (
-    FIT_DEVICE,
     MAX_CHUNKS,
     SPLIT_KINDS,
     Conv2dSpec,
@@ -66,7 +65,6 @@ __all__ = [
     "Conv2dSpec",
     "DTYPE_BYTES",
     "DTYPE_TOLERANCE",
-    "FIT_DEVICE",
     "GemmSpec",
     "GemmWorkload",
     "MAX_CHUNKS",

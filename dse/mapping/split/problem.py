@@ -378,7 +378,6 @@ FAMILY = register_family(Family(
         Metric("speedup", "speedup", "x", table=True,
                description="predicted time of the best single device / predicted time of the split"),
     ),
-    exact=True,
     gantt=True,
     description="POAS: one GEMM's rows split over CPU groups, CUDA and tensor cores (time vs energy)",
     resolve_platform=resolve_platform,

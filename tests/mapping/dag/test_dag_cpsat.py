@@ -8,11 +8,11 @@ import itertools
 import numpy as np
 import pytest
 
+import dse
 from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
 from dse.mapping.dag.validate import validate_schedule
 from dse.pareto import nondominated
-from dse.solvers.cpsat import solve_cpsat
 from dse.solvers.registry import collect_seeds
 
 
@@ -51,7 +51,7 @@ def assert_valid(problem: DagProblem, genome) -> None:
 def test_optimal_makespan_equals_brute_force(seed: int) -> None:
     problem = tiny(seed, identical=seed % 5 == 0, memory=seed % 3 == 0)
     _, F = brute_force(problem)
-    front = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     if len(F) == 0:
         assert front.status == "infeasible" and len(front) == 0
         return
@@ -65,7 +65,7 @@ def test_makespan_energy_front_equals_brute_force(seed: int) -> None:
     problem = tiny(100 + seed, objectives=("makespan", "energy"))
     _, F = brute_force(problem)
     exact = F[nondominated(F)]
-    front = solve_cpsat(problem, time_limit=60, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=2)
     assert front.complete
     assert sorted(map(tuple, front.internal().tolist())) == sorted(map(tuple, exact.tolist()))
     for p in front.points:
@@ -77,7 +77,7 @@ def test_cpsat_is_no_worse_than_any_heuristic(seed: int) -> None:
     rng = np.random.default_rng(seed)
     t = random_tables(200 + seed, n_ops=int(rng.integers(10, 16)), n_dev=3, disallow=0.1, max_preds=3)
     problem = DagProblem(t, ("makespan",), memory=False)
-    front = solve_cpsat(problem, time_limit=30, seed=0)
+    front = dse.solve(problem, "cpsat", time_limit=30, seed=0)
     seeds = np.array(collect_seeds(problem))
     best_heuristic = problem.evaluate(seeds).F[:, 0].min()
     assert front.points[0].internal[0] <= best_heuristic
@@ -88,7 +88,7 @@ def test_cpsat_is_no_worse_than_any_heuristic(seed: int) -> None:
 def test_time_limit_reports_a_schedule_and_a_bound() -> None:
     t = random_tables(7, n_ops=40, n_dev=4, disallow=0.0, max_preds=3)
     problem = DagProblem(t, ("makespan",), memory=False)
-    front = solve_cpsat(problem, time_limit=1.0, seed=0)
+    front = dse.solve(problem, "cpsat", time_limit=1.0, seed=0)
     assert len(front) == 1
     assert problem.critical_path_bound() <= front.stats.best_bound[0] + 1e-9
     assert front.stats.best_bound[0] <= front.points[0].internal[0]
@@ -99,14 +99,14 @@ def test_time_limit_reports_a_schedule_and_a_bound() -> None:
 def test_memetic_lies_between_the_optimum_and_its_seeds(seed: int) -> None:
     """The memetic search never returns worse than its best seed, never better than the proven optimum
     (brute force), and its critical path ends at the task that finishes last."""
-    from dse.solvers.memetic import critical_path, solve_memetic
+    from dse.solvers.memetic import critical_path
 
     problem = tiny(seed + 100)
     _, F = brute_force(problem)
     seeds = collect_seeds(problem)
     ev = problem.evaluate(np.array(seeds))
     best_seed = int(ev.F[ev.feasible, 0].min())
-    front = solve_memetic(problem, time_limit=0.5, seed=0)
+    front = dse.solve(problem, "memetic", time_limit=0.5, seed=0)
     value = front.points[0].internal[0]
     assert F[:, 0].min() <= value <= best_seed
     genome = np.array(front.points[0].genome)

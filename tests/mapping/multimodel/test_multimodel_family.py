@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import yaml
 
+import dse
 from dse import cli
 from dse.errors import SpecError
 from dse.mapping.multimodel import example_problem
@@ -80,9 +81,8 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
 def test_search_finds_a_front_and_the_genome_reads_back(tmp_path) -> None:
     problem = build_problem(load_spec(write_spec(tmp_path)))
     assert problem.n_genes == problem.tables.n_ops + 3
-    from dse.solvers.nsga2 import solve_nsga2
 
-    front = solve_nsga2(problem, time_limit=3, seed=0)
+    front = dse.solve(problem, "nsga2", time_limit=3, seed=0)
     assert len(front)
     genomes = np.array([p.genome for p in front.points])
     ev = problem.evaluate(genomes)

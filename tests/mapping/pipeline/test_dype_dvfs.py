@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import dse
 from dse.cost import RooflineCostModel
 from dse.cost.dvfs import levels_of
 from dse.errors import SpecError
@@ -15,8 +16,6 @@ from dse.inputs.builders import build
 from dse.mapping.pipeline import PipelineProblem
 from dse.model.platform import load_platform, platform_from_dict
 from dse.model.workload import workload_from_dict
-from dse.solvers.cpsat import solve_cpsat
-from dse.solvers.exhaustive import solve_exhaustive
 from tests.conftest import TINY_PLATFORM, TINY_WORKLOAD
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,7 +53,7 @@ def test_frequency_genes_exist_only_with_levels_and_the_front_widens() -> None:
     assert plain.gene_names == ("device[load]", "device[mm]", "device[act]")
     assert leveled.gene_names == plain.gene_names + ("level[cpu]",)
     assert leveled.upper.tolist() == [1, 1, 1, 1]
-    before, after = solve_exhaustive(plain), solve_exhaustive(leveled)
+    before, after = dse.solve(plain, "exhaustive"), dse.solve(leveled, "exhaustive")
     for point in before.internal():  # every old point is still reachable (nominal level): weakly dominated
         assert (after.internal() <= point).all(axis=1).any()
     # and the levels reach points no nominal mapping reaches: some old point is strictly dominated
@@ -70,8 +69,8 @@ def test_cpsat_equals_exhaustive_with_levels_on_the_catalog_platform(power_w) ->
     tables = RooflineCostModel().tables(build("gcn", dataset="cora", layers=1), platform)
     problem = PipelineProblem(tables, power_cap_mw=None if power_w is None else int(power_w * 1e3))
     assert problem.n_genes == 3 + 2  # 3 ops, levels of the cpu and the gpu
-    brute = solve_exhaustive(problem)
-    exact = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    brute = dse.solve(problem, "exhaustive")
+    exact = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     assert exact.status == brute.status == "optimal"
     assert sorted(map(tuple, exact.internal().tolist())) == sorted(map(tuple, brute.internal().tolist()))
     ev = problem.evaluate(np.array([p.genome for p in exact.points]))

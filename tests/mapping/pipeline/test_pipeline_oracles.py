@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import dse
 from dse.mapping.pipeline import PipelineProblem, example_problem
-from dse.solvers.cpsat import solve_cpsat
-from dse.solvers.exhaustive import solve_exhaustive
-from dse.solvers.nsga2 import solve_nsga2
 from tests.conftest import random_tables
 
 SEEDS = range(60)
@@ -22,8 +20,8 @@ def random_problem(seed: int) -> PipelineProblem:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_exhaustive_front_equals_cpsat_front(seed: int) -> None:
     problem = random_problem(seed)
-    exact = solve_exhaustive(problem)
-    cp = solve_cpsat(problem, time_limit=30, seed=0, workers=1)
+    exact = dse.solve(problem, "exhaustive")
+    cp = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=1)
     assert exact.status in ("optimal", "infeasible")
     assert cp.status == exact.status
     assert sorted(map(tuple, cp.internal().tolist())) == sorted(map(tuple, exact.internal().tolist()))
@@ -36,7 +34,7 @@ def test_exhaustive_front_equals_cpsat_front(seed: int) -> None:
 
 
 def test_some_random_instances_are_infeasible_and_some_feasible() -> None:
-    statuses = [solve_exhaustive(random_problem(s)).status for s in SEEDS]
+    statuses = [dse.solve(random_problem(s), "exhaustive").status for s in SEEDS]
     assert statuses.count("infeasible") >= 3
     assert statuses.count("optimal") >= 30
 
@@ -44,8 +42,8 @@ def test_some_random_instances_are_infeasible_and_some_feasible() -> None:
 @pytest.mark.parametrize("seed", range(8))
 def test_nsga2_front_is_feasible_and_never_dominates_exact(seed: int) -> None:
     problem = random_problem(seed)
-    exact = solve_exhaustive(problem)
-    approx = solve_nsga2(problem, time_limit=10, seed=seed, pop_size=24, generations=40)
+    exact = dse.solve(problem, "exhaustive")
+    approx = dse.solve(problem, "nsga2", time_limit=10, seed=seed, pop_size=24, generations=40)
     if exact.status == "infeasible":
         assert len(approx) == 0
         return
@@ -59,14 +57,14 @@ def test_nsga2_front_is_feasible_and_never_dominates_exact(seed: int) -> None:
 
 def test_nsga2_is_reproducible() -> None:
     problem = random_problem(3)
-    a = solve_nsga2(problem, seed=7, pop_size=20, generations=15)
-    b = solve_nsga2(problem, seed=7, pop_size=20, generations=15)
+    a = dse.solve(problem, "nsga2", seed=7, pop_size=20, generations=15)
+    b = dse.solve(problem, "nsga2", seed=7, pop_size=20, generations=15)
     assert [p.genome for p in a.points] == [p.genome for p in b.points]
 
 
 def test_cpsat_time_limit_returns_points_found_so_far() -> None:
     problem = PipelineProblem(random_tables(5, n_ops=8, n_dev=3), memory=False)
-    front = solve_cpsat(problem, time_limit=1e-6, seed=0)
+    front = dse.solve(problem, "cpsat", time_limit=1e-6, seed=0)
     assert front.status in ("time_limit", "optimal")
     assert not front.complete or front.status == "optimal"
 
@@ -79,7 +77,7 @@ def test_nsga2_interrupt_returns_front_so_far() -> None:
             raise KeyboardInterrupt
         return False
 
-    front = solve_nsga2(problem, seed=0, pop_size=16, generations=50, callback=interrupt)
+    front = dse.solve(problem, "nsga2", seed=0, pop_size=16, generations=50, callback=interrupt)
     assert front.status == "interrupted"
     assert front.stats.generations == 3
     assert len(front) >= 1 and all(p.feasible for p in front.points)
@@ -90,12 +88,12 @@ def test_exhaustive_refuses_large_spaces() -> None:
 
     problem = PipelineProblem(random_tables(0, n_ops=30, n_dev=4), memory=False)
     with pytest.raises(SpaceTooLargeError, match="exceed the bound"):
-        solve_exhaustive(problem)
+        dse.solve(problem, "exhaustive")
 
 
 def test_cpsat_front_values_do_not_depend_on_seed() -> None:
     problem = PipelineProblem(random_tables(11, n_ops=8, n_dev=3), memory=True)
-    a = solve_cpsat(problem, time_limit=30, seed=0)
-    b = solve_cpsat(problem, time_limit=30, seed=5)
+    a = dse.solve(problem, "cpsat", time_limit=30, seed=0)
+    b = dse.solve(problem, "cpsat", time_limit=30, seed=5)
     assert a.complete and b.complete
     np.testing.assert_array_equal(a.internal(), b.internal())

@@ -11,10 +11,10 @@ import json
 import numpy as np
 import pytest
 
+import dse
 from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
-from dse.solvers.cpsat import _split_boxes, solve_cpsat
-from dse.solvers.exhaustive import solve_exhaustive
+from dse.solvers.cpsat import _split_boxes
 
 THREE = ("throughput", "energy", "latency")
 
@@ -47,8 +47,8 @@ def test_split_boxes_by_hand() -> None:
 @pytest.mark.parametrize("seed", range(8))
 def test_three_objective_front_equals_exhaustive(seed: int) -> None:
     problem = three_objective_problem(seed)
-    brute = solve_exhaustive(problem)
-    exact = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    brute = dse.solve(problem, "exhaustive")
+    exact = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     assert brute.status in ("optimal", "infeasible")
     assert exact.status == brute.status
     assert exact.complete == (brute.status == "optimal")
@@ -61,7 +61,7 @@ def test_three_objective_front_equals_exhaustive(seed: int) -> None:
 
 def test_pareto_set_carries_every_objective() -> None:
     problem = three_objective_problem(0)
-    front = solve_cpsat(problem, time_limit=30, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     assert len(front) >= 3 and front.internal().shape[1] == 3
     columns = [o.column for o in problem.objectives]
     assert set(columns) <= set(front.to_frame().columns)
@@ -73,7 +73,7 @@ def test_pareto_set_carries_every_objective() -> None:
 
 def test_time_limit_keeps_points_found() -> None:
     problem = PipelineProblem(random_tables(3, n_ops=14, n_dev=3), THREE, memory=False)
-    front = solve_cpsat(problem, time_limit=0.5, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=0.5, seed=0, workers=2)
     assert front.status in ("time_limit", "optimal")
     ev = problem.evaluate(np.array([p.genome for p in front.points]).reshape(-1, problem.n_genes))
     assert ev.feasible.all()

@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
+import dse
 from dse import cli
 from dse.errors import InfeasibleError, SpecError
 from dse.mapping.split.model import (
@@ -24,8 +25,6 @@ from dse.mapping.split.model import (
     split_tables,
 )
 from dse.mapping.split.problem import SplitProblem, _round_to_total
-from dse.solvers.cpsat import solve_cpsat
-from dse.solvers.nsga2 import solve_nsga2
 
 # a device on a 1 GB/s host link (1 ns per byte), no latency, 10 pJ per byte, 3 W busy, 1 W idle
 LINKED = SplitDevice(name="gpu", kind="gpu", fit_device="cuda", mem_bytes=10**9, pool="g", active_w=3.0, idle_w=1.0,
@@ -100,15 +99,15 @@ def test_cpsat_front_equals_brute_force_over_every_split() -> None:
         if sum(counts) == 4:
             points.add(tuple(problem.evaluate(np.array(counts)).F[0].tolist()))
     front = {p for p in points if not any(q != p and q[0] <= p[0] and q[1] <= p[1] for q in points)}
-    exact = solve_cpsat(problem, time_limit=20, seed=0, workers=2)
+    exact = dse.solve(problem, "cpsat", time_limit=20, seed=0, workers=2)
     assert exact.status == "optimal"
     assert set(map(tuple, exact.internal().tolist())) == front
 
 
 def test_nsga2_keeps_the_total_and_finds_no_point_beyond_the_exact_front() -> None:
     problem = hand_problem()
-    exact = solve_cpsat(problem, time_limit=20, seed=0, workers=2).internal()
-    approx = solve_nsga2(problem, time_limit=5, seed=1, pop_size=20, generations=30)
+    exact = dse.solve(problem, "cpsat", time_limit=20, seed=0, workers=2).internal()
+    approx = dse.solve(problem, "nsga2", time_limit=5, seed=1, pop_size=20, generations=30)
     genomes = np.array([p.genome for p in approx.points])
     assert (genomes.sum(axis=1) == 4).all()
     for f in approx.internal():  # no approximate point dominates an exact one
@@ -128,7 +127,7 @@ def test_memory_that_fits_no_split_is_infeasible_naming_device_and_bytes() -> No
     # pool g holds 11 bytes: even one 1-row piece with B needs 4 + 2 x 8 = 20 bytes; the cpu takes every chunk
     problem = hand_problem(gpu_mem=11)
     problem.check_feasible()  # the cpu alone can still hold all 4 chunks
-    best = solve_cpsat(problem, time_limit=10, seed=0, workers=2)
+    best = dse.solve(problem, "cpsat", time_limit=10, seed=0, workers=2)
     assert {tuple(p.genome) for p in best.points} == {(4, 0, 0)}
     w = gemm_workload(1 << 20, 1 << 20, 1 << 20, "fp32")
     plat = cpu_group_platform([1, 1], mem_bytes=2**30)
