@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -10,17 +11,49 @@ from dse.cost.synthetic import random_tables
 
 __all__ = ["TINY_PLATFORM", "TINY_WORKLOAD", "random_tables"]
 
+#: Test files sharing a costly fixture of module or session scope, by group: under ``pytest -n N --dist
+#: loadgroup`` one worker runs a group's files, so the fixture is made once per run (each on two workers,
+#: it would be made twice); every other test is scheduled on its own, wherever a worker is free.
+SHARED_FIXTURE_GROUPS = {
+    "tests/model/test_boundary_inputs.py": "boundary-cli",  # the CLI processes of its cli rows (concurrent)
+    "tests/project/test_docs.py": "docs-commands",  # the pages' and README's commands, each run once in
+    "tests/project/test_readme.py": "docs-commands",  # one folder (the workdir and seen fixtures below)
+    "tests/store/test_batch.py": "batch-cluster",  # a Dask cluster of two worker processes
+    "tests/store/test_report.py": "store-runs",  # tests/store/conftest.py's solve, simulation and store
+    "tests/store/test_report_browser.py": "store-runs",
+    "tests/store/test_trace.py": "store-runs",
+}
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadgroup`` with the groups of :data:`SHARED_FIXTURE_GROUPS`, read from the test's file.
+    (pytest-xdist's own ``xdist_group`` marks group nothing with pytest 9.2, whose node ids its
+    scheduler can no longer tag: pytest-dev/pytest-xdist#1386.) Other ``--dist`` modes are left to xdist."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return SHARED_FIXTURE_GROUPS.get(nodeid.split("::", 1)[0], nodeid)
+
+    return SharedFixtureScheduling(config, log)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def compiled_dag_kernels() -> None:
     """Compile (or load from numba's on-disk cache) every dag kernel (decoder, heuristics, lower bounds, the
     memetic search's moves) once per test process, before any test's time limit starts, and record that
     the cache is warm (:mod:`dse.util.jit`): on a clean checkout the first compile takes seconds, which would
     otherwise land inside whichever timed test runs first, or run uncompiled beside a background
-    compilation."""
+    compilation. On a cold cache the workers of ``pytest -n`` take the warm-up's lock in turn: the first
+    compiles, the others load what it cached (``make test`` warms the cache before pytest starts)."""
     from dse.solvers.warmup import compile_all
-    from dse.util.jit import write_stamp
+    from dse.util.jit import cache_is_warm, holding_lock, write_stamp
 
-    write_stamp(compile_all())
+    with contextlib.nullcontext() if cache_is_warm() else holding_lock():
+        write_stamp(compile_all())
 
 
 #: The repository's root: no test writes into it.

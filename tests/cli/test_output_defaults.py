@@ -6,8 +6,6 @@ show millijoules per item).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -21,15 +19,15 @@ TINY = TINY_SPEC
 
 
 
-def test_solve_without_out_writes_to_out_problem_name_and_says_so(tmp_path) -> None:
+def test_solve_without_out_writes_to_out_problem_name_and_says_so(tmp_path, capsys, monkeypatch) -> None:
     spec = write_yaml(tmp_path / "spec.yaml", TINY)
-    done = subprocess.run([sys.executable, "-m", "dse.cli", "solve", str(spec), "--quiet"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
+    monkeypatch.chdir(tmp_path)  # the working folder the default is relative to
+    code, out, err = run_cli(capsys, "solve", str(spec), "--quiet")
+    assert code == 0, err
     folder = tmp_path / "out" / "tiny"
     assert {"front.csv", "front.json", "pareto.png"} <= {p.name for p in folder.iterdir()}
-    said = [line for line in done.stdout.splitlines() if "out/tiny" in line]
-    assert len(said) == 1 and "--out" in said[0], done.stdout
+    said = [line for line in out.splitlines() if "out/tiny" in line]
+    assert len(said) == 1 and "--out" in said[0], out
 
 
 def test_the_default_folder_is_one_safe_folder_name(tmp_path, monkeypatch) -> None:

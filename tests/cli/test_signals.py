@@ -3,61 +3,140 @@
 The first SIGINT (sent to the whole process group, as Ctrl-C does) or SIGTERM (to the process alone, as
 ``kill`` does) stops the command within seconds; what finished is written and marked partial, never
 presented as complete; one line on stderr; exit 130 or 143; no traceback, no process of the group left.
-The signal is sent a few seconds after the start, once the command is past Python's imports.
+
+The tests marked ``slow`` run the real command in a process and send the signal once the command says it
+is working: the progress line of the step the test stops (the simulators print theirs on a terminal, so
+their standard error is one), the solve's ``solving`` line, the batch's worker processes. The others run
+the same commands in this process and ask for the stop where a signal's handler would
+(:meth:`dse.util.interrupt.StopToken.request`) at a chosen step, so that what a stop keeps is checked for
+a step that had finished as well as for one that had not.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 import yaml
 
+import dse.runtime.library
+import dse.runtime.xr_scenario
+from dse import cli
 from dse.errors import SpecError
 from dse.runtime.library import load_library
 from dse.sim.schedulers import SCHEDULERS
 from dse.util.interrupt import (
     Interrupted,
     StopToken,
+    active_token,
     children_ignore_sigint,
     interruptible,
     stop_point,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Past the imports of a fresh process on a busy two-core machine; the commands below run far longer.
-WARM_S = 7.0
 #: The rule says 2 s; a loaded test machine gets slack (benchmarks/stop_times.py measures the real figure).
 STOP_LIMIT_S = 8.0
+#: How long a command may take to print the line a test waits for before the test gives up on it (imports
+#: and set-up on a busy machine; a hang guard, not a measurement).
+START_LIMIT_S = 180.0
+#: A progress line (:class:`dse.util.progress.Progress`): ``[label   1.2s] message``.
+PROGRESS = re.compile(r"^\[\S+ +[0-9.]+s\] ")
 
 
-def _start(argv: list[str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "dse.cli", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL, start_new_session=True)
+class Command:
+    """``python -m dse.cli ARGV`` in a session of its own, its standard error read line by line as it comes
+    (through a terminal when ``terminal``: the simulators print their progress lines only to one)."""
+
+    def __init__(self, argv: list[str], terminal: bool = False) -> None:
+        reader, writer = pty.openpty() if terminal else os.pipe()
+        self.proc = subprocess.Popen([sys.executable, "-m", "dse.cli", *argv], cwd=ROOT, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=writer, start_new_session=True)
+        os.close(writer)
+        self.lines: list[str] = []
+        self.closed = False
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, args=(reader,), daemon=True)
+        self._reader.start()
+
+    def _read(self, fd: int) -> None:
+        pending = b""
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # a terminal reads EIO once every process writing to it has ended
+                    chunk = b""
+                if not chunk:
+                    break
+                *complete, pending = (pending + chunk).split(b"\n")
+                with self._changed:
+                    self.lines += [line.decode(errors="replace").rstrip("\r") for line in complete]
+                    self._changed.notify_all()
+        finally:
+            os.close(fd)
+            with self._changed:
+                if pending:
+                    self.lines.append(pending.decode(errors="replace").rstrip("\r"))
+                self.closed = True
+                self._changed.notify_all()
+
+    def wait_for(self, text: str) -> None:
+        """Block until a line of standard error holds ``text`` (fails if the command ends first)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.closed or any(text in line for line in self.lines),
+                                   timeout=START_LIMIT_S)
+            seen = list(self.lines)
+        assert any(text in line for line in seen), f"no line with {text!r} on stderr: {seen[-20:]}"
+
+    def stop(self, sig: signal.Signals) -> float:
+        """Send ``sig`` (SIGINT to the group, SIGTERM to the process); seconds until the command exited."""
+        assert self.proc.poll() is None, f"ended before the signal: {self.lines[-20:]}"
+        sent = time.monotonic()
+        if sig == signal.SIGINT:
+            os.killpg(self.proc.pid, sig)
+        else:
+            self.proc.send_signal(sig)
+        self.proc.wait(timeout=120)
+        waited = time.monotonic() - sent
+        self._reader.join(timeout=30)
+        return waited
+
+    def messages(self) -> list[str]:
+        """The non-blank lines of standard error that are not progress lines."""
+        return [line for line in self.lines if line.strip() and not PROGRESS.match(line)]
+
+    def kill(self) -> None:
+        """SIGKILL to whatever is left of the command's process group."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
 
 
-def _stop(proc: subprocess.Popen, sig: signal.Signals) -> tuple[float, str]:
-    """Send ``sig`` (SIGINT to the group, SIGTERM to the process); seconds until exit, and stderr."""
-    time.sleep(WARM_S)
-    assert proc.poll() is None, f"ended before the signal: {proc.communicate()[1][-500:]}"
-    sent = time.monotonic()
-    if sig == signal.SIGINT:
-        os.killpg(proc.pid, sig)
-    else:
-        proc.send_signal(sig)
+@contextmanager
+def command(argv: list[str], terminal: bool = False) -> Iterator[Command]:
+    """A started :class:`Command`; its process group is killed on leaving the block if it still runs."""
+    started = Command(argv, terminal)
     try:
-        _, err = proc.communicate(timeout=60)
+        yield started
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    return time.monotonic() - sent, err
+        if started.proc.poll() is None or _group_left(started.proc.pid):
+            started.kill()
 
 
 def _group_left(pgid: int) -> list[int]:
@@ -73,64 +152,93 @@ def _group_left(pgid: int) -> list[int]:
     return left
 
 
-def _one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
+def _one_line(lines: list[str]) -> str:
+    assert len(lines) == 1 and not any("Traceback" in line for line in lines), lines
     assert lines[0].startswith("interrupted: "), lines
     return lines[0]
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_dype_simulate_stops_at_once_and_never_saves_a_cut_short_library(tmp_path, sig, code) -> None:
+def _stop_at_call(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, call: int,
+                  sig: signal.Signals = signal.SIGTERM) -> None:
+    """Replace ``module.name`` with a wrapper that asks for a stop (as the signal handler of
+    :func:`dse.util.interrupt.interruptible` does) just before its ``call``-th call runs."""
+    real: Callable[..., Any] = getattr(module, name)
+    calls = []
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == call:
+            token = active_token()
+            assert token is not None, "not inside the command's interruptible block"
+            token.request(sig)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapper)
+
+
+def _dype_spec(folder: Path, steps: int, length: int) -> Path:
+    """dype_drift with ``steps`` distinct inputs and a stream of ``length``, the library read and written
+    beside the spec (``libs/library.json``). The inputs are 2,000-row graphs: generating them takes
+    milliseconds (the stream is generated before the first safe point), solving them takes the time."""
     spec = yaml.safe_load((ROOT / "problems" / "dype_drift.yaml").read_text())
+    spec["scenario"]["stream"]["drift"].update(steps=steps, rows=2000)
+    spec["scenario"]["stream"]["length"] = length
+    spec["scenario"]["library"]["file"] = "libs/library.json"
+    path = folder / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def _xr_spec(folder: Path, duration_s: float) -> tuple[Path, dict]:
+    spec = yaml.safe_load((ROOT / "problems" / "xr_ar_gaming.yaml").read_text())
+    spec["scenario"]["duration_s"] = duration_s
+    path = folder / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path, spec
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code", "working_on", "regimes_kept"), [
+    pytest.param(signal.SIGINT, 130, "library: regime 1/", 0, id="2-130"),  # the first regime's solve
+    pytest.param(signal.SIGTERM, 143, "library: regime 2/", 1, id="15-143"),  # the first regime solved
+])
+def test_dype_simulate_stops_at_once_and_never_saves_a_cut_short_library(tmp_path, sig, code, working_on,
+                                                                         regimes_kept) -> None:
     # 120 distinct inputs, each solved exactly for the oracle: minutes of work, the signal lands mid-run
-    spec["scenario"]["stream"]["drift"]["steps"] = 120
-    spec["scenario"]["stream"]["length"] = 240
-    spec["scenario"]["library"]["file"] = "libs/library.json"  # read and written beside the spec
-    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    spec = _dype_spec(tmp_path, steps=120, length=240)
     out = tmp_path / "out"
-    proc = _start(["simulate", str(tmp_path / "spec.yaml"), "--out", str(out), "--quiet"])
-    waited, err = _stop(proc, sig)
-    assert proc.returncode == code, err
-    assert waited < STOP_LIMIT_S, f"took {waited:.1f} s to stop"
-    line = _one_line(err)
-    assert not (tmp_path / "libs" / "library.json").exists(), "a cut-short run saved the library file"
-    marker = out / "partial.json"
-    if marker.exists():  # something had finished: it is written and marked partial
-        info = json.loads(marker.read_text())
-        assert info["complete"] is False and info["signal"] == sig
-        if info["policies_finished"]:
-            summary = pd.read_csv(out / "summary.csv")
-            assert list(summary["policy"]) == info["policies_finished"]
-            assert set(info["policies_missing"]).isdisjoint(info["policies_finished"])
-        else:
-            assert json.loads((out / "library.json").read_text())["partial"] is True
+    with command(["simulate", str(spec), "--out", str(out)], terminal=True) as run:
+        run.wait_for(working_on)
+        waited = run.stop(sig)
+        assert run.proc.returncode == code, run.lines
+        assert waited < STOP_LIMIT_S, f"took {waited:.1f} s to stop"
+        line = _one_line(run.messages())
+        assert not (tmp_path / "libs" / "library.json").exists(), "a cut-short run saved the library file"
+        info = json.loads((out / "partial.json").read_text())  # what had finished: written, marked partial
+        assert info["complete"] is False and info["signal"] == sig and info["policies_finished"] == []
+        library = json.loads((out / "library.json").read_text())
+        assert library["partial"] is True and len(library["regimes"]) == regimes_kept
         assert str(out) in line
-    assert not _group_left(proc.pid)
+        assert not _group_left(run.proc.pid)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_xr_simulate_keeps_the_schedulers_that_finished(tmp_path, sig, code) -> None:
-    spec = yaml.safe_load((ROOT / "problems" / "xr_ar_gaming.yaml").read_text())
-    spec["scenario"]["duration_s"] = 600.0  # minutes of work: the signal lands mid-run
-    (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
+    spec, _ = _xr_spec(tmp_path, duration_s=600.0)  # minutes of work: the signal lands mid-run
     out = tmp_path / "out"
-    proc = _start(["simulate", str(tmp_path / "spec.yaml"), "--out", str(out), "--quiet"])
-    waited, err = _stop(proc, sig)
-    assert proc.returncode == code, err
-    assert waited < STOP_LIMIT_S, f"took {waited:.1f} s to stop"
-    line = _one_line(err)
-    if (out / "partial.json").exists():
-        info = json.loads((out / "partial.json").read_text())
-        summary = pd.read_csv(out / "summary.csv")
-        assert list(summary["scheduler"]) == info["schedulers_finished"]
-        assert sorted(info["schedulers_finished"] + info["schedulers_missing"]) == sorted(
-            spec["scenario"].get("schedulers", SCHEDULERS))
-        assert "schedulers finished" in line
-    else:
-        assert "no scheduler had finished" in line and not (out / "summary.csv").exists()
+    with command(["simulate", str(spec), "--out", str(out)], terminal=True) as run:
+        run.wait_for("fcfs (1/")  # the reference scheduler runs (seconds): nothing has finished
+        waited = run.stop(sig)
+        assert run.proc.returncode == code, run.lines
+        assert waited < STOP_LIMIT_S, f"took {waited:.1f} s to stop"
+        line = _one_line(run.messages())
+        assert "no scheduler had finished" in line
+        assert not (out / "summary.csv").exists() and not (out / "partial.json").exists()
+        assert not _group_left(run.proc.pid)
 
 
+@pytest.mark.slow
 def test_exhaustive_on_a_multimodel_spec_keeps_its_time_limit(tmp_path) -> None:
     spec = {"name": "xr_small", "family": "multimodel", "platform": "Quad_4K_Hetero",
             "workload": "social_interactionA", "objectives": ["uxcost", "energy"],
@@ -147,6 +255,7 @@ def test_exhaustive_on_a_multimodel_spec_keeps_its_time_limit(tmp_path) -> None:
     assert wall < 2 + 15, f"the run took {wall:.1f} s with --time-limit 2 (imports included)"
 
 
+@pytest.mark.slow
 def test_exhaustive_on_a_multimodel_spec_stops_on_sigint(tmp_path) -> None:
     spec = {"name": "xr_small", "family": "multimodel", "platform": "Quad_4K_Hetero",
             "workload": "social_interactionA", "objectives": ["uxcost", "energy"],
@@ -154,32 +263,81 @@ def test_exhaustive_on_a_multimodel_spec_stops_on_sigint(tmp_path) -> None:
             "options": {"search_duration_s": 2.0, "priority_levels": 2},
             "solver": {"name": "exhaustive", "time_limit_s": 600, "seed": 0}}
     (tmp_path / "spec.yaml").write_text(yaml.safe_dump(spec))
-    proc = _start(["solve", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out"), "--quiet"])
-    waited, err = _stop(proc, signal.SIGINT)
-    assert proc.returncode == 130, err
-    assert waited < STOP_LIMIT_S and "Traceback" not in err
+    with command(["solve", str(tmp_path / "spec.yaml"), "--out", str(tmp_path / "out")]) as run:
+        run.wait_for("solving")  # "[exhaustive] solving (time limit 600 s; ...)"
+        waited = run.stop(signal.SIGINT)
+        assert run.proc.returncode == 130, run.lines
+        assert waited < STOP_LIMIT_S and not any("Traceback" in line for line in run.lines), run.lines
     frame = pd.read_csv(tmp_path / "out" / "front.csv")
     assert set(frame["status"]) <= {"interrupted"}
 
 
+@pytest.mark.slow
 def test_batch_stops_its_workers_silently(tmp_path) -> None:
     spec = {"name": "slow", "family": "pipeline", "platform": "edge_soc",
             "workload": {"builder": "random_pipeline", "n_ops": 40, "seed": 1},
             "solver": {"name": "cpsat", "time_limit_s": 60, "seed": 0}}
     (tmp_path / "slow.yaml").write_text(yaml.safe_dump(spec))
     (tmp_path / "grid.yaml").write_text(yaml.safe_dump({"solver.seed": list(range(6))}))
-    proc = _start(["batch", str(tmp_path / "slow.yaml"), "--grid", str(tmp_path / "grid.yaml"), "--store",
-                   str(tmp_path / "s.sqlite"), "--workers", "2", "--quiet"])
-    deadline = time.monotonic() + 90  # the workers (forked from the fork server) run: the sweep has started
-    while len(_group_left(proc.pid)) < 4 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.2)
-    waited, err = _stop(proc, signal.SIGINT)
-    assert proc.returncode == 130, err
-    assert waited < STOP_LIMIT_S, f"took {waited:.1f} s to stop"
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert lines == [lines[0]] and "interrupted:" in lines[0] and "Traceback" not in err, err
-    time.sleep(1.0)
-    assert not _group_left(proc.pid), "worker processes outlived the sweep"
+    with command(["batch", str(tmp_path / "slow.yaml"), "--grid", str(tmp_path / "grid.yaml"), "--store",
+                  str(tmp_path / "s.sqlite"), "--workers", "2", "--quiet"]) as run:
+        deadline = time.monotonic() + START_LIMIT_S  # the workers (forked from the fork server) run: the sweep
+        while len(_group_left(run.proc.pid)) < 4 and time.monotonic() < deadline and run.proc.poll() is None:
+            time.sleep(0.1)                        # has started (a hang guard, not a measurement)
+        waited = run.stop(signal.SIGINT)
+        assert run.proc.returncode == 130, run.lines
+        assert waited < STOP_LIMIT_S, f"took {waited:.1f} s to stop"
+        lines = run.messages()
+        assert lines == [lines[0]] and "interrupted:" in lines[0], run.lines
+        assert not any("Traceback" in line for line in run.lines), run.lines
+        left = _group_left(run.proc.pid)
+        deadline = time.monotonic() + 10  # the parent has exited; its workers' exits may still be under way
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = _group_left(run.proc.pid)
+        assert not left, "worker processes outlived the sweep"
+
+
+# --------------------------------------------------------------------------- in process: what a stop keeps
+
+
+def test_dype_simulate_stopped_mid_library_writes_the_finished_regimes_as_a_partial_library(
+        tmp_path, capsys, monkeypatch) -> None:
+    """The stop comes as the second regime's solve starts: the first regime is kept in out/library.json
+    marked partial, the library file beside the spec is not written, no policy ran."""
+    spec = _dype_spec(tmp_path, steps=6, length=12)
+    out = tmp_path / "out"
+    _stop_at_call(monkeypatch, dse.runtime.library, "configurations", call=2)
+    assert cli.main(["simulate", str(spec), "--out", str(out), "--quiet"]) == 143
+    captured = capsys.readouterr()
+    line = _one_line([line for line in captured.err.splitlines() if line.strip()])
+    assert str(out) in line and captured.out == ""
+    assert not (tmp_path / "libs" / "library.json").exists(), "a cut-short run saved the library file"
+    info = json.loads((out / "partial.json").read_text())
+    assert info["complete"] is False and info["signal"] == signal.SIGTERM
+    assert info["policies_finished"] == [] and info["policies_missing"]
+    library = json.loads((out / "library.json").read_text())
+    assert library["partial"] is True and [r["name"] for r in library["regimes"]] == ["r0"]
+    assert not (out / "summary.csv").exists()
+
+
+def test_xr_simulate_stopped_in_the_second_scheduler_keeps_the_first(tmp_path, capsys, monkeypatch) -> None:
+    """The stop comes as the second scheduler starts: fcfs (the reference, run first) is written with
+    partial.json naming it finished and every other scheduler missing; no timeline plot."""
+    spec, raw = _xr_spec(tmp_path, duration_s=2.0)
+    out = tmp_path / "out"
+    _stop_at_call(monkeypatch, dse.runtime.xr_scenario, "simulate", call=2, sig=signal.SIGINT)
+    assert cli.main(["simulate", str(spec), "--out", str(out), "--quiet"]) == 130
+    captured = capsys.readouterr()
+    line = _one_line([line for line in captured.err.splitlines() if line.strip()])
+    assert "schedulers finished" in line and str(out) in line and captured.out == ""
+    info = json.loads((out / "partial.json").read_text())
+    assert info["complete"] is False and info["schedulers_finished"] == ["fcfs"]
+    everyone = list(raw["scenario"].get("schedulers", SCHEDULERS))
+    assert sorted(info["schedulers_finished"] + info["schedulers_missing"]) == sorted(everyone)
+    assert list(pd.read_csv(out / "summary.csv")["scheduler"]) == ["fcfs"]
+    assert set(pd.read_csv(out / "trace.csv")["scheduler"]) == {"fcfs"}
+    assert not (out / "timeline.png").exists()
 
 
 def test_a_partial_library_file_is_refused(tmp_path) -> None:

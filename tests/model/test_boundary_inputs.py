@@ -1,9 +1,10 @@
 """Bad input at the boundary: `dse validate` exits 2 with ONE stderr line naming the field and the value.
 
 One row per kind of bad input. Every row runs ``dse.cli.main(["validate", SPEC])`` in process with
-warnings turned into errors; the rows marked ``cli=True`` (one per family of boundary) also run
-the real CLI in a subprocess (``python -m dse.cli validate SPEC``), where a traceback, a warning
-or any second line printed by the interpreter would show. Those subprocesses run concurrently,
+warnings turned into errors; the rows marked ``cli=True`` (four kinds: a platform number, a table
+that overflows int64, a file that is not UTF-8, a size past the bounds) also run the real CLI in a
+subprocess (``python -m dse.cli validate SPEC``, ``slow``), where a traceback, a warning or any second
+line printed by the interpreter would show. Those subprocesses run concurrently,
 once per module: importing the engine costs ~2.5 s of CPU per process, so running every row
 that way would take a minute on two cores.
 
@@ -86,7 +87,7 @@ ROWS = [
     Row("link-bandwidth-negative", platform("links.0.bandwidth_gbps", -3), ("links[0].bandwidth_gbps", "-3"),
         bug=False),
     # -- workload numbers
-    Row("flops-1e300", workload("ops.1.flops", 1e300), ("ops[1].flops", "1e+300"), bug=True, cli=True),
+    Row("flops-1e300", workload("ops.1.flops", 1e300), ("ops[1].flops", "1e+300"), bug=True),
     Row("edge-bytes-1e300", workload("ops.1.inputs", [{"op": "load", "bytes": 1e300}]),
         ("ops[1].inputs[0].bytes", "1e+300"), bug=True),
     Row("density-1e-300", {"workload": _replace(_replace(WORKLOAD, "ops.2.op_class", "spmm"),
@@ -99,12 +100,12 @@ ROWS = [
     Row("table-total-energy", {"platform": _replace(_replace(PLATFORM, "devices.0.active_w", 1e6),
                                                     "devices.1.active_w", 1e6),
                                "workload": _heavy_workload(3e12)},
-        ("total energy", "1.286e+19", "op 'load' on device 'cpu'"), bug=True, cli=True),
+        ("total energy", "1.286e+19", "op 'load' on device 'cpu'"), bug=True),
     # -- device_costs naming a device the platform lacks (was exit 3 "may not run on any device")
     Row("device-costs-unknown-device",
         DAG | {"workload": {"name": "w", "ops": [{"name": "a", "device_costs": {"tpu": 3}},
                                                  {"name": "b", "work": 2, "inputs": ["a"]}]}},
-        ("ops[0].device_costs", "'tpu'", "p0, p1"), bug=True, cli=True),
+        ("ops[0].device_costs", "'tpu'", "p0, p1"), bug=True),
     # -- files
     Row("platform-not-utf8", {"platform": "plat.yaml"}, ("plat.yaml", "<file>", "= 7", "not UTF-8"), bug=True,
         files={"plat.yaml": b"name: t\xe9st\n"}, cli=True),
@@ -116,7 +117,7 @@ ROWS = [
         files={"w.yaml": "name: w\nops: [\n"}),
     # -- DOT: undeclared nodes and unknown attributes
     Row("dot-undeclared-node", DAG | {"workload": {"format": "dot", "path": "g.dot"}},
-        ("g.dot", "line 3", "'b'", "declare"), bug=True, files={"g.dot": "digraph g {\n  a [work=3];\n  a -> b;\n}\n"}, cli=True),
+        ("g.dot", "line 3", "'b'", "declare"), bug=True, files={"g.dot": "digraph g {\n  a [work=3];\n  a -> b;\n}\n"}),
     Row("dot-unknown-node-attribute", DAG | {"workload": {"format": "dot", "path": "g.dot"}},
         ("g.dot", "line 2", "'wrok'"), bug=True, files={"g.dot": "digraph g {\n  a [work=3, wrok=4];\n}\n"}),
     Row("dot-unknown-edge-attribute", DAG | {"workload": {"format": "dot", "path": "g.dot"}},
@@ -132,7 +133,7 @@ ROWS = [
     # -- solver settings (solver.options.NAME.KEY): a negative chunk made exhaustive search report
     #    "infeasible", a zero population raised numpy's argmin error, an unknown key a TypeError
     Row("exhaustive-chunk-negative", {"solver": {"name": "exhaustive", "options": {"exhaustive": {"chunk": -1}}}},
-        ("solver.options.exhaustive.chunk", "-1", "greater than or equal to 1"), bug=True, cli=True),
+        ("solver.options.exhaustive.chunk", "-1", "greater than or equal to 1"), bug=True),
     Row("nsga2-pop-size-zero", {"solver": {"name": "nsga2", "options": {"nsga2": {"pop_size": 0}}}},
         ("solver.options.nsga2.pop_size", "= 0"), bug=True),
     Row("cpsat-workers-fraction", {"solver": {"options": {"cpsat": {"workers": 2.5}}}},
@@ -205,6 +206,7 @@ def cli_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subproces
         return dict(zip(specs, pool.map(run, specs.values()), strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", CLI_ROWS, ids=[row.id for row in CLI_ROWS])
 def test_bad_input_through_the_cli_process(cli_results, row: Row) -> None:
     proc = cli_results[row.id]

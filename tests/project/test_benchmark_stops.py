@@ -43,6 +43,7 @@ def _wait_for_header(proc: subprocess.Popen[str], deadline_s: float = 60.0) -> N
     assert time.monotonic() - start < deadline_s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_benchmark_and_the_cut_short_case_is_not_reported(signum: int) -> None:
     # A synthetic 32-op instance: CP-SAT does not prove its front within the 300 s limit (the figures table of

@@ -47,7 +47,7 @@ PAGES = tuple(sorted(p.name for p in DOCS.glob("*.md")))
 TIME_LIMIT_S = 0.5
 #: Lines of a command block that run elsewhere: the Makefile's targets (make demo, make test), the
 #: environment's activation and installs, the notebooks server.
-SETUP_LINE = re.compile(r"^(make \w+|\. \.venv/bin/activate|(\.venv/bin/)?pip install .*|jupyter lab .*|cd \S+)$")
+SETUP_LINE = re.compile(r"^(make [\w-]+|\. \.venv/bin/activate|(\.venv/bin/)?pip install .*|jupyter lab .*|cd \S+)$")
 #: Folders of the checkout that the docs' commands read by relative path (none is written to).
 CHECKOUT_FOLDERS = ("problems", "docs")
 #: A Markdown snippet include (``--8<-- "docs/examples/tiny_onnx.py"``): the site shows that file.
@@ -428,6 +428,7 @@ def test_pages_agree_with_the_cli() -> None:
 # --------------------------------------------------------------------------- the site
 
 
+@pytest.mark.slow
 def test_docs_site_builds(tmp_path, monkeypatch) -> None:
     for module in ("mkdocs", "material", "mkdocstrings_handlers.python", "mkdocs_gen_files"):
         if importlib.util.find_spec(module.split(".")[0]) is None or importlib.util.find_spec(module) is None:

@@ -1,6 +1,6 @@
 """The layers of dse/ (pyproject.toml's import-linter contracts; docs/architecture.md).
 
-* every import-linter contract is kept (what ``lint-imports`` checks in ``make test``);
+* every import-linter contract is kept (what ``lint-imports`` checks; ``make test`` checks it here only);
 * every module of dse/ sits in a layer of the main contract;
 * no import written inside a function crosses a layers contract upward: checked here from the
   source itself (the syntax tree), apart from import-linter, so that a lazy import can never

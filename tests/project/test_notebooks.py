@@ -21,6 +21,7 @@ def _files(root: Path) -> set[Path]:
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_executes(path: Path) -> None:
     notebook = nbformat.read(path, as_version=4)

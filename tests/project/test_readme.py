@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.project.test_docs import blocks, dse_commands, run_page
@@ -51,9 +52,10 @@ def test_readme_spec_example_is_the_quickstart() -> None:
     assert shown == [yaml.safe_load((ROOT / "problems" / "quickstart.yaml").read_text())]
 
 
+@pytest.mark.slow
 def test_readme_says_how_to_run_dse_and_it_works_in_a_clean_shell(tmp_path: Path) -> None:
     """The first hour's first stumble: after `make demo`, a bare `dse` answered "command not found". The
-    README's block after the two commands activates the environment; run in a shell that has nothing of
+    README's block after the make commands activates the environment; run in a shell that has nothing of
     this process's environment (env -i), its activation line puts `dse` on the path. The environment
     activated is the one running this suite (`make test` creates it as `.venv`, like `make demo`)."""
     first_steps = next((body for _, _, body in blocks(README.read_text()) if ". .venv/bin/activate" in body), None)

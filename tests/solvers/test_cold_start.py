@@ -47,6 +47,7 @@ def _compiled_files(cache: Path) -> list[Path]:
     return [p for p in cache.rglob("*") if p.suffix in (".nbi", ".nbc")]
 
 
+@pytest.mark.slow
 def test_heft_on_a_cold_cache_runs_uncompiled_and_gives_the_published_makespan(tmp_path: Path) -> None:
     """Topcuoglu et al. 2002, Fig. 2 / Table: HEFT schedules their 10-task example in 80 time units."""
     doc, cache = _cold_solve(tmp_path, "problems/topcuoglu2002.yaml", "--solver", "heuristic:heft")
@@ -54,6 +55,7 @@ def test_heft_on_a_cold_cache_runs_uncompiled_and_gives_the_published_makespan(t
     assert _compiled_files(cache) == []
 
 
+@pytest.mark.slow
 def test_cpsat_on_a_cold_cache_keeps_its_time_limit_and_beats_heft(tmp_path: Path) -> None:
     workload = stg_random_graph(50, "layrpred", 1)
     write_stg(workload, tmp_path / "g.stg")
@@ -70,6 +72,7 @@ def test_cpsat_on_a_cold_cache_keeps_its_time_limit_and_beats_heft(tmp_path: Pat
     assert _compiled_files(cache) == []
 
 
+@pytest.mark.slow
 def test_memetic_on_a_cold_cache_ends_within_its_limit(tmp_path: Path) -> None:
     doc, cache = _cold_solve(tmp_path, "problems/topcuoglu2002.yaml", "--solver", "memetic", "--time-limit", "2")
     front = doc["fronts"][0]

@@ -46,6 +46,7 @@ def _wait_for_solving(proc: subprocess.Popen) -> None:
     time.sleep(2.5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("solver", "sig", "code"), [
     ("cpsat", signal.SIGINT, 130),
     ("cpsat", signal.SIGTERM, 143),

@@ -1,7 +1,8 @@
 """Batch sweeps: resumable after SIGKILL, worker deaths survived, bad jobs recorded, one writer per store.
 
 One Dask LocalCluster of two worker processes is shared by the module (worker
-processes are needed where a worker is killed). Golden values are not taken
+processes are needed where a worker is killed); the tests that kill or restart a worker or a batch
+process are ``slow``. Golden values are not taken
 from the code under test: an interrupted-then-resumed sweep is compared with an
 uninterrupted run of the same jobs, and counts with the grid's own product.
 """
@@ -66,22 +67,41 @@ def _job_rows(store: Path) -> list[tuple[str, str]]:
         return conn.execute("SELECT job_id, status FROM jobs").fetchall()
 
 
-#: A batch run in its own process: dse.store.batch.run on a threaded LocalCluster (quick to start).
+#: A batch run in its own process: dse.store.batch.run on a threaded LocalCluster (quick to start), one job at
+#: a time. With a fourth argument N, the jobs after the first N never end (the run stays midway, holding the
+#: store, until it is killed): the tiny jobs take milliseconds, so a run left to itself could finish between
+#: the test seeing N jobs stored and the test's next step.
 RUNNER = """
 import sys
+import threading
 from distributed import Client
 import dse.store.batch
+
+run_job = dse.store.batch.run_job
+
+def midway_run_job(*args, **kwargs):  # jobs are started in turn: a file beside the store counts them
+    with open(sys.argv[3] + ".started", "a") as count:
+        count.write("x")
+        started = count.tell()
+    if len(sys.argv) > 4 and started > int(sys.argv[4]):
+        threading.Event().wait()
+    return run_job(*args, **kwargs)
+
+dse.store.batch.run_job = midway_run_job
 with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
     dse.store.batch.run(sys.argv[1], sys.argv[3], client, grid=sys.argv[2])
 print("finished")
 """
 
 
-def _start_batch(spec: Path, grid: Path, store: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", RUNNER, str(spec), str(grid), str(store)],
+def _start_batch(spec: Path, grid: Path, store: Path, stop_after: int | None = None) -> subprocess.Popen:
+    """The batch RUNNER in a process of its own session; ``stop_after``: its jobs after that many hang."""
+    args = [] if stop_after is None else [str(stop_after)]
+    return subprocess.Popen([sys.executable, "-c", RUNNER, str(spec), str(grid), str(store), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+@pytest.mark.slow
 def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tmp_path, capsys, client) -> None:
     spec = tmp_path / "tiny.yaml"
     spec.write_text(yaml.safe_dump(TINY))
@@ -89,9 +109,9 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
     grid.write_text(yaml.safe_dump(GRID))
     store = tmp_path / "sweep.sqlite"
     n_jobs = 2 * 6 * 2
-    proc = _start_batch(spec, grid, store)
+    proc = _start_batch(spec, grid, store, stop_after=3)  # three jobs stored, the fourth under way
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120  # a hang guard, not a measurement
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 if store.exists() and len(jobs_frame(store)) >= 3:
@@ -108,7 +128,7 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
     finally:
         proc.kill()
     rows = _job_rows(store)
-    assert 3 <= len(rows) < n_jobs, f"the kill came too late to be midway: {len(rows)} of {n_jobs} jobs stored"
+    assert len(rows) == 3, f"{len(rows)} of {n_jobs} jobs stored when the run was killed"
     # the restart takes the stale lock over and runs only the missing jobs
     resumed = _start_batch(spec, grid, store)
     out, err = resumed.communicate(timeout=120)
@@ -123,6 +143,7 @@ def test_sigkilled_batch_resumes_every_job_once_and_a_second_batch_is_refused(tm
     assert len(_fronts_by_job(fresh)) == n_jobs
 
 
+@pytest.mark.slow
 def test_a_killed_worker_does_not_lose_the_sweep(tmp_path, client) -> None:
     store = tmp_path / "kill.sqlite"
     jobs = expand_jobs(SLOW, {"solver.seed": [0, 1, 2, 3]})
@@ -247,6 +268,7 @@ def test_store_keeps_the_swept_fields_and_solver_statistics(tmp_path, client) ->
 
 
 # last in the module: it restarts a worker of the shared cluster
+@pytest.mark.slow
 def test_a_job_past_its_time_limit_is_recorded_as_timeout(tmp_path, client) -> None:
     hard = {**SLOW, "workload": {"builder": "random_pipeline", "n_ops": 60, "seed": 3},
             "solver": {"name": "cpsat", "time_limit_s": 60, "seed": 0}}

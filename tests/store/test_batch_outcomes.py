@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 import dse.store.batch
 from dse.runs.sweep import expand_jobs
 from dse.store.database import JobResult, Store
@@ -24,6 +26,7 @@ SLOW = {"name": "slow", "family": "pipeline", "platform": "edge_soc",
 
 
 
+@pytest.mark.slow
 def test_batch_progress_never_counts_more_running_jobs_than_workers(tmp_path, capsys, monkeypatch) -> None:
     # Four jobs on two single-threaded workers: Dask hands all four to the workers at once (too few jobs to
     # be queued at the scheduler), but only two can run; the progress line must say at most 2.

@@ -1,7 +1,8 @@
 """``dse report``: one self-contained HTML page of a solve folder, a simulate folder or a batch store.
 
 The page's data (the JSON inside it) is read back and checked against the run's own files; the
-browser test (test_report_browser.py) checks what a browser draws from it.
+browser test (test_report_browser.py) checks what a browser draws from it. The runs reported on are
+tests/store/conftest.py's, shared with those tests.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import pytest
 
 from dse.cli import main
 from dse.store.report import MAX_REPORT_BYTES
-from tests.store.test_trace import small_store
 
 
 def page_data(path: Path) -> dict:
@@ -32,40 +32,6 @@ def assert_self_contained(path: Path) -> None:
     assert path.stat().st_size < MAX_REPORT_BYTES
     assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)=", text), "the page loads something"
     assert 'id="plotly-gz"' in text
-
-
-@pytest.fixture(scope="module")
-def solved(tmp_path_factory) -> Path:
-    """quickstart solved by CP-SAT and NSGA-II, with a certificate and error bands added to its files the
-    way the solvers and cost models write them (a region box and ``_lo``/``_hi`` columns)."""
-    out = tmp_path_factory.mktemp("report") / "quickstart"
-    assert main(["solve", "quickstart", "--solver", "all", "--time-limit", "5", "--out", str(out), "--quiet"]) == 0
-    doc = json.loads((out / "front.json").read_text())
-    points = doc["fronts"][0]["points"]
-    t = [p["objectives"]["throughput_items_per_s"] for p in points]
-    e = [p["objectives"]["energy_mj_per_item"] for p in points]
-    doc["fronts"][0]["certificate"] = {"hypervolume": 10.0, "hypervolume_bound": 12.0, "gap": 1 / 6,
-                                       "reference": [0.0, 50.0],
-                                       "region": [[[min(t) - 500, min(e)], [max(t), max(e) + 0.5]]]}
-    (out / "front.json").write_text(json.dumps(doc))
-    table = pd.read_csv(out / "front.csv")
-    for column in ("throughput_items_per_s", "energy_mj_per_item"):
-        table[f"{column}_lo"] = table[column] * 0.95
-        table[f"{column}_hi"] = table[column] * 1.05
-    table.to_csv(out / "front.csv", index=False)
-    return out
-
-
-@pytest.fixture(scope="module")
-def simulated(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("report") / "xr"
-    assert main(["simulate", "xr_vr_gaming", "--out", str(out), "--quiet"]) == 0
-    return out
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return small_store(tmp_path_factory.mktemp("report") / "sweep.sqlite")
 
 
 def test_solve_report(solved, capsys) -> None:

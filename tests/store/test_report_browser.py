@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from dse.cli import main
-from tests.store.test_report import page_data, simulated, solved, store  # noqa: F401 - fixtures used below
+from tests.store.test_report import page_data
+
+pytestmark = pytest.mark.slow  # a browser
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -82,7 +84,7 @@ class Page:
         self.page.mouse.click(x, y)
 
 
-def test_solve_report_in_chromium(browser, solved, tmp_path) -> None:  # noqa: F811
+def test_solve_report_in_chromium(browser, solved, tmp_path) -> None:
     assert main(["report", str(solved)]) == 0
     data = page_data(solved / "report.html")
     page = Page(browser, solved / "report.html")
@@ -113,7 +115,7 @@ def test_solve_report_in_chromium(browser, solved, tmp_path) -> None:  # noqa: F
     assert (tmp_path / "point.png").stat().st_size > 10_000
 
 
-def test_simulate_report_in_chromium(browser, simulated, tmp_path) -> None:  # noqa: F811
+def test_simulate_report_in_chromium(browser, simulated, tmp_path) -> None:
     assert main(["report", str(simulated)]) == 0
     page = Page(browser, simulated / "report.html")
     cells = page.page.eval_on_selector_all("table.data tbody tr", "rows => rows.map(r => r.cells[0].textContent)")
@@ -124,7 +126,7 @@ def test_simulate_report_in_chromium(browser, simulated, tmp_path) -> None:  # n
     page.clean()
 
 
-def test_store_report_in_chromium(browser, store, tmp_path) -> None:  # noqa: F811
+def test_store_report_in_chromium(browser, store, tmp_path) -> None:
     out = tmp_path / "store.html"
     assert main(["report", str(store), "--out", str(out)]) == 0
     page = Page(browser, out)

@@ -21,9 +21,6 @@ import pytest
 from dse.cli import main
 from dse.cost import CostTables
 from dse.mapping.dag import DagProblem
-from dse.runs.sweep import expand_jobs
-from dse.store.batch import run_job
-from dse.store.database import JobResult, Store
 from dse.store.trace import Span, Timeline, chrome_trace, jobs_timeline, mapping_timeline
 
 PHASES = {"X", "i", "I", "M", "B", "E", "C"}
@@ -122,9 +119,8 @@ def test_solve_writes_the_trace_of_a_dag_point(tmp_path, capsys) -> None:
     assert "--point" in capsys.readouterr().err
 
 
-def test_dream_simulation_trace(tmp_path) -> None:
-    out = tmp_path / "sim"
-    assert main(["simulate", "xr_vr_gaming", "--out", str(out), "--quiet"]) == 0
+def test_dream_simulation_trace(simulated) -> None:
+    out = simulated  # dse simulate xr_vr_gaming (tests/store/conftest.py)
     doc = check_chrome_trace(out / "trace.json")
     table = pd.read_csv(out / "trace.csv", keep_default_na=False)
     executed = table[table["accelerator"] != ""]
@@ -144,21 +140,6 @@ def test_dype_stream_trace(tmp_path) -> None:
     assert len(runs) == int((table["kind"] == "run").sum())
     assert {"input", "regime", "items", "energy_j"} <= set(runs[0]["args"])
     assert {e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"} == set(table["policy"])
-
-
-def small_store(path: Path, jobs: int = 12) -> Path:
-    """A store of ``jobs`` quickstart jobs (power caps x seeds, CP-SAT), run in this process."""
-    caps = [150, 200, 250, 300, 350, 400][: max(1, jobs // 2)]
-    grid = {"constraints.power_w": caps, "solver.seed": [0, 1], "solver.name": "cpsat", "solver.time_limit_s": 5}
-    with Store(path) as store:
-        for job in expand_jobs("problems/quickstart.yaml", grid)[:jobs]:
-            store.record(job, JobResult.from_dict(run_job(job.spec, job.source, job.base)))
-    return path
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    return small_store(tmp_path_factory.mktemp("store") / "sweep.sqlite")
 
 
 def test_batch_job_timings_trace(store, tmp_path, capsys) -> None:
