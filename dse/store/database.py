@@ -54,6 +54,9 @@ if TYPE_CHECKING:
     from dse.runs.sweep import Job
 
 #: What ``meta.format`` says in a store.
+#: What reading a damaged file raises: SQLite's errors, and a decode error where SQLite's message about a
+#: damaged schema quotes bytes that are no UTF-8 (Python cannot decode the message itself).
+UNREADABLE = (sqlite3.DatabaseError, UnicodeDecodeError)
 STORE_FORMAT = "dse-batch-store"
 SCHEMA_VERSION = 1
 #: Job statuses: solved; no feasible mapping; invalid spec; crashed or errored; ran past its limit.
@@ -167,7 +170,7 @@ def _check_marker(conn: sqlite3.Connection, where: str, flag: str) -> None:
                             f"not a dse result store: another program's database (no {missing[0]} table); "
                             "give a new file name for a new store")
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('format', 'schema_version')"))
-    except sqlite3.DatabaseError as exc:
+    except UNREADABLE as exc:
         raise SpecError("command line", flag, where, f"damaged store ({exc}); {SALVAGE_HINT}") from None
     if meta.get("format") != STORE_FORMAT:
         raise SpecError("command line", flag, where,
@@ -184,7 +187,7 @@ def _check_pages(conn: sqlite3.Connection, where: str, flag: str) -> None:
     """SQLite's ``quick_check`` over every page; SpecError naming the first problem found."""
     try:
         rows = conn.execute("PRAGMA quick_check(3)").fetchall()
-    except sqlite3.DatabaseError as exc:
+    except UNREADABLE as exc:
         rows = [(str(exc),)]
     if rows != [("ok",)]:
         problem = "; ".join(str(r[0]) for r in rows)
@@ -218,7 +221,7 @@ def _open_for_reading(path: Path, flag: str) -> sqlite3.Connection:
         conn = sqlite3.connect(_ro_uri(path), uri=True, timeout=30)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
-    except sqlite3.DatabaseError as exc:
+    except UNREADABLE as exc:
         first = exc
         conn.close()
     if "readonly" not in str(first) and "unable to open" not in str(first):
@@ -234,7 +237,7 @@ def _open_for_reading(path: Path, flag: str) -> sqlite3.Connection:
         conn.copy_dir = copy_dir
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         return conn
-    except (OSError, sqlite3.DatabaseError) as exc:
+    except (OSError, *UNREADABLE) as exc:
         shutil.rmtree(copy_dir, ignore_errors=True)
         reason = getattr(exc, "strerror", None) or exc
         raise SpecError("command line", flag, where, f"cannot read it: {reason}") from None
@@ -291,7 +294,7 @@ class Store:
                 self.conn.execute("INSERT INTO meta VALUES ('format', ?), ('schema_version', ?)",
                                   (STORE_FORMAT, str(SCHEMA_VERSION)))
                 self.conn.execute("COMMIT")
-        except sqlite3.DatabaseError as exc:
+        except UNREADABLE as exc:
             self._release()
             raise SpecError("command line", "--store", where, f"cannot write the store: {exc}") from None
         except BaseException:
@@ -334,7 +337,7 @@ class Store:
         """The status of every job in the store, by job id."""
         try:
             return dict(self._connection().execute("SELECT job_id, status FROM jobs").fetchall())
-        except sqlite3.DatabaseError as exc:
+        except UNREADABLE as exc:
             raise SpecError("command line", "--store", str(self.path), f"damaged store ({exc}); {SALVAGE_HINT}") from None
 
     def record(self, job: Job, result: JobResult) -> None:
@@ -450,7 +453,7 @@ def _read_jobs(store: str | Path, job_ids: Sequence[str] | None) -> tuple[list[A
             rows = _select_jobs(conn, job_ids)
             fronts = _fronts(conn)
         swepts = [json.loads(r[5]) for r in rows]
-    except (sqlite3.DatabaseError, ValueError, TypeError) as exc:
+    except (*UNREADABLE, ValueError, TypeError) as exc:
         if isinstance(exc, SpecError):
             raise
         raise _damaged(store, exc) from None
@@ -530,7 +533,7 @@ def objective_columns(store: str | Path) -> list[tuple[str, str]]:
             for (front,) in conn.execute("SELECT front FROM fronts ORDER BY job_id, position"):
                 for o in json.loads(front).get("objectives", []):
                     found.setdefault(str(o["column"]), str(o.get("sense", "min")))
-    except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (*UNREADABLE, ValueError, TypeError, KeyError, AttributeError) as exc:
         if isinstance(exc, SpecError):
             raise
         raise _damaged(store, exc) from None

@@ -19,6 +19,7 @@ from dse.store.database import (
     SQLITE_MAGIC,
     STATUSES,
     STORE_FORMAT,
+    UNREADABLE,
     Store,
     _open_for_reading,
     _short,
@@ -44,20 +45,20 @@ def _readable_rows(conn: sqlite3.Connection, table: str, columns: Sequence[str])
     try:
         for row in conn.execute(query + " ORDER BY rowid"):
             rows[int(row[0])] = tuple(row[1:])
-    except sqlite3.DatabaseError:
+    except UNREADABLE:
         pass
     highest = max(rows, default=0)
     try:
         top = conn.execute(f"SELECT max(rowid) FROM {table}").fetchone()
         highest = max(highest, int(top[0] or 0))
-    except sqlite3.DatabaseError:
+    except UNREADABLE:
         highest = max(highest, 1) * 2 + 1000
     for rowid in range(1, highest + 1):
         if rowid in rows:
             continue
         try:
             row = conn.execute(query + " WHERE rowid = ?", (rowid,)).fetchone()
-        except sqlite3.DatabaseError:
+        except UNREADABLE:
             continue
         if row is not None:
             rows[rowid] = tuple(row[1:])
@@ -97,7 +98,7 @@ def salvage(source: str | Path, out: str | Path) -> SalvageReport:
     with closing(_open_for_reading(source, "store")) as conn:
         try:
             meta = dict(conn.execute("SELECT key, value FROM meta"))
-        except sqlite3.DatabaseError:
+        except UNREADABLE:
             meta = {}
         if meta and meta.get("format") != STORE_FORMAT:
             raise SpecError("command line", "store", str(source),

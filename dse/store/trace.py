@@ -28,7 +28,6 @@ Example::
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ import pandas as pd
 
 from dse.errors import SpecError
 from dse.sim.realtime import TRACE_COLUMNS as FRAME_COLUMNS
-from dse.store.database import connect_readonly
+from dse.store.database import UNREADABLE, connect_readonly
 from dse.util.files import replace_atomically
 from dse.viz.schedules import transfers
 
@@ -235,7 +234,7 @@ def jobs_timeline(store: str | Path, job_ids: Sequence[str] | None = None) -> Ti
         try:
             rows = conn.execute("SELECT job_id, status, swept, wall_s, worker, finished_at FROM jobs "
                                 "ORDER BY finished_at").fetchall()
-        except sqlite3.DatabaseError as exc:
+        except UNREADABLE as exc:
             raise SpecError(str(store), "jobs", None, f"cannot be read: {exc}") from None
     if job_ids is not None:
         wanted = set(job_ids)

@@ -149,6 +149,23 @@ def test_a_damaged_store_is_exit_2_for_batch_and_results_and_is_salvaged(tmp_pat
         assert set(db.finished()) == kept
 
 
+def test_a_schema_byte_that_is_no_utf8_is_a_damaged_store_not_a_traceback(tmp_path, capsys) -> None:
+    """One byte 0x80 in the schema's SQL text (page 1): SQLite's complaint about the damaged schema quotes it,
+    and Python cannot decode that message (a UnicodeDecodeError, which escaped as a traceback before)."""
+    store = tmp_path / "s.sqlite"
+    _write_store(store, 3)
+    data = bytearray(store.read_bytes())
+    at = data.index(b"CREATE TABLE") + len(b"CREATE T")  # "CREATE T\x80BLE": a syntax error quoting it
+    data[at] = 0x80
+    store.write_bytes(bytes(data))
+    before = _digest(store)
+    with pytest.raises(SpecError, match="damaged store"):
+        Store(store)
+    code, _, err = run(capsys, "results", str(store))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert _digest(store) == before
+
+
 def test_salvage_refuses_an_existing_output_and_a_file_that_is_not_sqlite(tmp_path, capsys) -> None:
     store = tmp_path / "s.sqlite"
     _write_store(store, 2)

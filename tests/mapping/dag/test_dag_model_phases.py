@@ -9,10 +9,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
+import dse
 from dse.cost import CostTables
 from dse.mapping.dag import DagProblem
 from dse.pareto import nondominated
-from dse.solvers.cpsat import solve_cpsat
 from tests.mapping.dag.test_dag_cpsat import brute_force
 
 
@@ -117,6 +117,6 @@ def test_chain_front_equals_brute_force(send_time: list[int] | None) -> None:
         tables = tables.replaced(send_time=np.array(send_time, dtype=np.int64))
     problem = DagProblem(tables, ("makespan", "energy"), memory=False, tensor_per_device=send_time is not None)
     _, F = brute_force(problem)
-    front = solve_cpsat(problem, time_limit=60, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=2)
     assert front.complete
     assert sorted(map(tuple, front.internal().tolist())) == sorted(map(tuple, F[nondominated(F)].tolist()))

@@ -11,11 +11,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
+import dse
 from dse.cost import CostTables
 from dse.cost.dvfs import attach_levels, scaled_levels
 from dse.mapping.pipeline import PipelineProblem
 from dse.pareto import nondominated
-from dse.solvers.cpsat import solve_cpsat
 from tests.mapping.dag.test_dag_model_phases import domain, kinds
 from tests.mapping.pipeline.test_pipeline_hand import hand_tables
 
@@ -107,6 +107,6 @@ def test_hand_instance_front_equals_every_genome_evaluated(objectives, levels, l
     problem = PipelineProblem(tables, objectives, **limits)
     exact = every_genome_front(problem)
     assert exact  # the instance is feasible under these limits
-    front = solve_cpsat(problem, time_limit=60, seed=0, workers=2)
+    front = dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=2)
     assert front.complete
     assert sorted(map(tuple, front.internal().tolist())) == exact
