@@ -150,6 +150,16 @@ def import_graph(package: str) -> nx.DiGraph:
     return graph
 
 
+def loops_leaving_a_package(graph: nx.DiGraph, modules: dict[str, Path]) -> list[set[str]]:
+    """The loops (imports under TYPE_CHECKING and inside functions included) whose modules do not all sit
+    in one package (a package's ``__init__`` sits in the package itself): a loop between two packages, or
+    between a package and a module beside it."""
+    def home(name: str) -> str:
+        return name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
+
+    return [loop for loop in loops(graph) if len({home(m) for m in loop}) > 1]
+
+
 def loops(graph: nx.DiGraph) -> list[set[str]]:
     """The import loops: strongly connected sets of two or more modules."""
     return [set(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
@@ -219,6 +229,34 @@ def test_no_import_loop_between_layers() -> None:
     assert runtime_loops(graph) == []
 
 
+def test_the_root_holds_the_public_surface_and_every_other_module_sits_in_a_layer_package() -> None:
+    root_modules = sorted(p.stem for p in PACKAGE.glob("*.py"))
+    assert len(root_modules) <= 6, root_modules
+    assert set(root_modules) <= {"__init__", "__main__", "errors", "pareto", "testing", "version"}, root_modules
+    packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    assert packages == ["cli", "cost", "heuristics", "inputs", "mapping", "model", "runs", "runtime", "sim",
+                        "solvers", "store", "util", "viz"]
+
+
+def test_each_family_is_a_subpackage_of_mapping() -> None:
+    from dse.mapping.registry import BUILTIN_FAMILY_MODULES, families
+
+    for name, entry in families().items():
+        module = entry.problem_class.__module__
+        assert module.startswith(f"dse.mapping.{name}."), (name, module)
+    assert all(m.count(".") == 3 for m in BUILTIN_FAMILY_MODULES)  # dse.mapping.FAMILY.problem
+    flat = [p.name for p in (PACKAGE / "mapping").glob("*.py")]
+    assert not [n for n in flat if any(n.startswith(f"{family}_") or n == f"{family}.py" for family in families())]
+
+
+def test_no_import_loop_leaves_one_package() -> None:
+    """Every loop, of any kind of import, stays among the modules of one package (annotation-only loops
+    inside a family's package, say); none joins two packages or a package and a module beside it."""
+    graph = import_graph("dse")
+    assert loops(graph)  # the scan sees the annotation-only loops there are
+    assert loops_leaving_a_package(graph, module_files(PACKAGE)) == []
+
+
 # ------------------------------------------------------------------------------------- the checkers fail
 
 
@@ -251,3 +289,21 @@ def test_checkers_catch_an_upward_import_in_a_function_and_a_loop(bad_package) -
     contract = layers_contracts(pyproject)[0]
     assert loops_across_layers(graph, contract) == [{"layered_demo.high", "layered_demo.low"}]
     assert runtime_loops(graph) == [{"layered_demo.high", "layered_demo.low"}]
+
+
+def test_the_loop_checker_catches_a_loop_between_two_packages(tmp_path, monkeypatch) -> None:
+    """Packages ``a`` and ``b`` of ``loop_demo`` import each other, ``b`` only under TYPE_CHECKING: still a loop
+    that leaves one package; a loop of two modules inside ``a`` is not."""
+    root = tmp_path / "loop_demo"
+    for folder in (root, root / "a", root / "b"):
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+    (root / "a" / "one.py").write_text("from loop_demo.b import three\nfrom loop_demo.a import two\n")
+    (root / "a" / "two.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                       "    from loop_demo.a import one\n")
+    (root / "b" / "three.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                         "    from loop_demo.a import one\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = import_graph("loop_demo")
+    found = loops_leaving_a_package(graph, module_files(root))
+    assert found == [{"loop_demo.a.one", "loop_demo.a.two", "loop_demo.b.three"}]
