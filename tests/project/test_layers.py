@@ -152,10 +152,13 @@ def import_graph(package: str) -> nx.DiGraph:
 
 def loops_leaving_a_package(graph: nx.DiGraph, modules: dict[str, Path]) -> list[set[str]]:
     """The loops (imports under TYPE_CHECKING and inside functions included) whose modules do not all sit
-    in one package (a package's ``__init__`` sits in the package itself): a loop between two packages, or
-    between a package and a module beside it."""
+    in one package (a package's ``__init__`` sits in the package itself; a module at the root of the top
+    package stands alone, as the packages beside it do): a loop between two packages, or between a package
+    and a module beside it."""
     def home(name: str) -> str:
-        return name if modules[name].name == "__init__.py" else name.rpartition(".")[0]
+        if modules[name].name == "__init__.py" or "." not in name.rpartition(".")[0]:
+            return name
+        return name.rpartition(".")[0]
 
     return [loop for loop in loops(graph) if len({home(m) for m in loop}) > 1]
 
