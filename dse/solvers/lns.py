@@ -15,8 +15,10 @@ time (:mod:`dse.solvers.memetic`). Then, until the time runs out, one window at 
   quarter (up to the whole schedule); one it cannot finish narrows them by a fifth.
 
 Windows are exact where single-task moves are blind: a run of tasks that only pays off when it moves
-and reorders together. Nothing is proven about the whole problem: the result is the incumbent (none
-when no feasible schedule was found, status ``time_limit``). A stop request (Ctrl-C) ends the
+and reorders together. A window that frees every task is the whole problem: once CP-SAT proves one
+optimal, so is the incumbent, and the search ends there (status ``optimal``, the point proven; on
+small graphs, within the first seconds). Otherwise nothing is proven about the whole problem: the
+result is the incumbent (none when no feasible schedule was found, status ``time_limit``). A stop request (Ctrl-C) ends the
 current window's search at once (a model being built finishes first, within the window's
 seconds) and keeps the best schedule so far. The same seed draws the same windows;
 what a window finds within its seconds can differ between runs, as with the time-limited searches.
@@ -33,7 +35,7 @@ from pydantic import Field
 
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
-from dse.pareto import TIME_LIMIT, ParetoSet, SolveStats
+from dse.pareto import OPTIMAL, TIME_LIMIT, ParetoSet, SolveStats
 from dse.solvers.common import result
 from dse.solvers.context import RESUME, SolveContext
 from dse.solvers.local_search import local_search, local_search_unsupported
@@ -79,7 +81,8 @@ def repair_window(problem: DagProblem, incumbent: np.ndarray, free: np.ndarray, 
 
 def solve_lns(problem: MappingProblem, ctx: SolveContext, options: LnsOptions) -> ParetoSet:
     """The module docstring's search from the best of the heuristics, the baselines and ``ctx.resume``;
-    returns the incumbent (status ``time_limit`` or ``interrupted``, nothing proven). ``options.warm_share``
+    returns the incumbent: status ``optimal`` (proven) once a window of every task is solved to optimality,
+    else ``time_limit`` or ``interrupted`` (nothing proven). ``options.warm_share``
     of the time limit goes to the memetic local search first (in a context derived from ``ctx``)."""
     dag: DagProblem = problem  # type: ignore[assignment]
     rng = np.random.default_rng(ctx.seed)
@@ -88,6 +91,7 @@ def solve_lns(problem: MappingProblem, ctx: SolveContext, options: LnsOptions) -
         return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), "lns", TIME_LIMIT,
                       SolveStats(wall_s=ctx.elapsed(), message="no seed to start from"))
     windows = improved = 0
+    whole = False
     width = START_WIDTH
     warm = ctx.derived(deadline=ctx.start + ctx.time_limit * options.warm_share)
     incumbent, evaluations, steps = local_search(dag, first, warm, rng, 48)
@@ -104,13 +108,16 @@ def solve_lns(problem: MappingProblem, ctx: SolveContext, options: LnsOptions) -
         if found is not None:
             incumbent, improved = found, improved + 1
             best = float(problem.evaluate(incumbent[None, :]).F[0, 0])
-        width = min(1.0, width * 1.25) if proven else max(MIN_WIDTH, width * 0.8)
         ctx.progress.update(f"window {windows} ({int(free.sum())} tasks free), makespan {int(best):,}")
+        if proven and free.all():  # the whole problem, solved to optimality: nothing left to search
+            whole = True
+            break
+        width = min(1.0, width * 1.25) if proven else max(MIN_WIDTH, width * 0.8)
     stats = SolveStats(wall_s=ctx.elapsed(), evaluations=evaluations,
                        message=f"{steps} local-search steps, {windows} windows re-solved, {improved} improved")
     feasible = bool(problem.evaluate(incumbent[None, :]).feasible[0])
     genomes = incumbent[None, :] if feasible else np.zeros((0, problem.n_genes), dtype=np.int64)
-    return result(problem, genomes, "lns", ctx.cut_status(), stats, proven=False)
+    return result(problem, genomes, "lns", OPTIMAL if whole else ctx.cut_status(), stats, proven=whole)
 
 
 def _supports(problem: MappingProblem) -> str | None:
