@@ -75,6 +75,21 @@ def test_collect_seeds_warns_once_per_problem(heft_raises: None) -> None:
     assert len(seeds) > len(baselines)  # heuristic seeds besides the single-device baselines
 
 
+def test_the_command_line_in_process_prints_the_warning_as_one_line(heft_raises: None, tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """The fast tier's counterpart of the process test below: ``dse.cli.main`` in this process."""
+    from dse.cli import main
+
+    code = main(["solve", str(ROOT / "problems" / "topcuoglu2002.yaml"), "--solver", "nsga2", "--time-limit",
+                 "0.5", "--out", str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "heuristic 'heft' failed" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: "), err
+    assert "Traceback" not in err and "SeedHeuristicWarning" not in err
+
+
+@pytest.mark.slow
 def test_the_command_line_names_the_failing_heuristic_without_a_traceback(tmp_path: Path) -> None:
     script = textwrap.dedent("""
         import sys

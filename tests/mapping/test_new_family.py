@@ -63,6 +63,7 @@ def test_the_contracts_hold_with_the_toy_family(copy: Path) -> None:
     assert "0 broken" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_family_checks_pass_for_the_toy_family(copy: Path) -> None:
     script = (
         "import dse, dse.testing\n"

@@ -188,6 +188,7 @@ def _without_permission_override(argv: list[str]) -> list[str]:
     return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *argv]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("journal", ["delete", "wal"])
 def test_a_store_in_a_read_only_folder_is_readable(tmp_path, journal) -> None:
     folder = tmp_path / "ro"

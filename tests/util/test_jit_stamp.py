@@ -102,6 +102,7 @@ def _environment_key(root: Path, cache: Path) -> str:
     return key
 
 
+@pytest.mark.slow
 def test_the_environment_key_follows_the_kernel_sources_only(tmp_path: Path) -> None:
     root = _copy_of_the_package(tmp_path / "copy")
     cache = tmp_path / "numba-cache"
@@ -113,6 +114,7 @@ def test_the_environment_key_follows_the_kernel_sources_only(tmp_path: Path) -> 
     assert _environment_key(root, cache) != key
 
 
+@pytest.mark.slow
 def test_copies_of_the_package_sharing_a_cache_folder_have_stamps_of_their_own(tmp_path: Path) -> None:
     """numba caches a kernel per source path, so one copy's compiled kernels are not the other's."""
     cache = tmp_path / "numba-cache"
