@@ -18,7 +18,10 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q uv || $(BIN)/python -m pip install -q --upgrade pip
 
 # $(call install,ARGS): uv pip install ARGS into the environment, or pip install ARGS if uv is missing or fails.
-install = { [ -x $(BIN)/uv ] && $(BIN)/uv pip install -q --python $(BIN)/python $(1); } \
+# Both write the installed modules' bytecode (uv's --compile-bytecode; pip does it by default): without it every
+# process (each test worker, each command a test starts) compiles numpy, pandas, OR-Tools... from source where
+# PYTHONDONTWRITEBYTECODE is set.
+install = { [ -x $(BIN)/uv ] && $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python $(1); } \
 	|| $(BIN)/python -m pip install -q $(1)
 
 $(STAMP): $(BIN)/python pyproject.toml
