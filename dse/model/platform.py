@@ -23,6 +23,7 @@ import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dse.errors import SpecError
+from dse.model.device_defaults import DeviceDefaults, catalog_defaults, resolve_device
 from dse.model.workload import OP_CLASSES
 from dse.util.validation import spec_error_from_validation
 
@@ -107,6 +108,14 @@ class Device:
     #: streaming multiprocessors (0: not declared) and the output tile's edge of tiled GEMMs (0: none)
     compute_units: int = 0
     gemm_tile: int = 0
+    #: the device class whose defaults it takes ("": none) and the runtime that executes the model
+    #: ("": none); :mod:`dse.model.device_defaults`
+    device_class: str = ""
+    runtime: str = ""
+    #: where each mechanism field's value came from ("declared", "runtime ...", "class default: ...",
+    #: "kind default"), and the device file's citation of each figure
+    provenance: Mapping[str, str] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -262,6 +271,16 @@ class DeviceSpec(_Strict):
                                description="streaming multiprocessors (0: not declared); dse.cost.mechanisms.tiling")
     gemm_tile: int = Field(default=0, ge=0, le=4096,
                            description="output tile edge of tiled GEMMs (0: none); dse.cost.mechanisms.tiling")
+    device_class: str | None = Field(
+        default=None, min_length=1,
+        description="device class whose defaults it takes (default: its kind's); dse.model.device_defaults")
+    runtime: str | None = Field(
+        default=None, min_length=1,
+        description="runtime executing the model, a models/runtimes file (default: its class's)")
+    mechanisms: Literal["defaults", "none"] | None = Field(
+        default=None, description="none: the plain analytic model, no runtime or class defaults (default: "
+                                  "the platform's, else defaults)")
+    sources: dict[str, str] = Field(default_factory=dict, description="where each figure was read")
 
     @field_validator("speed")
     @classmethod
@@ -299,25 +318,39 @@ class LinkSpec(_Strict):
 class PlatformSpec(_Strict):
     name: str
     description: str = ""
+    mechanisms: Literal["defaults", "none"] = Field(
+        default="defaults", description="none: every device on the plain analytic model (a device may say otherwise)")
     devices: list[DeviceSpec] = Field(min_length=1)
     links: list[LinkSpec] = Field(default_factory=list)
     calibration: str | None = Field(default=None, min_length=1,
                                     description="calibration file, relative to the platform file's folder")
 
 
-def _expand_devices(specs: list[DeviceSpec]) -> list[Device]:
+def _expand_devices(specs: list[DeviceSpec], mechanisms: str, defaults: DeviceDefaults,
+                    source: str) -> list[Device]:
+    """The devices of ``specs`` (``count`` expanded), each mechanism field it does not declare filled from
+    its runtime and class defaults (:func:`dse.model.device_defaults.resolve_device`); :class:`SpecError`
+    for an unknown runtime."""
     devices: list[Device] = []
-    for spec in specs:
-        values = spec.model_dump(exclude={"count", "name", "dvfs"})
+    for i, spec in enumerate(specs):
+        values = spec.model_dump(exclude={"count", "name", "dvfs", "mechanisms"})
         values["fused_op_classes"] = tuple(values["fused_op_classes"])
+        try:
+            values, provenance = resolve_device(values, set(spec.model_fields_set), defaults,
+                                                spec.mechanisms or mechanisms)
+        except ValueError as exc:
+            raise SpecError(source, f"devices[{i}].runtime", spec.runtime, str(exc)) from None
         points = tuple(OperatingPoint(**p.model_dump()) for p in spec.dvfs)
         names = [spec.name] if spec.count == 1 else [f"{spec.name}{i}" for i in range(spec.count)]
-        devices.extend(Device(name=n, dvfs=points, **values) for n in names)
+        devices.extend(Device(name=n, dvfs=points, provenance=provenance, **values) for n in names)
     return devices
 
 
-def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base: Path | None = None) -> Platform:
+def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base: Path | None = None,
+                       defaults: DeviceDefaults | None = None) -> Platform:
     """Build a :class:`Platform` from a parsed YAML mapping; ``calibration`` is read relative to ``base``.
+    Devices take the mechanism values they do not declare from ``defaults`` (the catalog's,
+    :func:`dse.model.device_defaults.catalog_defaults`, when ``None``) unless ``mechanisms: none``.
 
     Raises :class:`~dse.errors.SpecError` naming ``source``, the field and the value (also for a
     ``calibration`` file that does not exist, or DVFS frequencies that repeat).
@@ -329,7 +362,7 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base
     total = sum(d.count for d in spec.devices)
     if total > MAX_DEVICES:
         raise SpecError(source, "devices", total, f"more than {MAX_DEVICES} devices (counting each count)")
-    devices = _expand_devices(spec.devices)
+    devices = _expand_devices(spec.devices, spec.mechanisms, defaults or catalog_defaults(), source)
     names = [d.name for d in devices]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -29,6 +29,7 @@ naming the file, the field and the value.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from dse.inputs.builders import BUILDERS, build
 from dse.inputs.catalog import find, models_dir
 from dse.mapping.pipeline import PipelineProblem
 from dse.model.accelerators import make_layer, system_from_dict
+from dse.model.device_defaults import DATASHEET_FIELDS, DeviceDefaults, catalog_defaults
 from dse.model.platform import Platform, load_platform, platform_from_dict
 from dse.util.files import replace_atomically
 from dse.util.validation import spec_error_from_validation
@@ -132,13 +134,15 @@ class _FileSpec(_Strict):
 @dataclass(frozen=True)
 class MeasuredDevice:
     """A device measurements were taken on: a platform :class:`~dse.model.platform.Device` or a PE-array
-    :class:`~dse.model.accelerators.System` of one accelerator; ``sources`` cites each figure."""
+    :class:`~dse.model.accelerators.System` of one accelerator; ``sources`` cites each figure;
+    ``declared``: a platform device's fields as its file gives them (for :func:`datasheet_only`)."""
 
     id: str
     device_class: str
     device: Any = None
     system: Any = None
     sources: Mapping[str, str] = field(default_factory=dict)
+    declared: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -200,50 +204,90 @@ class GroupError:
     within: float
 
 
+#: The two columns of the report: each device as its file declares it, and cut back to its data sheet.
+COLUMNS = ("declared", "datasheet")
+COLUMN_TITLES = {"declared": "as declared", "datasheet": "data sheet only"}
+
+
 @dataclass(frozen=True)
 class AccuracyReport:
-    """Every prediction and the per-group errors; :meth:`summary` and :meth:`frame` present them."""
+    """Every prediction and the per-group errors, in two columns: ``rows``/``groups`` with each device as
+    declared, ``datasheet_rows``/``datasheet_groups`` with each device cut back to its data-sheet fields
+    and runtime (:func:`datasheet_only`); :meth:`summary` and :meth:`frame` present them."""
 
     rows: tuple[Prediction, ...]
     groups: tuple[GroupError, ...]
+    datasheet_rows: tuple[Prediction, ...] = ()
+    datasheet_groups: tuple[GroupError, ...] = ()
 
-    def group(self, part: str, by: str = "all", group: str = "all") -> GroupError | None:
-        """The statistics of one group, or ``None`` when it has no rows."""
-        return next((g for g in self.groups if (g.part, g.by, g.group) == (part, by, group)), None)
+    def group(self, part: str, by: str = "all", group: str = "all", column: str = "declared") -> GroupError | None:
+        """The statistics of one group of ``column`` (``declared`` or ``datasheet``), or ``None`` when it
+        has no rows."""
+        groups = self.groups if column == "declared" else self.datasheet_groups
+        return next((g for g in groups if (g.part, g.by, g.group) == (part, by, group)), None)
 
     def frame(self) -> Any:
-        """A pandas DataFrame, one row per measurement (the columns of ``accuracy.csv``)."""
+        """A pandas DataFrame, one row per measurement (the columns of ``accuracy.csv``); the data-sheet
+        column's prediction, ratio and error under ``*_datasheet``."""
         import pandas as pd
 
-        return pd.DataFrame([{
-            "id": p.measurement.id, "family": p.measurement.family, "split": p.measurement.split,
-            "device": p.measurement.device.id, "device_class": p.measurement.device.device_class,
-            "op_class": p.measurement.op_class, "metric": p.measurement.metric,
-            "measured": p.measurement.value, "predicted": p.predicted, "ratio": p.ratio, "error": p.error,
-            "source": p.measurement.source,
-        } for p in self.rows])
+        sheet = {p.measurement.id: p for p in self.datasheet_rows}
+        records = []
+        for p in self.rows:
+            d = sheet.get(p.measurement.id)
+            records.append({
+                "id": p.measurement.id, "family": p.measurement.family, "split": p.measurement.split,
+                "device": p.measurement.device.id, "device_class": p.measurement.device.device_class,
+                "op_class": p.measurement.op_class, "metric": p.measurement.metric,
+                "measured": p.measurement.value, "predicted": p.predicted, "ratio": p.ratio, "error": p.error,
+                "predicted_datasheet": d.predicted if d else np.nan, "ratio_datasheet": d.ratio if d else np.nan,
+                "error_datasheet": d.error if d else np.nan, "source": p.measurement.source,
+            })
+        return pd.DataFrame(records)
 
     def rows_text(self) -> str:
-        """Predicted vs measured, one line per row."""
-        lines = [f"{'id':58s} {'split':7s} {'metric':16s} {'measured':>11s} {'predicted':>11s} {'error':>8s}"]
+        """Predicted vs measured, one line per row, both columns."""
+        sheet = {p.measurement.id: p for p in self.datasheet_rows}
+        lines = [f"{'id':58s} {'split':7s} {'metric':16s} {'measured':>11s} {'declared':>11s} {'error':>8s} "
+                 f"{'datasheet':>11s} {'error':>8s}"]
         for p in self.rows:
             m = p.measurement
-            sign = "+" if p.ratio >= 1 else "-"
-            lines.append(f"{m.id[:58]:58s} {m.split:7s} {m.metric:16s} {m.value:11.4g} {p.predicted:11.4g} "
-                         f"{sign}{p.error:7.1%}")
+            line = f"{m.id[:58]:58s} {m.split:7s} {m.metric:16s} {m.value:11.4g} {p.predicted:11.4g} {_signed(p)}"
+            d = sheet.get(m.id)
+            lines.append(line + (f" {d.predicted:11.4g} {_signed(d)}" if d else ""))
         return "\n".join(lines)
 
     def summary(self) -> str:
-        """Median and 90th-percentile error per group, the fitted and held-out parts apart."""
-        lines = [f"{'part':8s} {'by':13s} {'group':16s} {'n':>4s} {'median':>8s} {'p90':>8s} "
-                 f"{'<=' + format(WITHIN, '.0%'):>6s}"]
+        """Median and 90th-percentile error per group, the fitted and held-out parts apart, as declared
+        and data sheet only side by side."""
+        within = "<=" + format(WITHIN, ".0%")
+        lines = [f"{'':8s} {'':13s} {'':16s} {'':4s} {COLUMN_TITLES['declared']:^24s}  "
+                 f"{COLUMN_TITLES['datasheet']:^24s}",
+                 f"{'part':8s} {'by':13s} {'group':16s} {'n':>4s} {'median':>8s} {'p90':>8s} {within:>6s}  "
+                 f"{'median':>8s} {'p90':>8s} {within:>6s}"]
         for g in self.groups:
-            lines.append(f"{g.part:8s} {g.by:13s} {g.group:16s} {g.n:4d} {g.median:8.1%} {g.p90:8.1%} "
-                         f"{g.within:6.0%}")
+            line = f"{g.part:8s} {g.by:13s} {g.group:16s} {g.n:4d} {g.median:8.1%} {g.p90:8.1%} {g.within:6.0%}"
+            d = self.group(g.part, g.by, g.group, "datasheet")
+            lines.append(line + (f"  {d.median:8.1%} {d.p90:8.1%} {d.within:6.0%}" if d else ""))
         return "\n".join(lines)
 
 
+def _signed(p: Prediction) -> str:
+    return f"{'+' if p.ratio >= 1 else '-'}{p.error:7.1%}"
+
+
 # --------------------------------------------------------------------------- loading
+
+
+def _catalog_entry(path: Path, device: str) -> dict[str, Any]:
+    """The fields of catalog platform ``path``'s device ``device`` as the file gives them (a ``count``
+    entry's copies share one entry), without ``count``."""
+    for entry in read_yaml(path).get("devices", []):
+        count = int(entry.get("count", 1))
+        names = [entry["name"]] if count == 1 else [f"{entry['name']}{i}" for i in range(count)]
+        if device in names:
+            return {k: v for k, v in entry.items() if k not in ("count", "name")}
+    return {}
 
 
 def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
@@ -268,11 +312,35 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
             raise SpecError(source, f"{where}.catalog.device", spec.catalog.device,
                             f"platform {spec.catalog.platform!r} has devices {', '.join(platform.device_names)}")
         device = platform.devices[platform.index(spec.catalog.device)]
+        declared = _catalog_entry(path, spec.catalog.device)
     else:
-        platform = platform_from_dict({"name": spec.id, "devices": [{"name": spec.id, **(spec.platform or {})}]},
+        declared = dict(spec.platform or {})
+        platform = platform_from_dict({"name": spec.id, "devices": [{"name": spec.id, **declared}]},
                                       f"{source}: {where}.platform")
         device = platform.devices[0]
-    return MeasuredDevice(spec.id, spec.device_class, device=device, sources=dict(spec.sources))
+    return MeasuredDevice(spec.id, spec.device_class, device=device, sources=dict(spec.sources), declared=declared)
+
+
+def datasheet_only(device: MeasuredDevice, defaults: DeviceDefaults | None = None) -> MeasuredDevice:
+    """``device`` cut back to its data-sheet fields and its runtime (:data:`DATASHEET_FIELDS`), every other
+    mechanism value from ``defaults`` (the catalog's when ``None``); a PE array unchanged (its own path)."""
+    if device.device is None:
+        return device
+    cut = {k: v for k, v in device.declared.items() if k in DATASHEET_FIELDS and k != "name"}
+    platform = platform_from_dict({"name": device.id, "devices": [{"name": device.device.name, **cut}]},
+                                  f"data sheet of {device.id}", defaults=defaults or catalog_defaults())
+    return dataclasses.replace(device, device=platform.devices[0])
+
+
+def with_devices(rows: Sequence[Measurement], devices: Mapping[str, MeasuredDevice]) -> list[Measurement]:
+    """``rows`` with each row's device replaced by ``devices[its id]`` where given."""
+    return [dataclasses.replace(m, device=devices.get(m.device.id, m.device)) for m in rows]
+
+
+def datasheet_rows(rows: Sequence[Measurement], defaults: DeviceDefaults | None = None) -> list[Measurement]:
+    """``rows`` with every device cut back to its data sheet (:func:`datasheet_only`) under ``defaults``."""
+    devices = {m.device.id: m.device for m in rows}
+    return with_devices(rows, {k: datasheet_only(d, defaults) for k, d in devices.items()})
 
 
 def load_file(path: str | Path) -> list[Measurement]:
@@ -398,14 +466,18 @@ def group_errors(rows: Sequence[Prediction]) -> tuple[GroupError, ...]:
     return tuple(out)
 
 
-def accuracy(folder: str | Path | None = None, cost_model: Any = None) -> AccuracyReport:
+def accuracy(folder: str | Path | None = None, cost_model: Any = None,
+             defaults: DeviceDefaults | None = None) -> AccuracyReport:
     """Predicted vs measured for every measurement in ``folder`` (default :func:`measurements_dir`) under
-    ``cost_model`` (default :class:`~dse.cost.RooflineCostModel`), with the per-group errors.
+    ``cost_model`` (default :class:`~dse.cost.RooflineCostModel`), with the per-group errors, each device
+    as declared and cut back to its data sheet under ``defaults`` (the catalog's class defaults).
 
     Raises :class:`SpecError` for an ill-formed measurement file or a workload its device cannot run.
     """
-    rows = tuple(Prediction(m, predict(m, cost_model)) for m in load_measurements(folder))
-    return AccuracyReport(rows, group_errors(rows))
+    measured = load_measurements(folder)
+    rows = tuple(Prediction(m, predict(m, cost_model)) for m in measured)
+    sheet = tuple(Prediction(m, predict(m, cost_model)) for m in datasheet_rows(measured, defaults))
+    return AccuracyReport(rows, group_errors(rows), sheet, group_errors(sheet))
 
 
 # --------------------------------------------------------------------------- outputs

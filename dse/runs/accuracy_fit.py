@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from dse.runs.accuracy import Measurement, predict
+from dse.model.device_defaults import DeviceDefaults, catalog_defaults
+from dse.runs.accuracy import Measurement, datasheet_rows, predict
 
 #: Candidate efficiencies (fractions of peak).
 GRID = tuple(round(x, 2) for x in np.arange(0.30, 1.0001, 0.01))
@@ -184,3 +186,156 @@ def fit_gemm_tile(rows: Sequence[Measurement], device_class: str) -> int | None:
     if not chosen:
         return None
     return int(_best(chosen, "gemm_tile", TILE_GRID))
+
+
+#: Candidate per-kernel launch overheads, us: 0 to 50 in 1 us steps.
+LAUNCH_GRID = tuple(float(x) for x in range(0, 51))
+
+
+def launch_fit_rows(rows: Sequence[Measurement], device_class: str) -> list[Measurement]:
+    """The rows :func:`fit_launch_overhead` reads: fit part, that class, platform devices."""
+    return [m for m in rows if m.split == "fit" and m.device.device_class == device_class
+            and m.device.device is not None]
+
+
+def fit_launch_overhead(rows: Sequence[Measurement], device_class: str) -> float | None:
+    """The per-kernel launch overhead of :data:`LAUNCH_GRID` (us) with the smallest median
+    ``|log(predicted / measured)|`` over :func:`launch_fit_rows` (every other figure as it is);
+    ``None`` when there are no such rows."""
+    chosen = launch_fit_rows(rows, device_class)
+    if not chosen:
+        return None
+    return _grid_minimum(LAUNCH_GRID, chosen, lambda m, value: _with_device(m, launch_overhead_us=value), np.median)
+
+
+# --------------------------------------------------------------------------- class defaults
+
+#: Most rounds of the alternating fits of one class (they stop earlier when no value moves).
+MAX_ROUNDS = 8
+
+
+@dataclass(frozen=True)
+class ClassFit:
+    """The fitted defaults of one device class: ``values`` (as ``models/defaults/device_classes.yaml``
+    holds them), and per value (``compute_efficiency.OP`` per op class) the fit that chose it and the ids
+    of the fit rows it read."""
+
+    device_class: str
+    values: Mapping[str, Any]
+    fits: Mapping[str, str]
+    rows: Mapping[str, tuple[str, ...]]
+
+    def provenance(self) -> dict[str, str]:
+        """Per value, ``"fitted on N fit rows (<fit>)"``: what ``dse catalog --details`` prints."""
+        return {k: f"fitted on {len(self.rows[k])} fit rows (dse.runs.accuracy_fit.{self.fits[k]})" for k in self.fits}
+
+
+def _efficiency_fit(rows: Sequence[Measurement], device_class: str,
+                    op_class: str) -> tuple[float | None, str, list[Measurement]]:
+    """The efficiency of ``op_class`` for the class: on its single-op rows where the fit part holds any,
+    else on its whole-network rows (:data:`NETWORK_OP_CLASS`)."""
+    single = fit_rows(rows, device_class, op_class)
+    if single:
+        return (_efficiency_on(single, op_class), f"fit_efficiency({device_class}, {op_class})", single)
+    network = network_fit_rows(rows, device_class, op_class)
+    return (_efficiency_on(network, op_class), f"fit_network_efficiency({device_class}, {op_class})", network)
+
+
+def _fit_one_class(rows: Sequence[Measurement], defaults: DeviceDefaults, device_class: str) -> ClassFit:
+    """Alternate the fits of one class on its devices cut back to their data sheets until no value moves
+    (at most :data:`MAX_ROUNDS` rounds): compute efficiency per op class, tile edge, launch overhead;
+    then the sparse figures."""
+    values: dict[str, Any] = {}
+    fits: dict[str, str] = {}
+    used: dict[str, tuple[str, ...]] = {}
+    fitted = defaults.classes[device_class].fitted
+
+    def current() -> list[Measurement]:
+        return datasheet_rows(rows, defaults.with_values(device_class, values, {k: "being fitted" for k in fits}))
+
+    def record(name: str, value: Any, fit: str, chosen: Sequence[Measurement]) -> bool:
+        key = name.split(".")[0]
+        if value is None:
+            return False
+        if "." in name:
+            old = values.get(key, {}).get(name.split(".")[1])
+            values[key] = {**values.get(key, {}), name.split(".")[1]: float(value)}
+        else:
+            old = values.get(key)
+            values[key] = value if isinstance(value, int) else float(value)
+        fits[name], used[name] = fit, tuple(m.id for m in chosen)
+        return bool(old != value)
+
+    for _ in range(MAX_ROUNDS):
+        moved = False
+        for op_class in sorted(set(SINGLE_OP_BUILDERS.values()) | set(NETWORK_OP_CLASS.values())):
+            if "compute_efficiency" in fitted:
+                value, fit, chosen = _efficiency_fit(current(), device_class, op_class)
+                moved |= record(f"compute_efficiency.{op_class}", value, fit, chosen)
+        now = current()
+        if "gemm_tile" in fitted and tile_fit_rows(now, device_class):
+            moved |= record("gemm_tile", fit_gemm_tile(now, device_class), f"fit_gemm_tile({device_class})",
+                            tile_fit_rows(now, device_class))
+        if "launch_overhead_us" in fitted:
+            now = current()
+            for runtime in sorted({m.device.device.runtime for m in launch_fit_rows(now, device_class)}):
+                mine = [m for m in now if m.device.device is not None and m.device.device.runtime == runtime]
+                moved |= record(f"launch_overhead_us.{runtime}", fit_launch_overhead(mine, device_class),
+                                f"fit_launch_overhead({device_class}, {runtime})", launch_fit_rows(mine, device_class))
+        if not moved:
+            break
+    now = current()
+    sparse = fit_sparse(now, device_class) if "sparse" in fitted else None
+    if sparse is not None:
+        record("sparse_bandwidth_efficiency", sparse[0], f"fit_sparse({device_class})", sparse_fit_rows(now, device_class))
+        record("skew_sensitivity", sparse[1], f"fit_sparse({device_class})", sparse_fit_rows(now, device_class))
+    return ClassFit(device_class, values, fits, used)
+
+
+def fit_class_defaults(rows: Sequence[Measurement], defaults: DeviceDefaults | None = None) -> dict[str, ClassFit]:
+    """The class defaults fitted afresh on the fit part of ``rows``: every measurement device cut back to
+    its data-sheet fields and runtime (:func:`dse.runs.accuracy.datasheet_only`), each class of
+    ``defaults`` (the catalog's; its fitted values are ignored) fitted in turn, a class with a fallback
+    after the class it falls back on, whose fitted values it uses meanwhile. Held-out rows are never read."""
+    base = (defaults or catalog_defaults()).without_fitted()
+    order = sorted(base.classes, key=lambda c: (bool(base.classes[c].fallback), c))
+    fitted: dict[str, ClassFit] = {}
+    for device_class in order:
+        result = _fit_one_class(rows, base, device_class)
+        fitted[device_class] = result
+        base = base.with_values(device_class, result.values, result.provenance(), result.rows)
+    return fitted
+
+
+def _flow(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in sorted(value.items())) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return f"{float(value):g}" if isinstance(value, float) else str(value)
+
+
+def class_defaults_yaml(defaults: DeviceDefaults, fitted: Mapping[str, ClassFit], header: str) -> str:
+    """The text of ``models/defaults/device_classes.yaml`` with ``fitted``'s values (``header``: its
+    leading comment lines), every value with the fit that chose it and the ids of its fit rows."""
+    lines = [*header.rstrip().splitlines(), f"kind_classes: {_flow(defaults.kind_classes)}", "classes:"]
+    for name, cls in defaults.classes.items():
+        lines.append(f"  {name}:")
+        lines += [f"    runtime: {cls.runtime}"] if cls.runtime else []
+        lines += [f"    fallback: {cls.fallback}"] if cls.fallback else []
+        if cls.compute_units:
+            lines += [f"    compute_units: {cls.compute_units}", f"    compute_units_source: \"{cls.compute_units_source}\""]
+        lines.append(f"    fitted: {_flow(cls.fitted)}")
+        fit = fitted.get(name)
+        if fit is None or not fit.values:
+            continue
+        values = {k: (int(v) if k == "gemm_tile" else v) for k, v in fit.values.items()}
+        lines.append("    values:")
+        lines += [f"      {k}: {_flow(v)}" for k, v in values.items()]
+        lines.append("    provenance:")
+        lines += [f"      {k}: \"{v}\"" for k, v in sorted(fit.provenance().items())]
+        lines.append("    rows:")
+        for k, ids in sorted(fit.rows.items()):
+            lines.append(f"      {k}:")
+            lines += [f"        - {i}" for i in ids]
+    return "\n".join(lines) + "\n"
