@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dse.errors import SpecError
 from dse.inputs.builders import BUILDERS
-from dse.model.platform import load_platform
+from dse.model.platform import Device, load_platform
 from dse.model.workload import load_workload
 from dse.util.home import home as home
 from dse.util.home import models_dir as models_dir
@@ -191,6 +191,7 @@ def _platform_details(path: Path) -> str:
         lines.append(f"  {d.name} ({d.kind}): peak {rates or '-'} TFLOP/s (int8: TOP/s), memory {d.mem_gib:g} GiB "
                      f"at {d.mem_bw_gbps:g} GB/s, power {d.idle_w:g} W idle / {d.active_w:g} W active"
                      + (f", speed {d.speed:g} operations per tu" if d.speed else ""))
+        lines += [f"    {line}" for line in mechanism_lines(d)]
     if platform.links:
         lines.append("links:")
         for link in platform.links:
@@ -203,6 +204,23 @@ def _platform_details(path: Path) -> str:
     if sourced:
         lines += ["", "sources of the figures (the file's comments):", *(f"  {s}" for s in sourced)]
     return "\n".join(lines)
+
+
+def mechanism_lines(device: Device) -> list[str]:
+    """One line per cost-mechanism value ``device`` uses, with where it came from ("declared",
+    "runtime ...", "class default: fitted on N fit rows (...)", "kind default"): its class and runtime first."""
+    runtime = device.runtime or "none"
+    lines = [f"class {device.device_class or 'none (kind defaults)'}, runtime {runtime}"]
+    for name, source in sorted(device.provenance.items()):
+        head, _, op_class = name.partition(".")
+        value = getattr(device, head)
+        if op_class:
+            value = value.get(op_class)
+        shown = "-" if value in (None, (), 0) and source == "kind default" else value
+        if isinstance(shown, tuple):
+            shown = ", ".join(shown) or "-"
+        lines.append(f"{name} = {shown}: {source}")
+    return lines
 
 
 def builder_details(name: str) -> str:

@@ -286,7 +286,7 @@ def resolve_device(values: Mapping[str, Any], declared: set[str], defaults: Devi
         given = getattr(runtime, name, None) if runtime is not None and name in RUNTIME_FIELDS else None
         if given not in (None, ()):
             out[name] = tuple(given) if name == "fused_op_classes" else given
-            sources[name] = f"runtime {runtime_name}: {runtime.sources.get(name, '')}".rstrip(": ")  # type: ignore[union-attr]
+            sources[name] = f"runtime {runtime_name} (models/runtimes/{runtime_name}.yaml, which cites its source)"
             continue
         found = None
         if cls is not None:  # the launch overhead is fitted per runtime (the software launches the kernels)

@@ -480,12 +480,57 @@ def accuracy(folder: str | Path | None = None, cost_model: Any = None,
     return AccuracyReport(rows, group_errors(rows), sheet, group_errors(sheet))
 
 
+# --------------------------------------------------------------------------- coverage
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The measurement rows that cover one catalog device: rows on devices of its class and runtime."""
+
+    platform: str
+    device: str
+    device_class: str
+    runtime: str
+    rows: tuple[Measurement, ...]
+
+    def line(self) -> str:
+        """``platform/device (class, runtime): N rows (F fit, H held out) on DEVICES`` or ``...: none``."""
+        head = f"{self.platform}/{self.device} ({self.device_class or 'no class'}, {self.runtime or 'no runtime'})"
+        if not self.rows:
+            return f"{head}: none"
+        fit = sum(m.split == "fit" for m in self.rows)
+        devices = ", ".join(sorted({m.device.id for m in self.rows}))
+        return f"{head}: {len(self.rows)} rows ({fit} fit, {len(self.rows) - fit} held out) on {devices}"
+
+
+def coverage(rows: Sequence[Measurement], platform_names: Sequence[str] | None = None) -> list[Coverage]:
+    """For every device of every catalog platform (``platform_names``, default all), the rows of ``rows``
+    whose device has its class and its runtime (a device of no class is covered by none)."""
+    out = []
+    for name in platform_names if platform_names is not None else sorted(p.stem for p in (models_dir() / "platforms").glob("*.yaml")):
+        path = find("platforms", name)
+        if path is None:
+            raise SpecError("command line", "platform", name, "no such catalog platform")
+        for d in load_platform(path).devices:
+            covering = tuple(m for m in rows if m.device.device is not None and d.device_class
+                             and (m.device.device_class, m.device.device.runtime) == (d.device_class, d.runtime))
+            out.append(Coverage(name, d.name, d.device_class, d.runtime, covering))
+    return out
+
+
+def coverage_text(rows: Sequence[Measurement]) -> str:
+    """The coverage list of every catalog device (:func:`coverage`), one line each."""
+    return "\n".join(["catalog devices and the measurement rows of their class and runtime:",
+                      *(f"  {c.line()}" for c in coverage(rows))])
+
+
 # --------------------------------------------------------------------------- outputs
 
 
 def write_outputs(report: AccuracyReport, out: str | Path) -> list[Path]:
-    """Write ``accuracy.csv`` (one row per measurement) and ``accuracy.png`` (log-log predicted vs
-    measured per metric, the 1:1 line and +-25% bands, fitted and held-out rows marked apart) into
+    """Write ``accuracy.csv`` (one row per measurement, both columns) and ``accuracy.png`` (log-log predicted
+    vs measured per metric, a row of plots per column (as declared, data sheet only), the 1:1 line and
+    +-25% bands, fitted and held-out rows marked apart) into
     ``out``; returns the paths. :class:`~dse.errors.OutputError` when a file cannot be written."""
     import matplotlib
     import matplotlib.ticker
@@ -500,29 +545,31 @@ def write_outputs(report: AccuracyReport, out: str | Path) -> list[Path]:
     frame = report.frame()
     replace_atomically(csv_path, lambda tmp: frame.to_csv(tmp, index=False))
     metrics = [m for m in METRICS if (frame["metric"] == m).any()]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 4.2), squeeze=False,
-                             layout="constrained")
+    columns = [("predicted", COLUMN_TITLES["declared"]), ("predicted_datasheet", COLUMN_TITLES["datasheet"])]
+    fig, axes = plt.subplots(len(columns), len(metrics), figsize=(4.2 * len(metrics), 4.2 * len(columns)),
+                             squeeze=False, layout="constrained")
     units = {"latency_s": "s", "throughput_per_s": "items/s", "power_w": "W", "energy_j_per_item": "J/item"}
-    for ax, metric in zip(axes[0], metrics, strict=True):
-        part = frame[frame["metric"] == metric]
-        lo = float(min(part["measured"].min(), part["predicted"].min())) / 2
-        hi = float(max(part["measured"].max(), part["predicted"].max())) * 2
-        line = np.geomspace(lo, hi, 50)
-        ax.plot(line, line, color="black", linewidth=1, label="1:1")
-        ax.fill_between(line, line * 0.75, line * 1.25, color="grey", alpha=0.25, label="±25%")
-        for split, marker, colour in (("fit", "o", "tab:blue"), ("holdout", "s", "tab:red")):
-            chosen = part[part["split"] == split]
-            ax.scatter(chosen["measured"], chosen["predicted"], marker=marker, s=24, alpha=0.85,
-                       facecolors="none", edgecolors=colour, label=f"{split} ({len(chosen)})")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(lo, hi)
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xlabel(f"measured {metric} ({units[metric]})")
-        ax.set_ylabel(f"predicted ({units[metric]})")
-        ax.legend(fontsize=7)
+    for row, (predicted, title) in zip(axes, columns, strict=True):
+        for ax, metric in zip(row, metrics, strict=True):
+            part = frame[frame["metric"] == metric]
+            lo = float(min(part["measured"].min(), part[predicted].min())) / 2
+            hi = float(max(part["measured"].max(), part[predicted].max())) * 2
+            line = np.geomspace(lo, hi, 50)
+            ax.plot(line, line, color="black", linewidth=1, label="1:1")
+            ax.fill_between(line, line * 0.75, line * 1.25, color="grey", alpha=0.25, label="±25%")
+            for split, marker, colour in (("fit", "o", "tab:blue"), ("holdout", "s", "tab:red")):
+                chosen = part[part["split"] == split]
+                ax.scatter(chosen["measured"], chosen[predicted], marker=marker, s=24, alpha=0.85,
+                           facecolors="none", edgecolors=colour, label=f"{split} ({len(chosen)})")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlim(lo, hi)
+            ax.set_ylim(lo, hi)
+            for axis in (ax.xaxis, ax.yaxis):
+                axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+            ax.set_xlabel(f"measured {metric} ({units[metric]})")
+            ax.set_ylabel(f"predicted, {title} ({units[metric]})")
+            ax.legend(fontsize=7)
     fig.suptitle("cost model vs published measurements")
     replace_atomically(png_path, lambda tmp: fig.savefig(tmp, format="png", dpi=110))
     plt.close(fig)

@@ -21,7 +21,8 @@ family: hand
 devices:
   - id: toy-gpu
     class: gpu
-    platform: {kind: gpu, peak_tflops: {fp16: 100}, mem_bw_gbps: 1000, mem_gib: 16, idle_w: 10, active_w: 110}
+    platform: {kind: gpu, peak_tflops: {fp16: 100}, mem_bw_gbps: 1000, mem_gib: 16, idle_w: 10, active_w: 110,
+               mechanisms: none}
     sources: {all: "a made-up device for a hand calculation"}
 measurements:
   - id: %s
@@ -196,13 +197,13 @@ def test_fusion_and_call_overhead_in_the_tables() -> None:
     assert int(plain.time[1, 0]) > 5_000  # unfused: a memory pass and a launch of its own
 
 
-def test_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
+def test_fit_reads_only_the_fit_part() -> None:
     from dse.runs.accuracy_fit import fit_efficiency, fit_rows
 
     rows = acc.load_measurements()
     fitted = fit_efficiency(rows, "gpu", "gemm")
-    declared = {m.device.device.compute_efficiency.get("gemm") for m in rows if m.device.device_class == "gpu"}
-    assert declared == {fitted}
+    # The committed value is fitted on the devices cut back to their data sheets: test_class_defaults.py.
+    assert fitted is not None
     assert all(m.split == "fit" for m in fit_rows(rows, "gpu", "gemm"))
     import dataclasses
 

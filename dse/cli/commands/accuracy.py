@@ -2,7 +2,9 @@
 
 Runs every figure of ``models/measurements/`` through the cost path the solvers use
 (:func:`dse.runs.accuracy.accuracy`), prints predicted vs measured per row, then the median and
-90th-percentile error per group (device class, op class, metric), the fitted and held-out parts apart.
+90th-percentile error per group (device class, op class, metric), the fitted and held-out parts apart,
+in two columns: each device as declared and cut back to its data sheet (class defaults for the rest);
+then, for every catalog device, the measurement rows of its class and runtime (or "none").
 With ``--out DIR`` it writes ``DIR/accuracy.csv`` and the log-log plot ``DIR/accuracy.png``.
 """
 
@@ -22,13 +24,15 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dse.runs.accuracy import accuracy, write_outputs
+    from dse.runs.accuracy import accuracy, coverage_text, write_outputs
 
     report = accuracy(args.measurements)
     if not args.quiet:
         print(report.rows_text())
         print()
     print(report.summary())
+    print()
+    print(coverage_text([p.measurement for p in report.rows]))
     if args.out is not None:
         for path in write_outputs(report, args.out):
             print(f"wrote {path}")
