@@ -10,6 +10,7 @@ import numpy as np
 
 from dse.cost.tables import _INT64_LIMIT, MAX_TOTAL, CostTables
 from dse.errors import SpecError
+from dse.model.device_defaults import cost_path
 from dse.model.platform import Device, Platform
 from dse.model.workload import Op, Workload
 from dse.util.rounding import ceil_all, ceil_int
@@ -267,6 +268,8 @@ def _assemble(
         time_unit=time_unit,
         seconds_per_time_unit=seconds_per_time_unit,
         device_kinds=tuple(d.kind for d in platform.devices),
+        device_classes=tuple(d.device_class for d in platform.devices),
+        device_paths=tuple(cost_path(d.device_class, d.runtime, d.provenance) for d in platform.devices),
         op_classes=tuple(op.op_class for op in workload.ops),
         display_time_unit=display_time_unit,
         display_per_time_unit=display_per_time_unit,

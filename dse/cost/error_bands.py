@@ -2,7 +2,12 @@
 
 Each device class's **held-out median error** (``dse accuracy``, :mod:`dse.runs.accuracy`; the part of the
 measurements never used to fit anything) is a relative error ``r`` on every quantity the cost model
-predicts for a device of that class. A prediction ``v`` with relative error ``r`` (``|v / true - 1| <= r``)
+predicts for a device of that class. The error follows the **path** of the device's mechanism values
+(:func:`dse.model.device_defaults.cost_path`): a device that declares its own fitted figures (or a
+calibrated platform) takes the "as declared" column's median, a device declared by its data sheet alone
+the "data sheet only" column's, a device on the kind defaults the median of all rows
+(:func:`device_band`, :func:`problem_bands`; ``front.json`` lists each device's band under
+``error_bands``). A prediction ``v`` with relative error ``r`` (``|v / true - 1| <= r``)
 puts the true value in ``[v / (1 + r), v / (1 - r)]`` (:func:`band`); a point on a front takes the
 largest ``r`` of the devices it may run on (:func:`relative_error`).
 
@@ -24,28 +29,70 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-#: Held-out median of ``|predicted / measured - 1|`` per device class, from ``dse accuracy --quiet``
-#: (``tests/cost/test_error_bands.py`` re-measures it and checks these values).
+from dse.model.device_defaults import DATASHEET, FITTED
+
+#: Held-out median of ``|predicted / measured - 1|`` per device class, from ``dse accuracy --quiet``, per
+#: path of the devices' mechanism values (:func:`dse.model.device_defaults.cost_path`): ``fitted`` (the
+#: "as declared" column: the measured devices with their own declared figures) and ``data sheet only``
+#: (the devices cut back to their data sheets, the class defaults for the rest).
+#: ``tests/cost/test_error_bands.py`` re-measures both and checks these values.
 HELD_OUT_MEDIAN_ERROR: Mapping[str, float] = {"gpu": 0.087, "edge": 0.547, "pe_array": 0.186, "cpu": 0.156}
-#: The held-out median over every row: the band of a class with no held-out row.
+HELD_OUT_DATASHEET_MEDIAN_ERROR: Mapping[str, float] = {"gpu": 0.087, "edge": 0.547, "pe_array": 0.186,
+                                                        "cpu": 0.156}
+#: The held-out median over every row (as declared): the band of a class with no held-out row, and of a
+#: device on the kind defaults alone (no class, or ``mechanisms: none``).
 HELD_OUT_MEDIAN_ALL = 0.096
-#: Device class of each platform device kind (:data:`dse.model.platform.DEVICE_KINDS`); kinds not listed take
-#: :data:`HELD_OUT_MEDIAN_ALL`.
+#: Device class of each platform device kind (:data:`dse.model.platform.DEVICE_KINDS`) for a device that
+#: names none; kinds not listed take :data:`HELD_OUT_MEDIAN_ALL`.
 KIND_CLASS: Mapping[str, str] = {"gpu": "gpu", "tensorcore": "gpu", "npu": "pe_array", "dla": "pe_array",
                                  "cpu": "cpu"}
+#: The per-class medians of each path (:data:`dse.model.device_defaults.FITTED`, ``DATASHEET``).
+PATH_MEDIANS: Mapping[str, Mapping[str, float]] = {FITTED: HELD_OUT_MEDIAN_ERROR,
+                                                   DATASHEET: HELD_OUT_DATASHEET_MEDIAN_ERROR}
 
 
-def class_error(device_class: str) -> float:
-    """The relative error of ``device_class``: its held-out median, else the held-out median of all rows."""
-    return HELD_OUT_MEDIAN_ERROR.get(device_class, HELD_OUT_MEDIAN_ALL)
+@dataclass(frozen=True)
+class ErrorBand:
+    """The relative error of one device's predictions: ``relative_error``, the device's ``device_class``
+    (``""``: none), the ``path`` of its mechanism values (``fitted``, ``data sheet only``, ``kind
+    defaults``) and ``basis``, which held-out median it is (what a report prints)."""
+
+    device: str
+    device_class: str
+    path: str
+    relative_error: float
+    basis: str
+
+    def as_dict(self) -> dict[str, object]:
+        """The band as front.json holds it."""
+        return {"device": self.device, "device_class": self.device_class, "path": self.path,
+                "relative_error": self.relative_error, "basis": self.basis}
+
+
+def class_error(device_class: str, path: str = FITTED) -> float:
+    """The relative error of ``device_class`` on ``path``: its held-out median in that path's column, else
+    the held-out median of all rows."""
+    return PATH_MEDIANS.get(path, {}).get(device_class, HELD_OUT_MEDIAN_ALL)
+
+
+def device_band(device: str, kind: str, device_class: str = "", path: str = FITTED) -> ErrorBand:
+    """The :class:`ErrorBand` of a device of ``kind`` (``device_class``: its own class, else its kind's)
+    whose mechanism values take ``path``."""
+    cls = device_class or KIND_CLASS.get(kind, "")
+    medians = PATH_MEDIANS.get(path, {})
+    if cls in medians:
+        column = "as declared" if path == FITTED else "data sheet only"
+        return ErrorBand(device, cls, path, medians[cls], f"held-out median of the {cls} rows, {column} (dse accuracy)")
+    return ErrorBand(device, cls, path, HELD_OUT_MEDIAN_ALL, "held-out median of all rows (dse accuracy)")
 
 
 def relative_error(device_kinds: Iterable[str]) -> float:
-    """The relative error of a point that may run on devices of ``device_kinds``: the largest of their
-    classes' errors (:data:`HELD_OUT_MEDIAN_ALL` when there is none)."""
+    """The relative error of a point that may run on devices of ``device_kinds`` (fitted path): the largest
+    of their classes' errors (:data:`HELD_OUT_MEDIAN_ALL` when there is none)."""
     errors = [class_error(KIND_CLASS.get(kind, "")) for kind in device_kinds]
     return max(errors, default=HELD_OUT_MEDIAN_ALL)
 
@@ -135,7 +182,18 @@ def front_and_baselines(points: Sequence[Mapping[str, float]], others: Sequence[
     return F * signs, rs
 
 
-def problem_error(problem: object) -> float:
-    """The relative error of ``problem``'s points: :func:`relative_error` of its cost tables' device kinds."""
+def problem_bands(problem: object) -> tuple[ErrorBand, ...]:
+    """One :class:`ErrorBand` per device of ``problem``'s cost tables, each on the path its tables record
+    (:attr:`dse.cost.tables.CostTables.device_paths`; the fitted path where they record none)."""
     tables = getattr(problem, "tables", None)
-    return relative_error(getattr(tables, "device_kinds", ()) or ())
+    kinds = getattr(tables, "device_kinds", ()) or ()
+    names = getattr(tables, "device_names", ()) or tuple(f"device{i}" for i in range(len(kinds)))
+    classes = getattr(tables, "device_classes", ()) or ("",) * len(kinds)
+    paths = getattr(tables, "device_paths", ()) or (FITTED,) * len(kinds)
+    return tuple(device_band(n, k, c, p) for n, k, c, p in zip(names, kinds, classes, paths, strict=True))
+
+
+def problem_error(problem: object) -> float:
+    """The relative error of ``problem``'s points: the largest of its devices' bands (:func:`problem_bands`),
+    :data:`HELD_OUT_MEDIAN_ALL` without devices."""
+    return max((b.relative_error for b in problem_bands(problem)), default=HELD_OUT_MEDIAN_ALL)

@@ -27,8 +27,9 @@ from dse.cost.mechanisms.sparse_reuse import (
     declared_sparse_bandwidth,
     reused_bytes,
 )
-from dse.cost.mechanisms.tiling import tile_utilization
+from dse.cost.mechanisms.tiling import TILED_CLASSES, tiling
 from dse.cost.tables import CostTables, LevelTables
+from dse.model.device_defaults import FITTED
 from dse.model.platform import Device, Platform
 from dse.model.workload import Op, Workload
 
@@ -102,6 +103,9 @@ class RooflineCostModel:
     """
 
     launch_overhead: bool = True
+    #: op classes whose reduction is split when they have fewer output tiles than compute units (split-K,
+    #: :mod:`dse.cost.mechanisms.tiling`; chosen by cross-validation on the fit rows: ``docs/accuracy.md``)
+    split_k: tuple[str, ...] = TILED_CLASSES
     #: a :class:`dse.cost.calibration.measure.Calibration` to use instead of the platform's ``calibration`` file
     calibration: Any = None
 
@@ -111,9 +115,9 @@ class RooflineCostModel:
         return None if parts is None else max(parts[0], parts[1]) + parts[2]
 
     def op_time_parts(self, op: Op, device: Device) -> tuple[float, float, float] | None:
-        """(compute-bound, memory-bound, launch) seconds of ``op`` on ``device`` (the time is
-        ``max(compute, memory) + launch``); ``None`` if the device cannot run it. DVFS scales
-        only the compute-bound part (:mod:`dse.cost.dvfs`)."""
+        """(compute-bound, memory-bound, serial) seconds of ``op`` on ``device`` (the time is
+        ``max(compute, memory) + serial``; serial: the launch overhead and a split-K reduction pass);
+        ``None`` if the device cannot run it. DVFS scales only the compute-bound part (:mod:`dse.cost.dvfs`)."""
         eff = COMPUTE_EFFICIENCY.get(op.op_class, COMPUTE_EFFICIENCY["generic"]).get(device.kind)
         eff = declared_efficiency(device, op.op_class, eff)  # cost-mechanism hook (dse.cost.mechanisms.efficiency)
         if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
@@ -140,12 +144,15 @@ class RooflineCostModel:
         peak = device.peak_flops(op.precision)
         if op.flops and peak is None:
             return None
-        eff = eff * tile_utilization(op, device, _element_bytes(op.precision))  # cost-mechanism hook (tiling)
+        tiled = tiling(op, device, _element_bytes(op.precision), op.op_class in self.split_k)  # cost-mechanism hook (tiling)
+        eff = eff * tiled.utilization
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
         kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)
         launch = launch_seconds(device, LAUNCH_OVERHEAD_S[device.kind], kernels) if self.launch_overhead else 0.0
-        return (compute, memory, launch)
+        reduction = (tiled.reduction_bytes / (device.mem_bw_gbps * 1e9 * BANDWIDTH_EFFICIENCY[device.kind])
+                     if tiled.reduction_bytes else 0.0)
+        return (compute, memory, launch + reduction)
 
     def _calibration(self, platform: Platform) -> Any:
         """The calibration in use: ``self.calibration``, else the platform's file (machine kind checked:
@@ -187,6 +194,8 @@ class RooflineCostModel:
                 except _Unfit as exc:
                     raise _cell_error(workload, platform, i, j, exc, "ns") from None
         tables = _assemble(workload, platform, time, energy, mem, allowed, ns_routes(platform))
+        if calibration is not None:  # measured times replace the model's where they cover: the fitted path
+            tables = tables.replaced(device_paths=tuple(FITTED for _ in platform.devices))
         if any(len(d.dvfs) >= 2 for d in platform.devices):
             tables = _attach_dvfs(tables, workload, platform, parts, allowed)
         return tables

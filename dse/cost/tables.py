@@ -141,6 +141,10 @@ class CostTables:
     seconds_per_time_unit: float = 1e-9
     energy_unit: str = "pJ"
     device_kinds: tuple[str, ...] = ()
+    #: per device, its class and the path of its cost-mechanism values (``fitted``, ``data sheet only``,
+    #: ``kind defaults``: :func:`dse.model.device_defaults.cost_path`); empty when not known
+    device_classes: tuple[str, ...] = ()
+    device_paths: tuple[str, ...] = ()
     op_classes: tuple[str, ...] = ()
     display_time_unit: str = "ms"
     display_per_time_unit: float = 1e-6

@@ -192,6 +192,7 @@ def _platform_details(path: Path) -> str:
                      f"at {d.mem_bw_gbps:g} GB/s, power {d.idle_w:g} W idle / {d.active_w:g} W active"
                      + (f", speed {d.speed:g} operations per tu" if d.speed else ""))
         lines += [f"    {line}" for line in mechanism_lines(d)]
+        lines += [f"    {'stands for' if key == 'part' else 'source of ' + key}: {text}" for key, text in d.sources.items()]
     if platform.links:
         lines.append("links:")
         for link in platform.links:

@@ -49,8 +49,9 @@ RUNTIME_FIELDS = ("fused_op_classes", "launch_overhead_us", "call_overhead_us")
 #: Fields the class defaults may give (``compute_efficiency`` per op class).
 CLASS_FIELDS = ("compute_efficiency", "gemm_tile", "launch_overhead_us", "sparse_bandwidth_efficiency",
                 "skew_sensitivity")
-#: Class fields fitted per runtime: ``launch_overhead_us: {RUNTIME: us}`` (kernel launches and the
-#: dispatch in front of them are the runtime's, not the chip's).
+#: Class fields that may be fitted per runtime, ``launch_overhead_us: {RUNTIME: us}`` (kernel launches and the
+#: dispatch in front of them are the runtime's, not the chip's), or per class (one value); which of the
+#: two the committed fit uses is chosen by cross-validation on the fit rows (``docs/accuracy.md``).
 PER_RUNTIME = ("launch_overhead_us",)
 #: The value a device without any source for a field keeps (the roofline then uses the kind's default).
 UNSET: Mapping[str, Any] = {"launch_overhead_us": None, "call_overhead_us": 0.0, "fused_op_classes": (),
@@ -59,6 +60,10 @@ UNSET: Mapping[str, Any] = {"launch_overhead_us": None, "call_overhead_us": 0.0,
 
 DECLARED = "declared"
 KIND_DEFAULT = "kind default"
+
+#: The paths a device's mechanism values take (:func:`cost_path`): its own fitted or measured values, the
+#: class defaults over its data sheet, or the kind defaults alone (no class, or ``mechanisms: none``).
+FITTED, DATASHEET, KIND_DEFAULTS = "fitted", "data sheet only", "kind defaults"
 
 
 def defaults_path() -> Path:
@@ -252,6 +257,29 @@ def catalog_defaults() -> DeviceDefaults:
 # --------------------------------------------------------------------------- resolution
 
 
+def cost_path(device_class: str, runtime: str, provenance: Mapping[str, str]) -> str:
+    """The path of a device's mechanism values: :data:`FITTED` when it declares one of the fitted class
+    fields itself (its own measurements), :data:`DATASHEET` when it has a class and a runtime and declares
+    none (the class defaults over its data sheet), :data:`KIND_DEFAULTS` otherwise (no class, or
+    ``mechanisms: none``)."""
+    fitted = {k for k, v in provenance.items() if v == DECLARED and k.partition(".")[0] in CLASS_FIELDS}
+    if fitted:
+        return FITTED
+    return DATASHEET if device_class and runtime else KIND_DEFAULTS
+
+
+def _class_field(defaults: DeviceDefaults, device_class: str, name: str, runtime: str) -> tuple[Any, str] | None:
+    """``(value, provenance)`` of class field ``name`` for a device of ``runtime``: a field of
+    :data:`PER_RUNTIME` fitted per runtime (``{RUNTIME: value}``) gives the runtime's value, one fitted
+    per class (a single value) gives that; ``None`` when the class gives none."""
+    if name in PER_RUNTIME:
+        found = defaults.class_value(device_class, f"{name}.{runtime}")
+        if found is not None:
+            return found
+    found = defaults.class_value(device_class, name)
+    return None if found is None or isinstance(found[0], Mapping) else found
+
+
 def resolve_device(values: Mapping[str, Any], declared: set[str], defaults: DeviceDefaults,
                    mechanisms: str = "defaults") -> tuple[dict[str, Any], dict[str, str]]:
     """``(values, sources)``: a device's field values (``values``, those named in ``declared`` given by
@@ -288,9 +316,7 @@ def resolve_device(values: Mapping[str, Any], declared: set[str], defaults: Devi
             out[name] = tuple(given) if name == "fused_op_classes" else given
             sources[name] = f"runtime {runtime_name} (models/runtimes/{runtime_name}.yaml, which cites its source)"
             continue
-        found = None
-        if cls is not None:  # the launch overhead is fitted per runtime (the software launches the kernels)
-            found = defaults.class_value(device_class, f"{name}.{runtime_name}" if name in PER_RUNTIME else name)
+        found = _class_field(defaults, device_class, name, runtime_name) if cls is not None else None
         if found is not None:
             out[name], sources[name] = found
         else:

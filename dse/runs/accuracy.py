@@ -30,6 +30,7 @@ naming the file, the field and the value.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.cost import RooflineCostModel
 from dse.cost.accelerator import layer_cost
+from dse.cost.tables import CostTables
 from dse.errors import SpecError
 from dse.inputs.builders import BUILDERS, build
 from dse.inputs.catalog import find, models_dir
@@ -48,6 +50,7 @@ from dse.mapping.pipeline import PipelineProblem
 from dse.model.accelerators import make_layer, system_from_dict
 from dse.model.device_defaults import DATASHEET_FIELDS, DeviceDefaults, catalog_defaults
 from dse.model.platform import Platform, load_platform, platform_from_dict
+from dse.model.workload import Workload
 from dse.util.files import replace_atomically
 from dse.util.validation import spec_error_from_validation
 from dse.util.yamlio import read_yaml
@@ -405,16 +408,48 @@ def _platform_figures(m: Measurement, cost_model: Any) -> tuple[float, float, fl
     """(period s, latency s, energy J per call) of ``m``'s workload with every op on its device, as the
     ``pipeline`` family decodes that mapping from the cost tables."""
 
-    workload = build(m.builder or "", **dict(m.params))
+    workload = _workload(m.builder or "", tuple(sorted(dict(m.params).items())))
     platform = Platform(m.device.id, (m.device.device,))
     tables = (cost_model or RooflineCostModel()).tables(workload, platform)
     if not tables.allowed.all():
         op = tables.op_names[int(np.argmin(tables.allowed[:, 0]))]
         raise SpecError(m.id, "device", m.device.id, f"cannot run op {op!r} of the workload under the cost model")
+    sec = tables.seconds_per_time_unit
+    if tables.levels is None:
+        period, latency, energy = _one_device_figures(tables)
+        return period * sec, latency * sec, energy * 1e-12
     problem = PipelineProblem(tables, ("throughput", "energy", "latency"), memory=False, name=m.id)
     mapping = problem.decode(np.zeros(tables.n_ops, dtype=np.int64))
-    sec = tables.seconds_per_time_unit
     return mapping.period * sec, mapping.latency * sec, mapping.energy * 1e-12
+
+
+@functools.lru_cache(maxsize=256)
+def _workload(builder: str, params: tuple[tuple[str, Any], ...]) -> Workload:
+    """The workload of ``builder`` with ``params``, built once (the fits cost the same rows many times)."""
+    return build(builder, **dict(params))
+
+
+def _one_device_figures(tables: CostTables) -> tuple[int, int, int]:
+    """(period, latency, energy) in table units of every op on the tables' one device, as the ``pipeline``
+    family evaluates that mapping (:meth:`dse.mapping.pipeline.PipelineProblem.kernel`) without building
+    the problem: the period is the device's summed op time (or the same-device transfers' if larger), the
+    latency the longest path through the ops and transfers, the energy the ops' and transfers' plus the
+    idle power over the period. Tables with DVFS levels take the pipeline's own path."""
+    edges = [(int(s), int(d)) for s, d in tables.edges]
+    transfer = [int(tables.transfer_time[e, 0, 0]) for e in range(len(edges))]
+    period = max(int(tables.time[:, 0].sum()), sum(transfer))
+    finish = [0] * tables.n_ops
+    incoming: list[list[int]] = [[] for _ in range(tables.n_ops)]
+    for e, (_, d) in enumerate(edges):
+        incoming[d].append(e)
+    for op in tables.topological_order():
+        arrival = max((finish[edges[e][0]] + transfer[e] for e in incoming[op]), default=0)
+        finish[op] = arrival + int(tables.time[op, 0])
+    sources = {s for s, _ in edges}
+    latency = max(finish[op] for op in range(tables.n_ops) if op not in sources)
+    moved = sum(int(tables.transfer_energy[e, 0, 0]) for e in range(len(edges)))
+    energy = int(tables.energy[:, 0].sum()) + moved + tables.idle_power_mw[0] * period
+    return period, latency, energy
 
 
 def _pe_array_figures(m: Measurement) -> tuple[float, float, float]:

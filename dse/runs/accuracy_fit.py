@@ -11,16 +11,20 @@ the fit. ``docs/accuracy.md`` describes the procedure and its result.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from dse.cost import RooflineCostModel
 from dse.model.device_defaults import DeviceDefaults, catalog_defaults
-from dse.runs.accuracy import Measurement, datasheet_rows, predict
+from dse.runs.accuracy import WITHIN, Measurement, datasheet_only, datasheet_rows, predict
 
 #: Candidate efficiencies (fractions of peak).
 GRID = tuple(round(x, 2) for x in np.arange(0.30, 1.0001, 0.01))
@@ -68,6 +72,47 @@ def fit_network_efficiency(rows: Sequence[Measurement], device_class: str, op_cl
     return _efficiency_on(network_fit_rows(rows, device_class, op_class), op_class)
 
 
+@dataclass(frozen=True)
+class _Session:
+    """The cost model the fits predict with and a memo of their predictions, keyed by row and device
+    figures (a fit re-costs the same row under the same figures many times)."""
+
+    cost_model: Any
+    memo: dict[tuple[str, str], float] = field(default_factory=dict)
+
+
+_SESSION: contextvars.ContextVar[_Session | None] = contextvars.ContextVar("fit_session", default=None)
+
+
+@contextlib.contextmanager
+def _session(cost_model: Any) -> Iterator[None]:
+    """Predictions inside the block use ``cost_model`` and are memoised (one memo per outermost block)."""
+    outer = _SESSION.get()
+    token = _SESSION.set(outer if outer is not None and outer.cost_model == cost_model else _Session(cost_model))
+    try:
+        yield
+    finally:
+        _SESSION.reset(token)
+
+
+def _figures_key(m: Measurement) -> tuple[str, str]:
+    """``m``'s id and the figures of its device the cost model reads (not their provenance or sources)."""
+    device = m.device.device if m.device.device is not None else m.device.system
+    figures = {k: v for k, v in vars(device).items() if k not in ("provenance", "sources")}
+    return m.id, repr(sorted(figures.items()))
+
+
+def _predicted(m: Measurement) -> float:
+    """:func:`predict` of ``m`` under the current session's cost model (memoised), else the default model."""
+    current = _SESSION.get()
+    if current is None:
+        return predict(m)
+    key = _figures_key(m)
+    if key not in current.memo:
+        current.memo[key] = predict(m, current.cost_model)
+    return current.memo[key]
+
+
 def _grid_minimum(grid: Sequence[float], chosen: Sequence[Measurement],
                   variant: Callable[[Measurement, float], Measurement],
                   aggregate: Callable[[list[float]], Any]) -> float:
@@ -76,7 +121,7 @@ def _grid_minimum(grid: Sequence[float], chosen: Sequence[Measurement],
     the first such value (a later one must be better by more than 1e-12)."""
     best, best_score = grid[0], math.inf
     for value in grid:
-        score = float(aggregate([abs(math.log(predict(variant(m, value)) / m.value)) for m in chosen]))
+        score = float(aggregate([abs(math.log(_predicted(variant(m, value)) / m.value)) for m in chosen]))
         if score < best_score - 1e-12:
             best, best_score = value, score
     return best
@@ -179,13 +224,14 @@ def tile_fit_rows(rows: Sequence[Measurement], device_class: str) -> list[Measur
             and m.device.device is not None and m.device.device.compute_units > 0 and m.builder != "spmm"]
 
 
-def fit_gemm_tile(rows: Sequence[Measurement], device_class: str) -> int | None:
-    """The tile edge of :data:`TILE_GRID` with the smallest mean ``|log(predicted / measured)|`` over
-    :func:`tile_fit_rows` (every other figure as declared); ``None`` when there are no such rows."""
+def fit_gemm_tile(rows: Sequence[Measurement], device_class: str, grid: Sequence[int] = TILE_GRID) -> int | None:
+    """The tile edge of ``grid`` (default :data:`TILE_GRID`) with the smallest mean ``|log(predicted /
+    measured)|`` over :func:`tile_fit_rows` (every other figure as declared); ``None`` when there are no
+    such rows."""
     chosen = tile_fit_rows(rows, device_class)
     if not chosen:
         return None
-    return int(_best(chosen, "gemm_tile", TILE_GRID))
+    return int(_best(chosen, "gemm_tile", grid))
 
 
 #: Candidate per-kernel launch overheads, us: 0 to 50 in 1 us steps.
@@ -215,6 +261,33 @@ MAX_ROUNDS = 8
 
 
 @dataclass(frozen=True)
+class FitStructure:
+    """The structural choices of the class fit (not values: which values there are, and which mechanisms
+    the cost model applies while fitting): ``launch_per_runtime`` (one launch overhead per class and
+    runtime, else one per class), ``tile_grid`` (the candidate tile edges of :func:`fit_gemm_tile`) and
+    ``split_k`` (the op classes the cost model splits K of, :mod:`dse.cost.mechanisms.tiling`). They are chosen by
+    :func:`cross_validate` on the fit rows only (``docs/accuracy.md`` gives the figures)."""
+
+    launch_per_runtime: bool = True
+    tile_grid: tuple[int, ...] = TILE_GRID
+    split_k: tuple[str, ...] = ("gemm", "conv")
+
+    def cost_model(self) -> RooflineCostModel:
+        """The cost model the fit and its predictions use under this structure."""
+        return RooflineCostModel(split_k=self.split_k)
+
+    def label(self) -> str:
+        """A short name: ``launch per runtime, tiles 0/32/.../256, split-K on gemm/conv``."""
+        launch = "launch per runtime" if self.launch_per_runtime else "launch per class"
+        tiles = "tiles " + "/".join(str(t) for t in self.tile_grid)
+        return f"{launch}, {tiles}, split-K on {'/'.join(self.split_k) or 'nothing'}"
+
+
+#: The structure of the committed class defaults, chosen by :func:`cross_validate` (``docs/accuracy.md``).
+CHOSEN_STRUCTURE = FitStructure()
+
+
+@dataclass(frozen=True)
 class ClassFit:
     """The fitted defaults of one device class: ``values`` (as ``models/defaults/device_classes.yaml``
     holds them), and per value (``compute_efficiency.OP`` per op class) the fit that chose it and the ids
@@ -241,10 +314,11 @@ def _efficiency_fit(rows: Sequence[Measurement], device_class: str,
     return (_efficiency_on(network, op_class), f"fit_network_efficiency({device_class}, {op_class})", network)
 
 
-def _fit_one_class(rows: Sequence[Measurement], defaults: DeviceDefaults, device_class: str) -> ClassFit:
+def _fit_one_class(rows: Sequence[Measurement], defaults: DeviceDefaults, device_class: str,
+                   structure: FitStructure) -> ClassFit:
     """Alternate the fits of one class on its devices cut back to their data sheets until no value moves
-    (at most :data:`MAX_ROUNDS` rounds): compute efficiency per op class, tile edge, launch overhead;
-    then the sparse figures."""
+    (at most :data:`MAX_ROUNDS` rounds): compute efficiency per op class, tile edge, launch overhead
+    (per runtime or per class, as ``structure`` says); then the sparse figures."""
     values: dict[str, Any] = {}
     fits: dict[str, str] = {}
     used: dict[str, tuple[str, ...]] = {}
@@ -274,14 +348,19 @@ def _fit_one_class(rows: Sequence[Measurement], defaults: DeviceDefaults, device
                 moved |= record(f"compute_efficiency.{op_class}", value, fit, chosen)
         now = current()
         if "gemm_tile" in fitted and tile_fit_rows(now, device_class):
-            moved |= record("gemm_tile", fit_gemm_tile(now, device_class), f"fit_gemm_tile({device_class})",
-                            tile_fit_rows(now, device_class))
+            moved |= record("gemm_tile", fit_gemm_tile(now, device_class, structure.tile_grid),
+                            f"fit_gemm_tile({device_class})", tile_fit_rows(now, device_class))
         if "launch_overhead_us" in fitted:
             now = current()
-            for runtime in sorted({m.device.device.runtime for m in launch_fit_rows(now, device_class)}):
-                mine = [m for m in now if m.device.device is not None and m.device.device.runtime == runtime]
-                moved |= record(f"launch_overhead_us.{runtime}", fit_launch_overhead(mine, device_class),
-                                f"fit_launch_overhead({device_class}, {runtime})", launch_fit_rows(mine, device_class))
+            if structure.launch_per_runtime:
+                for runtime in sorted({m.device.device.runtime for m in launch_fit_rows(now, device_class)}):
+                    mine = [m for m in now if m.device.device is not None and m.device.device.runtime == runtime]
+                    moved |= record(f"launch_overhead_us.{runtime}", fit_launch_overhead(mine, device_class),
+                                    f"fit_launch_overhead({device_class}, {runtime})",
+                                    launch_fit_rows(mine, device_class))
+            else:
+                moved |= record("launch_overhead_us", fit_launch_overhead(now, device_class),
+                                f"fit_launch_overhead({device_class})", launch_fit_rows(now, device_class))
         if not moved:
             break
     now = current()
@@ -292,19 +371,100 @@ def _fit_one_class(rows: Sequence[Measurement], defaults: DeviceDefaults, device
     return ClassFit(device_class, values, fits, used)
 
 
-def fit_class_defaults(rows: Sequence[Measurement], defaults: DeviceDefaults | None = None) -> dict[str, ClassFit]:
+def fit_class_defaults(rows: Sequence[Measurement], defaults: DeviceDefaults | None = None,
+                       structure: FitStructure = CHOSEN_STRUCTURE) -> dict[str, ClassFit]:
     """The class defaults fitted afresh on the fit part of ``rows``: every measurement device cut back to
     its data-sheet fields and runtime (:func:`dse.runs.accuracy.datasheet_only`), each class of
-    ``defaults`` (the catalog's; its fitted values are ignored) fitted in turn, a class with a fallback
-    after the class it falls back on, whose fitted values it uses meanwhile. Held-out rows are never read."""
+    ``defaults`` (the catalog's; its fitted values are ignored) fitted in turn under ``structure``, a
+    class with a fallback after the class it falls back on, whose fitted values it uses meanwhile.
+    Held-out rows are never read."""
     base = (defaults or catalog_defaults()).without_fitted()
     order = sorted(base.classes, key=lambda c: (bool(base.classes[c].fallback), c))
     fitted: dict[str, ClassFit] = {}
-    for device_class in order:
-        result = _fit_one_class(rows, base, device_class)
-        fitted[device_class] = result
-        base = base.with_values(device_class, result.values, result.provenance(), result.rows)
+    with _session(structure.cost_model()):
+        for device_class in order:
+            result = _fit_one_class(rows, base, device_class, structure)
+            fitted[device_class] = result
+            base = base.with_values(device_class, result.values, result.provenance(), result.rows)
     return fitted
+
+
+def with_fitted(defaults: DeviceDefaults, fitted: Mapping[str, ClassFit]) -> DeviceDefaults:
+    """``defaults`` with each class's values replaced by ``fitted``'s (the classes it has no fit for emptied)."""
+    base = defaults.without_fitted()
+    for name, fit in fitted.items():
+        base = base.with_values(name, fit.values, fit.provenance(), fit.rows)
+    return base
+
+
+# --------------------------------------------------------------------------- cross-validation
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Leave-one-out errors of one :class:`FitStructure`: per fit row of a class with defaults, its id and
+    ``|predicted / measured - 1|`` when the class defaults are fitted on every other fit row and the row's
+    device is cut back to its data sheet; with their median, 90th percentile and share within
+    :data:`dse.runs.accuracy.WITHIN`."""
+
+    structure: FitStructure
+    errors: Mapping[str, float]
+
+    @property
+    def median(self) -> float:
+        return float(np.median(list(self.errors.values())))
+
+    @property
+    def p90(self) -> float:
+        return float(np.percentile(list(self.errors.values()), 90))
+
+    @property
+    def within(self) -> float:
+        return float(np.mean([e <= WITHIN for e in self.errors.values()]))
+
+    def line(self) -> str:
+        """``label: n rows, median m, p90 p, within w``."""
+        return (f"{self.structure.label()}: {len(self.errors)} rows, median {self.median:.1%}, "
+                f"p90 {self.p90:.1%}, within {WITHIN:.0%} {self.within:.0%}")
+
+
+def cv_rows(rows: Sequence[Measurement], defaults: DeviceDefaults | None = None) -> list[Measurement]:
+    """The rows :func:`cross_validate` leaves out in turn: fit part, platform devices of a class that has
+    class defaults."""
+    classes = (defaults or catalog_defaults()).classes
+    return [m for m in rows if m.split == "fit" and m.device.device is not None and m.device.device_class in classes]
+
+
+def cv_folds(rows: Sequence[Measurement], folds: int | None) -> list[list[Measurement]]:
+    """The folds of :func:`cross_validate`: each row its own (``folds`` ``None``: leave-one-out), else
+    ``folds`` folds by a fixed rule, ``sha256(id) mod folds`` (as :func:`dse.runs.accuracy.split_of`)."""
+    if folds is None:
+        return [[m] for m in rows]
+    out: list[list[Measurement]] = [[] for _ in range(folds)]
+    for m in rows:
+        out[int(hashlib.sha256(m.id.encode()).hexdigest(), 16) % folds].append(m)
+    return [f for f in out if f]
+
+
+def cross_validate(rows: Sequence[Measurement], structure: FitStructure, defaults: DeviceDefaults | None = None,
+                   folds: int | None = None) -> CrossValidation:
+    """Cross-validation of ``structure`` over the fit rows (:func:`cv_rows`), leave-one-out by default
+    (``folds``: k folds, :func:`cv_folds`): for each fold, the class defaults fitted
+    (:func:`fit_class_defaults`) on the fit part of ``rows`` without it, then each of its rows predicted
+    with its device cut back to its data sheet under those defaults. Held-out rows are never read: only
+    fit rows are passed on."""
+    base = defaults or catalog_defaults()
+    fit_part = [m for m in rows if m.split == "fit"]
+    errors: dict[str, float] = {}
+    model = structure.cost_model()
+    with _session(model):
+        for fold in cv_folds(cv_rows(fit_part, base), folds):
+            left = {m.id for m in fold}
+            fitted = with_fitted(base, fit_class_defaults([m for m in fit_part if m.id not in left], base, structure))
+            for m in fold:
+                cut = dataclasses.replace(m, device=datasheet_only(m.device, fitted))
+                errors[m.id] = abs(predict(cut, model) / m.value - 1.0)
+    return CrossValidation(structure, errors)
 
 
 def _flow(value: Any) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from dse import solvers  # solvers.solve looked up at each call (tests and embedders may replace it)
-from dse.cost.error_bands import band_columns, problem_error
+from dse.cost.error_bands import band_columns, problem_bands, problem_error
 from dse.errors import InfeasibleError, SpecError
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
 from dse.solvers.context import RESUME
@@ -97,6 +97,7 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
     replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
+           "error_bands": [b.as_dict() for b in problem_bands(problem)],
            "fronts": [json.loads(f.to_json()) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
     replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))

@@ -8,10 +8,12 @@ import pytest
 
 from dse import cli
 from dse.cost.error_bands import (
+    HELD_OUT_DATASHEET_MEDIAN_ERROR,
     HELD_OUT_MEDIAN_ALL,
     HELD_OUT_MEDIAN_ERROR,
     band,
     band_columns,
+    problem_bands,
     relative_error,
     robust_indices,
     stable_indices,
@@ -53,6 +55,9 @@ def test_declared_errors_are_the_measured_held_out_medians() -> None:
     for device_class, value in HELD_OUT_MEDIAN_ERROR.items():
         group = report.group("holdout", "device_class", device_class)
         assert group is not None and group.median == pytest.approx(value, abs=5e-4)
+    for device_class, value in HELD_OUT_DATASHEET_MEDIAN_ERROR.items():
+        group = report.group("holdout", "device_class", device_class, "datasheet")
+        assert group is not None and group.median == pytest.approx(value, abs=5e-4), device_class
     overall = report.group("holdout")
     assert overall is not None and overall.median == pytest.approx(HELD_OUT_MEDIAN_ALL, abs=5e-4)
 
@@ -113,3 +118,49 @@ def test_solve_writes_band_columns(tmp_path, capsys) -> None:
         r = frame[column] / frame[f"{column}_lo"] - 1  # value / lo = 1 + r
         assert np.allclose(r, r.iloc[0]) and 0 < r.iloc[0] < 1
         assert np.allclose(frame[f"{column}_hi"], frame[column] / (1 - r.iloc[0]))
+
+
+#: A GPU as its data sheet gives it (no fitted field declared), and an FPGA (no device class).
+_GPU = {"name": "g", "kind": "gpu", "peak_tflops": {"fp16": 100}, "mem_bw_gbps": 1000, "mem_gib": 16,
+        "idle_w": 10, "active_w": 110, "compute_units": 4}
+_FPGA = {"name": "f", "kind": "fpga", "peak_tflops": {"fp16": 2}, "mem_bw_gbps": 400, "mem_gib": 8,
+         "idle_w": 5, "active_w": 50}
+
+
+def _bands(*devices: dict, **platform: object) -> dict[str, tuple[str, float]]:
+    from dse.cost import RooflineCostModel
+    from dse.inputs.builders import build
+    from dse.mapping.pipeline import PipelineProblem
+    from dse.model.platform import platform_from_dict
+
+    links = [{"a": devices[0]["name"], "b": d["name"], "bandwidth_gbps": 10, "latency_us": 1} for d in devices[1:]]
+    tables = RooflineCostModel().tables(build("gemm", m=256, n=256, k=256), platform_from_dict(
+        {"name": "p", "devices": list(devices), "links": links, **platform}))
+    problem = PipelineProblem(tables, ("throughput", "energy"))
+    return {b.device: (b.path, b.relative_error) for b in problem_bands(problem)}
+
+
+def test_error_bands_follow_the_path_of_each_device() -> None:
+    """A data-sheet-only GPU takes the gpu class's data-sheet-only median; the same GPU declaring its own
+    fitted efficiency the as-declared one; an FPGA (no class) and a GPU on ``mechanisms: none`` the median
+    of all rows. A point's error is the largest of its devices'."""
+    assert _bands(_GPU, _FPGA) == {"g": ("data sheet only", HELD_OUT_DATASHEET_MEDIAN_ERROR["gpu"]),
+                                   "f": ("kind defaults", HELD_OUT_MEDIAN_ALL)}
+    fitted = {**_GPU, "compute_efficiency": {"gemm": 0.8}}
+    assert _bands(fitted) == {"g": ("fitted", HELD_OUT_MEDIAN_ERROR["gpu"])}
+    assert _bands(_GPU, mechanisms="none") == {"g": ("kind defaults", HELD_OUT_MEDIAN_ALL)}
+
+
+def test_front_json_lists_each_devices_band_and_path(tmp_path, capsys) -> None:
+    import json
+
+    spec = write_spec(tmp_path, solver={"name": "cpsat", "time_limit_s": 10, "seed": 0})
+    assert cli.main(["solve", str(spec), "--out", str(tmp_path / "out"), "--quiet"]) == 0, capsys.readouterr()
+    doc = json.loads((tmp_path / "out" / "front.json").read_text())
+    bands = doc["error_bands"]
+    assert bands and all({"device", "device_class", "path", "relative_error", "basis"} <= set(b) for b in bands)
+    assert all(b["path"] in ("fitted", "data sheet only", "kind defaults") for b in bands)
+    frame = pd.read_csv(tmp_path / "out" / "front.csv")
+    column = "throughput_items_per_s"
+    r = float((frame[column] / frame[f"{column}_lo"] - 1).iloc[0])
+    assert r == pytest.approx(max(b["relative_error"] for b in bands))

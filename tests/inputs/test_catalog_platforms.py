@@ -93,3 +93,17 @@ def test_node_nvlink_is_faster_than_pcie() -> None:
     assert node.device_names == ("cpu", "gpu0", "gpu1")
     nvlink, pcie = node.route("gpu0", "gpu1"), node.route("cpu", "gpu0")
     assert nvlink[0] > pcie[0] and nvlink[1] < pcie[1]
+
+
+def test_every_catalog_device_of_a_class_declares_its_data_sheet_unit_count_and_part() -> None:
+    """No catalog CPU or GPU falls back to a class-typical unit count: each declares its SM or core count
+    with a source and says which real part it stands for."""
+    checked = 0
+    for name in catalog.platforms():
+        for d in load_platform(path(name)).devices:
+            if not d.device_class:
+                continue
+            checked += 1
+            assert d.compute_units > 0 and d.provenance["compute_units"] == "declared", (name, d.name)
+            assert d.sources.get("compute_units") and d.sources.get("part"), (name, d.name)
+    assert checked >= 8

@@ -146,3 +146,28 @@ def test_coverage_names_every_catalog_device_with_rows_or_none() -> None:
     assert by_name[("edge_soc", "gpu")].rows and by_name[("edge_soc", "dla0")].line().endswith("none")
     text = acc.coverage_text(rows)
     assert all(f"{p}/{d} " in text for p, d in expected)
+
+
+def test_cross_validation_reads_fit_rows_only_and_leaves_each_out(monkeypatch) -> None:
+    """Leave-one-out over the fit rows of the cpu and edge classes and the sparse products: every row the
+    fits and the left-out predictions cost is a fit row (a spy on the predictions; held-out rows are in the
+    input), every fit row of a class with defaults gets its own error, and no held-out row does."""
+    rows = [m for m in acc.load_measurements() if m.device.device_class in ("cpu", "edge") or m.builder == "spmm"]
+    held = {m.id for m in rows if m.split == "holdout"}
+    assert held
+    seen = _spy(monkeypatch)
+    cv = accuracy_fit.cross_validate(rows, accuracy_fit.FitStructure())
+    assert seen and not held & set(seen)
+    assert set(cv.errors) == {m.id for m in accuracy_fit.cv_rows(rows)}
+    assert set(cv.errors) == {m.id for m in rows if m.split == "fit"}
+    assert all(e >= 0 for e in cv.errors.values()) and 0 <= cv.within <= 1 and cv.median <= cv.p90
+
+
+def test_cv_folds_leave_one_out_or_a_fixed_rule() -> None:
+    rows = [m for m in acc.load_measurements() if m.split == "fit"][:20]
+    assert accuracy_fit.cv_folds(rows, None) == [[m] for m in rows]
+    folds = accuracy_fit.cv_folds(rows, 3)
+    assert sorted(m.id for f in folds for m in f) == sorted(m.id for m in rows)
+    # a row's fold does not depend on the order of the rows (the rule reads its id only)
+    again = accuracy_fit.cv_folds(list(reversed(rows)), 3)
+    assert [{m.id for m in f} for f in folds] == [{m.id for m in f} for f in again]

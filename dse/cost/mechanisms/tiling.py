@@ -1,4 +1,4 @@
-"""Tile and wave quantization of tiled kernels, declared per device: ``compute_units`` and ``gemm_tile``.
+"""Tile and wave quantization of tiled kernels, and split-K on small ones: ``compute_units`` and ``gemm_tile``.
 
 A GPU computes a GEMM (and a convolution as an implicit GEMM) in output tiles of ``gemm_tile`` x
 ``gemm_tile`` elements, one tile per streaming multiprocessor at a time; the tiles run in waves of
@@ -6,9 +6,21 @@ A GPU computes a GEMM (and a convolution as an implicit GEMM) in output tiles of
 idle SMs are lost: the op reaches ``tiles / (waves x compute_units)`` of the rate the device's
 efficiency describes. This is NVIDIA's "tile quantization" and "wave quantization" (NVIDIA Deep
 Learning Performance Guide, "Matrix Multiplication Background": docs.nvidia.com/deeplearning/
-performance/dl-performance-matrix-multiplication). It is what makes small-batch GEMMs slow: a
-384 x 768 output is 18 tiles of 128 x 128 on a GPU of 108 SMs (``docs/accuracy.md`` gives the
-measured evidence).
+performance/dl-performance-matrix-multiplication).
+
+**Split-K.** When an op's output tiles are fewer than the compute units, the GEMM libraries split the
+reduction dimension ``K`` into ``s`` slices, each computed by its own thread block into a partial
+output, and sum the partials in a reduction pass (CUTLASS: ``cutlass::gemm::device::GemmSplitKParallel``,
+"GEMM performing a reduction over K partitions in parallel", with its ``reduction/kernel/reduce_split_k.h``
+pass; nvidia.github.io/cutlass/device_2gemm__splitk__parallel_8h.html). The ``tiles x s`` work units then
+fill the SMs. The slice count is bounded by ``s_max = min(ceil(units / tiles), max(1, K // tile))``
+(enough slices to give every SM a unit, none thinner than one tile edge of ``K``); of ``1 .. s_max``
+the model takes the ``s`` that keeps most SMs busy over its waves (the smallest such ``s``), because
+``ceil(units / tiles)`` itself can overshoot the SMs by a few units and start a nearly empty second
+wave, which a library's heuristic would not choose. A split op pays the reduction pass: ``s`` partial
+outputs of ``M x N`` FP32 accumulators written and read back, ``2 x s x M x N x 4`` bytes at the
+device's dense bandwidth, after the GEMM (serial time, like a launch). ``K`` is read from the op:
+``flops / (2 x outputs)`` (a GEMM's ``2MNK / MN``; a convolution's ``C x R x S``).
 
 ``compute_units`` comes from the device's data sheet; ``gemm_tile`` is fitted per device class on the
 fit part of the measurements (``dse.runs.accuracy_fit.fit_gemm_tile``, ``docs/accuracy.md``). Without both
@@ -18,6 +30,7 @@ fit part of the measurements (``dse.runs.accuracy_fit.fit_gemm_tile``, ``docs/ac
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from dse.model.platform import Device
 from dse.model.workload import Op
@@ -25,16 +38,47 @@ from dse.util.rounding import ceil_int
 
 #: Op classes computed as tiled (implicit) GEMMs.
 TILED_CLASSES = ("gemm", "conv")
+#: Bytes of one split-K partial-output element (FP32 accumulators).
+ACCUMULATOR_BYTES = 4.0
+
+
+@dataclass(frozen=True)
+class Tiling:
+    """How a tiled op occupies a device: ``utilization``, the fraction of its compute units busy over
+    the op's waves, in (0, 1]; ``slices``, the split-K slice count (1: not split); ``reduction_bytes``,
+    the bytes of the split-K reduction pass (0 when not split)."""
+
+    utilization: float = 1.0
+    slices: int = 1
+    reduction_bytes: float = 0.0
+
+
+def _busy(work_units: int, units: int) -> float:
+    return work_units / (math.ceil(work_units / units) * units)
+
+
+def tiling(op: Op, device: Device, element_bytes: float, split_k: bool = True) -> Tiling:
+    """The :class:`Tiling` of ``op`` on ``device``: its output tiles' wave utilization and, with
+    ``split_k`` and fewer tiles than compute units, the split of ``K`` that fills them best; the neutral
+    ``Tiling()`` when the device declares no ``compute_units`` or ``gemm_tile`` or the op is not tiled."""
+    units, tile = device.compute_units, device.gemm_tile
+    if units <= 0 or tile <= 0 or op.op_class not in TILED_CLASSES:
+        return Tiling()
+    outputs = op.output_bytes / element_bytes
+    if outputs <= 0:
+        return Tiling()
+    tiles = ceil_int(outputs / tile ** 2)
+    if not split_k or tiles >= units:
+        return Tiling(_busy(tiles, units))
+    depth = int(op.flops / (2.0 * outputs))
+    bound = min(math.ceil(units / tiles), max(1, depth // tile))
+    slices = max(range(1, bound + 1), key=lambda s: (_busy(tiles * s, units), -s))
+    reduction = 2.0 * slices * outputs * ACCUMULATOR_BYTES if slices > 1 else 0.0
+    return Tiling(_busy(tiles * slices, units), slices, reduction)
 
 
 def tile_utilization(op: Op, device: Device, element_bytes: float) -> float:
-    """The fraction of ``device``'s compute units ``op``'s output tiles keep busy over its waves, in
-    (0, 1]; 1 when the device declares no ``compute_units`` or ``gemm_tile`` or the op is not tiled."""
-    if device.compute_units <= 0 or device.gemm_tile <= 0 or op.op_class not in TILED_CLASSES:
-        return 1.0
-    outputs = op.output_bytes / element_bytes
-    if outputs <= 0:
-        return 1.0
-    tiles = ceil_int(outputs / device.gemm_tile ** 2)
-    waves = math.ceil(tiles / device.compute_units)
-    return tiles / (waves * device.compute_units)
+    """The fraction of ``device``'s compute units ``op``'s output tiles keep busy over its waves without
+    split-K, in (0, 1]; 1 when the device declares no ``compute_units`` or ``gemm_tile`` or the op is not
+    tiled."""
+    return tiling(op, device, element_bytes, split_k=False).utilization
