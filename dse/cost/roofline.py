@@ -27,7 +27,7 @@ from dse.cost.mechanisms.sparse_reuse import (
     declared_sparse_bandwidth,
     reused_bytes,
 )
-from dse.cost.mechanisms.tiling import TILED_CLASSES, tiling
+from dse.cost.mechanisms.tiling import tiling
 from dse.cost.tables import CostTables, LevelTables
 from dse.model.device_defaults import FITTED
 from dse.model.platform import Device, Platform
@@ -104,8 +104,9 @@ class RooflineCostModel:
 
     launch_overhead: bool = True
     #: op classes whose reduction is split when they have fewer output tiles than compute units (split-K,
-    #: :mod:`dse.cost.mechanisms.tiling`; chosen by cross-validation on the fit rows: ``docs/accuracy.md``)
-    split_k: tuple[str, ...] = TILED_CLASSES
+    #: :mod:`dse.cost.mechanisms.tiling`): GEMMs, not convolutions, as cross-validation on the fit rows
+    #: chose (``docs/accuracy.md``); ``()`` for tile and wave quantization alone
+    split_k: tuple[str, ...] = ("gemm",)
     #: a :class:`dse.cost.calibration.measure.Calibration` to use instead of the platform's ``calibration`` file
     calibration: Any = None
 

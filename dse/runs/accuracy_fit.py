@@ -213,8 +213,12 @@ def fit_sparse(rows: Sequence[Measurement], device_class: str,
     return efficiency, sensitivity
 
 
-#: Candidate output-tile edges of tiled GEMMs (0: no tile quantization).
-TILE_GRID = (0, 32, 64, 96, 128, 192, 256)
+#: Candidate output-tile edges of tiled GEMMs (0: no tile quantization): the threadblock tile edges of
+#: CUTLASS's GEMM configurations (64, 128, 256). Cross-validation on the fit rows preferred it to
+#: :data:`FINE_TILE_GRID` (``docs/accuracy.md``).
+TILE_GRID = (0, 64, 128, 256)
+#: The finer grid the class fit used before (96 and 192 are not power-of-two tile edges).
+FINE_TILE_GRID = (0, 32, 64, 96, 128, 192, 256)
 
 
 def tile_fit_rows(rows: Sequence[Measurement], device_class: str) -> list[Measurement]:
@@ -283,8 +287,9 @@ class FitStructure:
         return f"{launch}, {tiles}, split-K on {'/'.join(self.split_k) or 'nothing'}"
 
 
-#: The structure of the committed class defaults, chosen by :func:`cross_validate` (``docs/accuracy.md``).
-CHOSEN_STRUCTURE = FitStructure()
+#: The structure of the committed class defaults, chosen by :func:`cross_validate` (``docs/accuracy.md``):
+#: launch overhead per class and runtime, :data:`TILE_GRID`, split-K on GEMMs (the cost model's default).
+CHOSEN_STRUCTURE = FitStructure(split_k=RooflineCostModel().split_k)
 
 
 @dataclass(frozen=True)

@@ -297,8 +297,12 @@ def test_tile_and_wave_quantization_by_hand() -> None:
 
 
 def test_tile_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
+    """The class fit (dse.runs.accuracy_fit.fit_class_defaults) fits the tile on the devices cut back to
+    their data sheets and stops when no value moves: the tile fit on those rows gives the committed class
+    tile, which every gpu-class measurement device with a unit count uses, whatever the held-out values."""
     import dataclasses
 
+    from dse.model.device_defaults import catalog_defaults
     from dse.runs.accuracy_fit import fit_gemm_tile, tile_fit_rows
 
     rows = acc.load_measurements()
@@ -306,7 +310,8 @@ def test_tile_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> No
     scrambled = [dataclasses.replace(m, value=m.value * 7) if m.split == "holdout" else m for m in rows]
     declared = {m.device.device.gemm_tile for m in rows
                 if m.device.device_class == "gpu" and m.device.device.compute_units > 0}
-    assert declared == {fit_gemm_tile(scrambled, "gpu")}
+    assert declared == {catalog_defaults().classes["gpu"].values["gemm_tile"]}
+    assert declared == {fit_gemm_tile(acc.datasheet_rows(scrambled), "gpu")}
 
 
 def test_network_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:

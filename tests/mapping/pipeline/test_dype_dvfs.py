@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def tiny(dvfs: bool = True):
-    platform = copy.deepcopy(TINY_PLATFORM)
+    """The tiny platform on the plain analytic model (``mechanisms: none``: the hand calculations below
+    are the roofline's arithmetic, without the cpu runtime's element-wise fusion or the class defaults)."""
+    platform = {**copy.deepcopy(TINY_PLATFORM), "mechanisms": "none"}
     if dvfs:
         platform["devices"][0]["dvfs"] = [{"freq_mhz": 1000}, {"freq_mhz": 500, "time_scale": 2.0, "power_scale": 0.3}]
     return platform_from_dict(platform, "tiny"), workload_from_dict(TINY_WORKLOAD, "three")
