@@ -103,20 +103,24 @@ def diagnosed(problem: MappingProblem, front: ParetoSet) -> ParetoSet:
     """``front``, with one more note when it holds no feasible point and was not interrupted: ``infeasible:``
     and :meth:`problem.diagnose <dse.mapping.base.MappingProblem.diagnose>` (which constraint cannot be met
     and by how much), given the family's heuristic and baseline genomes and whether the solver proved that
-    no feasible mapping exists (status ``infeasible``). A front that has the note already, and one whose
-    diagnosis a stop request (Ctrl-C, SIGTERM) cuts short, are returned as they are."""
+    no feasible mapping exists (status ``infeasible``; a diagnosis proven for the problem by an earlier front
+    serves every later one). A front that has the note already, and one whose diagnosis a stop request
+    (Ctrl-C, SIGTERM) cuts short, are returned as they are."""
     if (front.status == INTERRUPTED or stop_requested() or any(p.feasible for p in front.points)
             or any(n.startswith(INFEASIBLE_NOTE) for n in front.notes)):
         return front
-    proven = front.status == INFEASIBLE
     known = _DIAGNOSES.setdefault(problem, {})
+    proven = front.status == INFEASIBLE or True in known
     if proven not in known:
         try:
-            known[proven] = problem.diagnose(candidates=collect_seeds(problem), proven=proven)
+            line = problem.diagnose(candidates=collect_seeds(problem), proven=proven)
         except InfeasibleError as exc:  # a static check proves it (an op no device can run, a deadline below
-            known[proven] = str(exc)    # the critical path): its own line
+            line = str(exc)             # the critical path): its own line
         except KeyboardInterrupt:  # stopped while diagnosing: the front as the solver left it
             return front
+        if stop_requested():  # its searches were cut short: not a diagnosis
+            return front
+        known[proven] = line
     return dataclasses.replace(front, notes=(*front.notes, INFEASIBLE_NOTE + known[proven]))
 
 

@@ -11,12 +11,14 @@ import itertools
 
 import numpy as np
 import pytest
+import yaml
 
+import dse
 from dse.mapping.dag.problem import DagProblem
 from dse.mapping.dag.problem import example_problem as dag_example
 from dse.mapping.pipeline.problem import PipelineProblem
 from dse.mapping.pipeline.problem import example_problem as pipeline_example
-from tests.conftest import random_tables
+from tests.conftest import ROOT, random_tables, run_cli, write_yaml
 
 SEEDS = range(40)
 
@@ -102,8 +104,6 @@ def test_memory_binds_nothing_only_when_every_device_holds_all_it_can_run() -> N
 
 
 def test_quickstart_constraints_bind_and_a_loose_one_is_named() -> None:
-    import dse
-
     shipped = dse.load_problem("quickstart")  # its 350 W cap and 0.4 ms deadline both remove mappings
     assert [n for n in shipped.notes() if not n.startswith("constraint memory")] == []
     loose = dse.load_problem("quickstart", changes={"constraints.deadline_ms": 400, "constraints.power_w": 350000})
@@ -121,8 +121,6 @@ def test_quickstart_constraints_bind_and_a_loose_one_is_named() -> None:
 
 
 def test_topcuoglu_deadline_note_is_the_hand_sum() -> None:
-    import dse
-
     # Topcuoglu et al. (2002), Fig. 2: the slowest cost of every task (16+19+19+17+13+16+15+14+20+21 = 170)
     # plus every edge's communication cost (18+12+9+11+14+19+16+23+27+23+13+15+17+11+13 = 241): 411 tu
     problem = dse.load_problem("topcuoglu2002", changes={"constraints.deadline": 1000})
@@ -132,10 +130,6 @@ def test_topcuoglu_deadline_note_is_the_hand_sum() -> None:
 
 
 def test_validate_and_solve_print_the_notes(tmp_path, capsys) -> None:
-    import yaml
-
-    from tests.conftest import ROOT, run_cli, write_yaml
-
     data = yaml.safe_load((ROOT / "problems" / "quickstart.yaml").read_text())
     data["constraints"] = {"deadline_ms": 400, "power_w": 350, "memory": True}
     spec = write_yaml(tmp_path / "loose.yaml", data)

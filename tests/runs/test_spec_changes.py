@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 import dse
+from dse.mapping.pipeline.problem import example_problem
 from dse.runs.spec import load_spec
 from tests.conftest import ROOT, write_yaml
 
@@ -70,7 +71,5 @@ def test_a_bad_change_is_one_spec_error_line(changes, field, words) -> None:
 
 
 def test_a_problem_built_without_a_spec_cannot_be_changed() -> None:
-    from dse.mapping.pipeline.problem import example_problem
-
     with pytest.raises(dse.SpecError, match="was not built from a spec"):
         dse.with_changes(example_problem(0), {"constraints.power_w": 300})

@@ -15,9 +15,10 @@ import yaml
 
 import dse
 from dse.errors import InfeasibleError
-from dse.pareto import INTERRUPTED
+from dse.pareto import INFEASIBLE, INTERRUPTED
 from dse.runs.runner import check_some_feasible
 from dse.solvers import INFEASIBLE_NOTE, diagnosed
+from dse.util.interrupt import interruptible
 from tests.conftest import ROOT, run_cli, write_yaml
 
 POWER_5W = {"constraints.power_w": 5}
@@ -76,3 +77,32 @@ def test_an_interrupted_front_is_left_as_it_is(monkeypatch) -> None:
     stopped = dataclasses.replace(front, status=INTERRUPTED, notes=())
     monkeypatch.setattr(problem, "diagnose", lambda *a, **k: pytest.fail("an interrupted solve is not diagnosed"))
     assert diagnosed(problem, stopped) is stopped
+
+
+def test_a_stop_during_the_diagnosis_leaves_the_front_as_it_is(monkeypatch) -> None:
+    front = dse.solve(dse.load_problem("quickstart", changes=POWER_5W), "cpsat", time_limit=5, seed=0)
+    bare = dataclasses.replace(front, notes=())
+    problem = dse.load_problem("quickstart", changes=POWER_5W)  # nothing diagnosed for it yet
+    with interruptible() as token:
+        def cut_short(*args, **kwargs) -> str:  # Ctrl-C arrives while the diagnosis searches
+            token.request()
+            return "power cap 5 W cannot be met: (a search cut short)"
+
+        monkeypatch.setattr(problem, "diagnose", cut_short)
+        assert diagnosed(problem, bare) is bare
+
+
+def test_a_proven_diagnosis_serves_the_later_fronts(monkeypatch) -> None:
+    problem = dse.load_problem("quickstart", changes=POWER_5W)
+    asked: list[bool] = []
+    diagnose = problem.diagnose
+
+    def counted(*args, **kwargs) -> str:
+        asked.append(kwargs["proven"])
+        return diagnose(*args, **kwargs)
+
+    monkeypatch.setattr(problem, "diagnose", counted)
+    exact = dse.solve(problem, "cpsat", time_limit=5, seed=0)
+    approx = dse.solve(problem, "nsga2", time_limit=2, seed=0)  # no proof of its own: dse solve --solver all
+    assert exact.status == INFEASIBLE and asked == [True]
+    assert infeasible_notes(approx) == infeasible_notes(exact) != []

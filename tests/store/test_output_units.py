@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from dse.errors import SpecError
 from dse.runtime import stream, xr_scenario
 from dse.sim import realtime
 from dse.sim.ux_bound import scope
@@ -111,8 +112,6 @@ def test_the_report_of_a_stream_folder_has_units_and_no_floor(tmp_path) -> None:
 
 
 def test_a_damaged_floor_is_one_spec_error(tmp_path) -> None:
-    from dse.errors import SpecError
-
     folder = tmp_path / "sim"
     folder.mkdir()
     pd.DataFrame({"scheduler": ["fcfs"], "uxcost": [1.0], "whole_accelerators": [True], "uxcost_floor": ["abc"],
