@@ -186,6 +186,8 @@ def _validate(spec_path: str) -> int:
           f"workload {spec.workload.name} ({tables.n_ops} ops, {tables.n_edges} edges), "
           f"{problem.n_genes} genes, {_space(problem)} genomes, objectives {', '.join(spec.objectives)}, "
           f"constraints {', '.join(c.name for c in problem.constraints) or 'none'}")
+    for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
+        print(f"note: {note}")
     return 0
 
 
@@ -239,6 +241,8 @@ def _solve_spec(args: argparse.Namespace) -> int:
     out: Path = args.out if args.out is not None else default_out(spec.name)
     problem = build_problem(spec)
     problem.check_feasible()
+    for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
+        print(f"note: {note}")
     settings = spec.solver
     name = args.solver or settings.name
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s

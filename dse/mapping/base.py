@@ -322,13 +322,32 @@ class MappingProblem(ABC):
         for c in self.constraints:
             c.check(self.tables)
 
+    def quantity_bounds(self) -> dict[str, float]:
+        """Upper bounds over every mapping (each op on a device that can run it) of the quantities the
+        constraints bound, in internal units by name (``latency``, ``makespan``, ``power_mw``): cheap figures
+        from the tables, never a search. Families override; the default knows none."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """One line per constraint that binds no mapping, so that it cannot have shaped a front (``constraint
+        deadline_ms = 400 binds no mapping (every mapping's latency is at most 12.3 ms)``); ``dse validate``
+        and ``dse solve`` print them. From the family's :meth:`quantity_bounds` and the tables, never a
+        search: a constraint not named may still bind nothing."""
+        bounds = self.quantity_bounds()
+        return [note for c in self.constraints if (note := c.binds_nothing(self.tables, bounds)) is not None]
+
     def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
-        """One line on why no feasible mapping was found; families refine it.
+        """One line on why no feasible mapping was found: the line ``dse solve`` exits 3 with, and the note
+        ``dse.solve`` adds to a front without a feasible point (``front.notes``). Families refine it.
 
         Raises :class:`~dse.errors.InfeasibleError` for what a static check
         proves. Otherwise, among ``candidates`` (e.g. the heuristics' genomes),
         names the constraint that the closest one still violates, and by how much.
-        ``proven``: an exact solver proved that no feasible mapping exists.
+        ``proven``: an exact solver proved that no feasible mapping exists; ``time_limit``: seconds for
+        each search a family's diagnosis runs (the pipeline family's CP-SAT checks).
+
+        Example: ``problem.diagnose()`` -> ``"power cap 5 W cannot be met: the lowest average power of any
+        mapping meeting the other constraints is 84.67 W"``.
         """
         self.check_feasible()
         unproven = ("no mapping satisfies the constraints (proven by the exact solver)" if proven

@@ -19,6 +19,7 @@ from dse import solvers  # solvers.solve looked up at each call (tests and embed
 from dse.cost.error_bands import band_columns, problem_error
 from dse.errors import InfeasibleError, SpecError
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
+from dse.solvers import INFEASIBLE_NOTE
 from dse.solvers.context import RESUME
 from dse.solvers.registry import collect_seeds, lookup
 from dse.util.files import replace_atomically
@@ -73,10 +74,17 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
 
 
 def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
-    """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point."""
-    if not any(p.feasible for f in fronts for p in f.points):
+    """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point: the
+    note :func:`dse.solve <dse.solvers.solve>` gave a front (:func:`dse.solvers.diagnosed`; one proven
+    infeasible first), or else the problem's diagnosis now."""
+    if any(p.feasible for f in fronts for p in f.points):
+        return
+    ordered = sorted(fronts, key=lambda f: f.status != INFEASIBLE)  # a proof first
+    noted = next((n for f in ordered for n in f.notes if n.startswith(INFEASIBLE_NOTE)), None)
+    if noted is None:
         proven = any(f.status == INFEASIBLE for f in fronts)
-        raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
+        noted = INFEASIBLE_NOTE + problem.diagnose(candidates=collect_seeds(problem), proven=proven)
+    raise InfeasibleError(noted)
 
 
 def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None) -> None:

@@ -18,6 +18,7 @@ field and the value.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,11 +106,28 @@ class ProblemSpec:
     scenario: BaseModel | None = None
     #: The folder the spec's relative paths are read from (the spec file's folder).
     base: Path = Path(".")
+    #: The spec mapping as written (before its platform and workload were resolved): what
+    #: :meth:`with_changes` changes and validates again.
+    written: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def path(self, ref: str | Path) -> Path:
         """``ref`` as given when absolute, else under the spec's folder :attr:`base`."""
         ref = Path(ref)
         return ref if ref.is_absolute() else self.base / ref
+
+    def with_changes(self, changes: Mapping[str, Any]) -> ProblemSpec:
+        """A new spec: this one as written with each field of ``changes`` set, validated and resolved as a
+        spec file is (this spec is left as it is).
+
+        ``changes`` maps a field's dotted path to its new value, as a sweep's grid does:
+        ``{"constraints.power_w": 300}``, ``{"workload": {"builder": "gcn", "dataset": "pubmed"}}``,
+        ``{"platform": "edge_soc"}``, ``{"platform.devices.0.mem_gib": 16}`` (an inline platform).
+        Raises :class:`SpecError` naming the field and the value: a path that names no spec field, or a
+        value the field does not take (``constraints.power_w = -5``), the source read
+        ``<spec file> with changes``.
+        """
+        source = changed_source(self.source)
+        return spec_from_dict(changed(self.written, changes, source), source, self.base)
 
 
 def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
@@ -275,6 +293,86 @@ def _scenario(fam: Family, raw: Mapping[str, Any] | None, source: str) -> BaseMo
         raise SpecError(source, f"scenario.{err.field}", err.value, err.reason) from None
 
 
+# --------------------------------------------------------------------------- dotted field paths
+
+
+def _spec_fields() -> dict[str, set[str] | None]:
+    """Top-level spec fields; for fields that are fixed models, their own field names."""
+    nested: dict[str, set[str] | None] = {name: None for name in ProblemSpecModel.model_fields}
+    nested["constraints"] = set(ConstraintsSpec.model_fields)
+    nested["solver"] = set(SolverSpec.model_fields)
+    return nested
+
+
+def check_path(path: str, source: str = "grid") -> list[str]:
+    """The parts of dotted ``path``; :class:`SpecError` when it names no spec field."""
+    parts = path.split(".") if isinstance(path, str) else []
+    if not parts or any(not p for p in parts):
+        raise SpecError(source, str(path), None, "give a spec field's dotted path, e.g. constraints.power_w")
+    fields = _spec_fields()
+    if parts[0] not in fields:
+        raise SpecError(source, path, None, f"{parts[0]!r} is not a spec field; spec fields are {', '.join(fields)}")
+    known = fields[parts[0]]
+    if known is not None and len(parts) > 1 and parts[1] not in known:
+        raise SpecError(source, path, None, f"{parts[1]!r} is not a {parts[0]} field; "
+                                            f"{parts[0]} fields are {', '.join(sorted(known))}")
+    return parts
+
+
+def apply_override(spec: dict[str, Any], path: str, value: Any, source: str = "grid") -> None:
+    """Set the field at dotted ``path`` of ``spec`` (in place), creating missing mappings.
+
+    A numeric part indexes a list. Raises :class:`SpecError` when the path runs through a value that
+    is not a mapping (e.g. ``platform.devices`` where ``platform`` is a catalog name).
+    """
+    parts = check_path(path, source)
+    node: Any = spec
+    for i, part in enumerate(parts[:-1]):
+        here = ".".join(parts[: i + 1])
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            if node.get(part) is None:
+                node[part] = {}
+            node = node[part]
+        else:
+            raise SpecError(source, path, value, f"{here.rsplit('.', 1)[0]} is {node!r}, not a mapping")
+        if not isinstance(node, dict | list):
+            raise SpecError(source, path, value, f"{here} is {node!r}, not a mapping")
+    last = parts[-1]
+    if isinstance(node, list):
+        if not (last.isdigit() and int(last) < len(node)):
+            raise SpecError(source, path, value, f"index {last} is not in a list of {len(node)}")
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def changed(data: Mapping[str, Any], changes: Mapping[str, Any], source: str = "<spec>") -> dict[str, Any]:
+    """A deep copy of the spec mapping ``data`` with each dotted path of ``changes`` set to its value
+    (:func:`apply_override`); raises :class:`SpecError` naming ``source`` for a path that names no spec field
+    or runs through a value that is not a mapping."""
+    if not isinstance(changes, Mapping):
+        raise SpecError(source, "changes", changes, "give a mapping of dotted field paths to values, "
+                                                    "e.g. {'constraints.power_w': 300}")
+    out = copy.deepcopy(dict(data))
+    for path, value in changes.items():
+        apply_override(out, path, copy.deepcopy(value), source)
+    return out
+
+
+#: The end of a changed spec's source (:func:`changed_source`).
+CHANGED = " with changes"
+
+
+def changed_source(source: str) -> str:
+    """What errors of a changed spec name as their source: ``<spec file> with changes`` (once)."""
+    return source if source.endswith(CHANGED) else source + CHANGED
+
+
+# --------------------------------------------------------------------------- specs
+
+
 def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) -> ProblemSpec:
     """Validate a parsed spec and resolve its platform and workload; raises :class:`SpecError`."""
     if not isinstance(data, Mapping):
@@ -306,6 +404,7 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         cost_model=_cost_model(model.cost_model, fam, options, source),
         scenario=_scenario(fam, model.scenario, source),
         base=base,
+        written=copy.deepcopy(dict(data)),
     )
 
 
@@ -335,13 +434,19 @@ def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
         check_settings(known[name], settings, source, f"solver.options.{name}.")
 
 
-def load_spec(path: str | Path) -> ProblemSpec:
-    """Read and resolve a spec file, or the catalog problem of that name (``"quickstart"``);
-    raises :class:`SpecError`."""
+def load_spec(path: str | Path, changes: Mapping[str, Any] | None = None) -> ProblemSpec:
+    """Read and resolve a spec file, or the catalog problem of that name (``"quickstart"``), with the
+    dotted fields of ``changes`` set first (:meth:`ProblemSpec.with_changes`); raises :class:`SpecError`."""
     path = catalog.spec_path(path)
     if not path.exists():
         raise SpecError(str(path), "<file>", str(path), "file not found" + _nearest_specs(path))
-    return spec_from_dict(read_yaml(path), str(path), path.parent)
+    data = read_yaml(path)
+    if not changes:
+        return spec_from_dict(data, str(path), path.parent)
+    if not isinstance(data, Mapping):
+        raise SpecError(str(path), "<root>", type(data).__name__, "a problem spec must be a YAML mapping")
+    source = changed_source(str(path))
+    return spec_from_dict(changed(data, changes, source), source, path.parent)
 
 
 def _nearest_specs(path: Path) -> str:
@@ -382,12 +487,30 @@ def build_problem(spec: ProblemSpec) -> MappingProblem:
     return problem
 
 
-def load_problem(path: str | Path) -> MappingProblem:
-    """``load_spec`` then ``build_problem``: the problem object of a spec file or catalog problem name.
+def load_problem(path: str | Path, changes: Mapping[str, Any] | None = None) -> MappingProblem:
+    """``load_spec`` then ``build_problem``: the problem object of a spec file or catalog problem name, with
+    the dotted fields of ``changes`` set and validated first (:meth:`ProblemSpec.with_changes`).
 
-    Example::
+    Raises :class:`SpecError` naming the field and the value. Example::
 
         problem = dse.load_problem("problems/quickstart.yaml")
         problem = dse.load_problem("quickstart")          # the same, by its catalog name
+        tighter = dse.load_problem("quickstart", changes={"constraints.power_w": 300})
     """
-    return build_problem(load_spec(path))
+    return build_problem(load_spec(path, changes))
+
+
+def with_changes(problem: MappingProblem, changes: Mapping[str, Any]) -> MappingProblem:
+    """The problem of ``problem``'s spec with the dotted fields of ``changes`` set, validated and built again
+    (:meth:`ProblemSpec.with_changes`); ``problem`` is left as it is.
+
+    Raises :class:`SpecError` naming the field and the value, and naming ``problem`` when it was not built
+    from a spec (:func:`load_problem`, :func:`build_problem`). Example::
+
+        looser = dse.with_changes(problem, {"constraints.power_w": 400, "constraints.deadline_ms": None})
+    """
+    spec = getattr(problem, "spec", None)
+    if not isinstance(spec, ProblemSpec):
+        raise SpecError("dse.with_changes", "problem", getattr(problem, "name", type(problem).__name__),
+                        "was not built from a spec (dse.load_problem or dse.build_problem): it has none to change")
+    return build_problem(spec.with_changes(changes))

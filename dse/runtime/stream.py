@@ -306,10 +306,15 @@ def _label(genome: np.ndarray) -> str:
     return " ".join(str(int(g)) for g in genome)
 
 
+#: The columns of the summary (``summary.csv``), SI units in their names; docs/units.md says each one's unit.
+SUMMARY_COLUMNS = ("policy", "throughput_items_per_s", "energy_j_per_item", "optimal_share", "switches",
+                   "duration_s")
+
+
 def summarize(trace: pd.DataFrame) -> pd.DataFrame:
-    """One row per policy from a trace: ``policy, throughput_items_per_s, energy_j_per_item, optimal_share,
-    switches`` (items over the policy's span, all energy over its items, share of runs that were optimal,
-    switch rows)."""
+    """One row per policy from a trace (:data:`SUMMARY_COLUMNS`): items over the policy's span, all energy
+    (J) over its items, share of runs that were optimal, switch rows, and the span (s: first start to last
+    end) the figures are over."""
     import pandas as pd
 
     rows = []
@@ -321,9 +326,8 @@ def summarize(trace: pd.DataFrame) -> pd.DataFrame:
         rows.append(dict(policy=name, throughput_items_per_s=items / span if span > 0 else float("inf"),
                          energy_j_per_item=float(part["energy_j"].sum()) / items if items else float("nan"),
                          optimal_share=float(runs["optimal"].mean()) if len(runs) else float("nan"),
-                         switches=int((part["kind"] == "switch").sum())))
-    return pd.DataFrame(rows, columns=["policy", "throughput_items_per_s", "energy_j_per_item", "optimal_share",
-                                       "switches"])
+                         switches=int((part["kind"] == "switch").sum()), duration_s=span))
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
 def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:

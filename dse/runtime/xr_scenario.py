@@ -19,31 +19,39 @@ from dse.mapping.registry import register_scenario
 from dse.sim import xr_metrics
 from dse.sim.realtime import TRACE_COLUMNS, SimResult, setup, simulate
 from dse.sim.schedulers import SCHEDULERS, make_scheduler
-from dse.sim.ux_bound import UXBound, ux_bound
+from dse.sim.ux_bound import UXBound, on_whole_accelerators, scope, ux_bound
 from dse.util.files import clear_partial, mark_partial, replace_atomically
 from dse.util.interrupt import Interrupted, active_token
 from dse.util.progress import Progress
 from dse.viz.frames import plot_frame_timeline
 
+#: The columns of the summary (``summary.csv``); docs/units.md says each one's unit.
+SUMMARY_COLUMNS = ("scheduler", "uxcost", "edp_j_s", "energy_j", "duration_s", "drop_rate", "xrbench_score",
+                   "whole_accelerators", "uxcost_floor", "uxcost_floor_kept")
 
-def floor_note(bound: UXBound, ref: SimResult) -> str:
-    """One line on ``bound`` as a UXCost against ``ref``."""
+
+def floor_note(bound: UXBound, ref: SimResult, uncovered: list[str]) -> str:
+    """One line on ``bound`` as a UXCost against ``ref`` and its scope (:func:`dse.sim.ux_bound.scope`:
+    ``uncovered`` names the run's schedulers on sub-arrays)."""
     n = bound.forced_misses
     forced = f"the {n} frame{'s' * (n != 1)} that cannot make {'their deadlines' if n != 1 else 'its deadline'} even alone"
     if math.isinf(bound.energy_all_kept_pj):
         return ("floor: the frames do not fit in the accelerators' time, so every schedule misses "
-                + (f"more than {forced}" if n else "some"))
-    return (f"floor: no schedule on whole accelerators goes below UXCost "
-            f"{bound.uxcost_kept(ref.energy_j, ref.missed):.5g} while missing " + (f"only {forced}" if n else "no frame"))
+                + (f"more than {forced}" if n else "some") + f", {scope(uncovered)}")
+    return (f"floor: no schedule goes below UXCost {bound.uxcost_kept(ref.energy_j, ref.missed):.5g} while missing "
+            + (f"only {forced}" if n else "no frame") + f", {scope(uncovered)}")
 
 
 def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any:
     """``dse simulate``: every scheduler of ``spec.scenario`` on its scenario and system.
 
-    Writes ``summary.csv`` (``scheduler, uxcost, edp, energy_j, drop_rate, xrbench_score``), ``trace.csv`` and
-    ``timeline.png`` into ``out`` when given; returns the summary DataFrame, whose ``attrs["notes"]`` holds
-    one line on the UXCost floor of the run (:mod:`dse.sim.ux_bound`). Raises SpecError for an
-    unknown scheduler or model.
+    Writes ``summary.csv`` (:data:`SUMMARY_COLUMNS`: per scheduler its UXCost against FCFS, energy-delay
+    product in J s, energy in J over the run's ``duration_s`` (its last deadline or block end), drop rate,
+    XRBench score, whether it runs on whole accelerators, and the run's UXCost floors: ``uxcost_floor`` for
+    any schedule on whole accelerators, ``uxcost_floor_kept`` for those that miss only the frames that cannot
+    make their deadlines alone), ``trace.csv`` and ``timeline.png`` into ``out`` when given; returns the
+    summary DataFrame, whose ``attrs["notes"]`` holds one line on the UXCost floor of the run and its scope
+    (:mod:`dse.sim.ux_bound`). Raises SpecError for an unknown scheduler or model.
     """
     import pandas as pd  # loaded by the command that runs, not by every spec that registers the family
 
@@ -58,11 +66,14 @@ def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any
     progress = Progress("simulate", enabled=None if not quiet else False)
     names = ["fcfs"] + [s for s in settings.schedulers if s != "fcfs"]
     results = {}
+    whole: dict[str, bool] = {}
     stop: Interrupted | None = None
     for k, name in enumerate(names):
         progress.update(f"{name} ({k + 1}/{len(names)})", force=True)
+        scheduler = make_scheduler(name)
+        whole[name] = on_whole_accelerators(scheduler)
         try:
-            results[name] = simulate(sim, make_scheduler(name), duration_s=settings.duration_s, seed=seed,
+            results[name] = simulate(sim, scheduler, duration_s=settings.duration_s, seed=seed,
                                      trace=True, stoppable=True)
         except Interrupted as exc:  # keep the schedulers that finished (fcfs, the reference, runs first)
             stop = exc
@@ -73,18 +84,23 @@ def simulate_spec(spec: Any, out: Path | None, *, seed: int, quiet: bool) -> Any
     trace = pd.DataFrame([row for r in results.values() for row in r.rows], columns=list(TRACE_COLUMNS))
     frames = xr_metrics.frame_table(trace)
     ref = results["fcfs"]
+    bound = ux_bound(sim, settings.duration_s, seed)
     rows = []
     for name in finished:
         r = results[name]
         mine = frames[frames["scheduler"] == name]
         rows.append({"scheduler": name,
                      "uxcost": xr_metrics.uxcost(r.energy_j, r.missed, ref.energy_j, ref.missed),
-                     "edp": xr_metrics.edp(r.energy_j, mine),
+                     "edp_j_s": xr_metrics.edp(r.energy_j, mine),
                      "energy_j": r.energy_j,
+                     "duration_s": r.horizon_ns * 1e-9,
                      "drop_rate": float(r.dropped.sum() / max(int(r.frames.sum()), 1)),
-                     "xrbench_score": xr_metrics.xrbench_score(mine)})
-    summary = pd.DataFrame(rows, columns=["scheduler", "uxcost", "edp", "energy_j", "drop_rate", "xrbench_score"])
-    summary.attrs["notes"] = [floor_note(ux_bound(sim, settings.duration_s, seed), ref)]
+                     "xrbench_score": xr_metrics.xrbench_score(mine),
+                     "whole_accelerators": whole[name],
+                     "uxcost_floor": bound.uxcost(ref.energy_j, ref.missed),
+                     "uxcost_floor_kept": bound.uxcost_kept(ref.energy_j, ref.missed)})
+    summary = pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+    summary.attrs["notes"] = [floor_note(bound, ref, [name for name in finished if not whole[name]])]
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)

@@ -10,20 +10,37 @@ register in :mod:`dse.solvers.registry`.
 
 from __future__ import annotations
 
+import dataclasses
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from dse.errors import SpecError
+from dse.errors import InfeasibleError, SpecError
 from dse.mapping.base import MappingProblem
-from dse.pareto import ParetoSet
+from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
 from dse.solvers.context import CALLBACK, RESUME, SEEDS, StepCallback, solve_context
-from dse.solvers.registry import Solver, UnknownSolverError, check_options, lookup, solvers
+from dse.solvers.registry import (
+    Solver,
+    UnknownSolverError,
+    check_options,
+    collect_seeds,
+    lookup,
+    solvers,
+)
+from dse.util.interrupt import stop_requested
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
 
-__all__ = ["UnknownSolverError", "solve", "solvers"]
+__all__ = ["INFEASIBLE_NOTE", "UnknownSolverError", "solve", "solvers"]
+
+#: How the note that diagnoses a solve with no feasible point begins (:func:`diagnosed`); ``dse solve`` exits 3
+#: with that note as its message.
+INFEASIBLE_NOTE = "infeasible: "
+
+#: Per problem its diagnoses by whether infeasibility was proven (``dse solve --solver all`` diagnoses once).
+_DIAGNOSES: weakref.WeakKeyDictionary[MappingProblem, dict[bool, str]] = weakref.WeakKeyDictionary()
 
 
 def solve(
@@ -55,7 +72,8 @@ def solve(
     ``options`` setting the solver does not know or outside its range, or a ``resume``, ``seeds``
     or ``callback`` the solver does not read; and
     ``NotImplementedError`` when the solver does not support the problem
-    (e.g. ``cpsat`` without an exact formulation).
+    (e.g. ``cpsat`` without an exact formulation). A front with no feasible point carries the problem's
+    diagnosis in its ``notes`` (:func:`diagnosed`), the line ``dse solve`` exits with.
 
     Example::
 
@@ -77,7 +95,33 @@ def solve(
                           CALLBACK: "a function" if callback is not None else None})
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
     with solve_context(seed, time_limit, reporter, resume=resume, seeds=seeds, callback=callback) as ctx:
-        return entry.run(problem, ctx, settings)
+        front = entry.run(problem, ctx, settings)
+    return diagnosed(problem, front)
+
+
+def diagnosed(problem: MappingProblem, front: ParetoSet) -> ParetoSet:
+    """``front``, with one more note when it holds no feasible point and was not interrupted: ``infeasible:``
+    and :meth:`problem.diagnose <dse.mapping.base.MappingProblem.diagnose>` (which constraint cannot be met
+    and by how much), given the family's heuristic and baseline genomes and whether the solver proved that
+    no feasible mapping exists (status ``infeasible``; a diagnosis proven for the problem by an earlier front
+    serves every later one). A front that has the note already, and one whose diagnosis a stop request
+    (Ctrl-C, SIGTERM) cuts short, are returned as they are."""
+    if (front.status == INTERRUPTED or stop_requested() or any(p.feasible for p in front.points)
+            or any(n.startswith(INFEASIBLE_NOTE) for n in front.notes)):
+        return front
+    known = _DIAGNOSES.setdefault(problem, {})
+    proven = front.status == INFEASIBLE or True in known
+    if proven not in known:
+        try:
+            line = problem.diagnose(candidates=collect_seeds(problem), proven=proven)
+        except InfeasibleError as exc:  # a static check proves it (an op no device can run, a deadline below
+            line = str(exc)             # the critical path): its own line
+        except KeyboardInterrupt:  # stopped while diagnosing: the front as the solver left it
+            return front
+        if stop_requested():  # its searches were cut short: not a diagnosis
+            return front
+        known[proven] = line
+    return dataclasses.replace(front, notes=(*front.notes, INFEASIBLE_NOTE + known[proven]))
 
 
 def _check_inputs(entry: Solver[Any], given: dict[str, str | None]) -> None:

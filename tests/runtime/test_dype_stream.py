@@ -162,5 +162,13 @@ def test_simulate_cli_writes_summary_and_timeline(tmp_path) -> None:
     assert cli.main(["simulate", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     assert list(summary.columns) == ["policy", "throughput_items_per_s", "energy_j_per_item", "optimal_share",
-                                     "switches"]
+                                     "switches", "duration_s"]
     assert len(summary) == 5 and (tmp_path / "out" / "timeline.png").stat().st_size > 1000
+    # duration_s is the span each policy's figures are over: first start to last end of its trace rows, and
+    # throughput is its items over that span (docs/units.md)
+    trace = pd.read_csv(tmp_path / "out" / "trace.csv")
+    for _, row in summary.iterrows():
+        mine = trace[trace["policy"] == row["policy"]]
+        span = mine["end_s"].max() - mine["start_s"].min()
+        assert row["duration_s"] == pytest.approx(span, rel=1e-12)
+        assert row["throughput_items_per_s"] == pytest.approx(mine["items"].sum() / span, rel=1e-12)

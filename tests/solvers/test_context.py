@@ -21,7 +21,7 @@ from dse.errors import SpecError
 from dse.inputs.catalog import spec_path
 from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.registry import families
-from dse.pareto import INTERRUPTED, STATUSES, TIME_LIMIT, nondominated
+from dse.pareto import INTERRUPTED, STATUSES, TIME_LIMIT, ParetoSet, SolveStats, nondominated
 from dse.runs.spec import spec_from_dict
 from dse.solvers import registry
 from dse.solvers.context import SolveContext, solve_context
@@ -197,13 +197,15 @@ def test_dse_solve_without_options_hands_the_models_defaults(name: str, monkeypa
     problem = next(PROBLEMS[p] for s, p in CASES if s == name)
     _, fixed, label = _entry(name, problem)
     seen: list[tuple[SolveContext, object]] = []
+    # what the solver returns comes back as it is (stopped: no diagnosis is added to a front without points)
+    front = ParetoSet(problem.name, problem.objectives, (), name, INTERRUPTED, False, SolveStats(0.0))
 
     def spy(problem, ctx, options):
         seen.append((ctx, options))
-        return "front"
+        return front
 
     monkeypatch.setitem(registry._SOLVERS, name, dataclasses.replace(entry, run=spy))
-    assert dse.solve(problem, label, time_limit=12.5, seed=4, progress=False) == "front"
+    assert dse.solve(problem, label, time_limit=12.5, seed=4, progress=False) is front
     (ctx, options), = seen
     assert options == entry.options(**fixed)  # each field at the default its model declares
     assert ctx.seed == 4 and ctx.time_limit == 12.5 and ctx.resume == () and ctx.callback is None

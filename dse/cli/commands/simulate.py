@@ -21,7 +21,7 @@ from dse.errors import SpecError
 from dse.store.trace import write_simulation_trace
 from dse.util.files import check_out_folder, mark_partial
 from dse.util.interrupt import Interrupted, StopToken, interruptible
-from dse.util.units import in_output_units
+from dse.util.units import in_output_units, shown_units_note
 
 #: Seconds between checks for a stop while trace.json is written.
 TRACE_POLL_S = 0.05
@@ -58,7 +58,8 @@ def _run(args: argparse.Namespace) -> int:
             _write_trace_unless_stopped(Path(args.out), token)
     with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):
         print(in_output_units(summary).to_string(index=False))  # mJ per item, as dse solve
-    for line in summary.attrs.get("notes", []):
+    units = shown_units_note(summary, "summary.csv")  # the file keeps SI units: say both
+    for line in [*([units] if units else []), *summary.attrs.get("notes", [])]:
         print(line)
     if args.out is not None:
         written = sorted(p.name for p in Path(args.out).iterdir() if p.is_file() and not p.name.startswith("."))

@@ -396,6 +396,21 @@ class DagProblem(MappingProblem):
                                else " (infeasibility not proven)"))
         return super().diagnose(time_limit, candidates, proven)
 
+    def quantity_bounds(self) -> dict[str, float]:
+        """Every schedule's ``makespan`` at most: every task one after another at its slowest allowed time,
+        after every transfer at its slowest device pair and, under the TF paper's send rule, every send (the
+        CP-SAT model's horizon, :mod:`dse.mapping.dag.cpsat`, counts the same; a device's transfers to itself
+        count too where the tables give them)."""
+        t = self.tables
+        n, m = t.n_ops, t.n_dev
+        longest = t.transfer_over_pairs("transfer_time")[1]
+        if t.n_edges and t.transfer_is_explicit("transfer_time"):
+            diagonal = np.arange(m)
+            longest = np.maximum(longest, t.transfer_time[:, diagonal, diagonal].max(axis=1))
+        send = int(np.max(t.send_time, initial=0)) if self.tensor_per_device and t.n_edges else 0
+        slowest = int(np.where(t.allowed, t.time, 0).max(axis=1).sum())
+        return {"makespan": float(slowest + int(longest.sum()) + (n + t.n_edges) * max(m - 1, 0) * send)}
+
     def critical_path_bound(self) -> int:
         """Longest path with each task at its fastest allowed time and free transfers: a makespan lower bound."""
         t = self.tables

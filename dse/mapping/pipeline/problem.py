@@ -414,6 +414,32 @@ class PipelineProblem(MappingProblem):
                 genome[ops] = best_kind
         return genome
 
+    # ------------------------------------------------------------------ bounds
+    def quantity_bounds(self) -> dict[str, float]:
+        """Every mapping's ``latency`` at most (the longest path with each op at its slowest allowed device
+        and level and each transfer at its slowest device pair) and average power at most in mW
+        (``power_mw``: per device the largest energy / time of an op it can run at any level, since its ops'
+        summed time is within the period; per device pair the same for transfers; every device's idle power).
+        ``power_mw`` is left out when an op or a transfer spends energy in no time."""
+        t = self.tables
+        if self.levels is not None:
+            time, energy = self.levels.time, self.levels.energy  # (levels, ops, devices); the last level repeats
+        else:
+            time, energy = t.time[None], t.energy[None]
+        allowed = np.broadcast_to(t.allowed[None], time.shape)
+        slowest = np.where(allowed, time, 0).max(axis=(0, 2))
+        m, n_e = t.n_dev, t.n_edges
+        transfer_time = self._xfer_time_flat.reshape(n_e, m * m)
+        bounds: dict[str, float] = {
+            "latency": float(self._latency(slowest[:, None], transfer_time.max(axis=1, initial=0)[:, None],
+                                           np.zeros((t.n_ops, 1), dtype=np.int64))[0])}
+        op_power = _largest_ratio(np.where(allowed, energy, 0), np.where(allowed, time, 0), axis=(0, 1))
+        link_power = _largest_ratio(self._xfer_energy_flat.reshape(n_e, m * m), transfer_time, axis=0)
+        power = float(op_power.sum() + link_power.sum() + t.idle_power_mw.sum())
+        if np.isfinite(power):
+            bounds["power_mw"] = power
+        return bounds
+
     # ------------------------------------------------------------------ exact
     def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
         """One line naming the constraint that cannot be met and the best reachable value (CP-SAT proves it
@@ -432,6 +458,14 @@ class PipelineProblem(MappingProblem):
         from dse.mapping.pipeline.cpsat import build_pipeline_model
 
         return build_pipeline_model(self, include, deadline)
+
+
+def _largest_ratio(energy: np.ndarray, time: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """The largest ``energy / time`` along ``axis`` (0 where both are 0, infinite where energy is spent in no
+    time): a bound on the average power of any subset of those entries run one after another."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(time > 0, energy / np.maximum(time, 1), np.where(energy > 0, np.inf, 0.0))
+    return ratio.max(axis=axis, initial=0.0)
 
 
 # --------------------------------------------------------------------------- registry entry

@@ -29,9 +29,10 @@ from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
 from dse.mapping.base import MappingProblem
 from dse.runs.spec import build_problem, load_spec
+from dse.sim.ux_bound import scope
 from dse.store.database import jobs_frame, objective_columns, points_frame
 from dse.store.trace import Timeline, mapping_timeline, simulation_timeline
-from dse.util.units import in_output_units
+from dse.util.units import column_unit, in_output_units
 
 #: Points whose mapping, breakdown and timeline are computed (distinct genomes, fronts in order).
 MAX_DETAILED_POINTS = 250
@@ -210,10 +211,44 @@ def _windowed(timeline: Timeline) -> tuple[Timeline, str]:
     return Timeline(timeline.title, timeline.unit, timeline.us_per_unit, spans, instants, timeline.tracks), note
 
 
+def _floor(summary: pd.DataFrame, path: Path) -> dict[str, Any] | None:
+    """The UXCost floor of a multimodel simulation's summary (its ``uxcost_floor`` columns, written by
+    :mod:`dse.runtime.xr_scenario`) with its scope; None for a summary without one. Raises
+    :class:`SpecError` naming ``path`` and the column for a floor that is not a number."""
+    if not {"scheduler", "uxcost_floor", "uxcost_floor_kept", "whole_accelerators"} <= set(summary) or summary.empty:
+        return None
+    values = {}
+    for column in ("uxcost_floor", "uxcost_floor_kept"):
+        try:
+            values[column] = float(summary[column].iloc[0])
+        except (TypeError, ValueError):
+            raise SpecError(str(path), column, summary[column].iloc[0], "is not a number") from None
+    whole = summary["whole_accelerators"].astype(str).str.lower() == "true"
+    uncovered = [str(name) for name in summary.loc[~whole, "scheduler"]]
+    return {"uxcost": values["uxcost_floor"], "uxcost_kept": values["uxcost_floor_kept"], "scope": scope(uncovered),
+            "uncovered": uncovered}
+
+
+def _floor_note(floor: Mapping[str, Any]) -> str:
+    """One line on the floor: its value(s) and scope."""
+    value, kept = floor["uxcost"], floor["uxcost_kept"]
+    if not math.isfinite(kept):
+        also = " (none misses only the frames that cannot make their deadlines alone: the frames do not fit)"
+    elif kept != value:
+        also = f" ({kept:.5g} for schedules that miss only the frames that cannot make their deadlines alone)"
+    else:
+        also = ""
+    return f"UXCost floor {value:.5g}{also}, {floor['scope']}"
+
+
 def simulate_data(folder: Path) -> dict[str, Any]:
-    """The report data of a ``dse simulate --out`` folder; see the module docstring."""
-    summary = in_output_units(_read_csv(folder / "summary.csv"))  # mJ per item, as a solve folder's
-    notes: list[str] = []
+    """The report data of a ``dse simulate --out`` folder; see the module docstring. ``summary.units``: each
+    column's unit, read from its name (``""`` for a count, a ratio, a score or a label); ``floor``: a
+    multimodel run's UXCost floor with its scope (:func:`_floor`), also one of the ``notes``."""
+    written = _read_csv(folder / "summary.csv")
+    summary = in_output_units(written)  # mJ per item, as a solve folder's
+    floor = _floor(written, folder / "summary.csv")
+    notes: list[str] = [_floor_note(floor)] if floor is not None else []
     timeline = None
     phases: list[dict[str, Any]] = []
     kind = "simulation"
@@ -230,8 +265,9 @@ def simulate_data(folder: Path) -> dict[str, Any]:
         notes += [note] if note else []
     return _clean({"kind": "simulate", "sim": kind, "title": f"{folder.name}: simulation",
                    "summary": {"columns": [str(c) for c in summary.columns],
+                               "units": [column_unit(c) for c in summary.columns],
                                "rows": summary.astype(object).values.tolist()},
-                   "timeline": timeline, "phases": phases, "notes": notes})
+                   "floor": floor, "timeline": timeline, "phases": phases, "notes": notes})
 
 
 # --------------------------------------------------------------------------- stores
