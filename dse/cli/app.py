@@ -18,6 +18,7 @@ from typing import NoReturn, TextIO
 
 import numpy as np
 
+from dse.cli.tables import fit_table, terminal_width
 from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
 from dse.inputs.catalog import spec_path, time_unit_note
@@ -314,8 +315,6 @@ MAX_TABLE_ROWS = 25
 
 
 def _print_report(problem, fronts: list[ParetoSet]) -> None:
-    import pandas as pd
-
     from dse.mapping.registry import family_of
 
     for front in fronts:
@@ -336,8 +335,7 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
         frame["mapping"] = [problem.describe(front.points[i].genome) for i in frame.index]
         shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]
         cols = ["proven", *front.columns] + [c for c in shown if c in frame and c not in front.columns]
-        with pd.option_context("display.max_colwidth", 90, "display.width", 200, "display.float_format", "{:.5g}".format):
-            print(frame[[*cols, "mapping"]].to_string(index=False))
+        print(fit_table(frame[[*cols, "mapping"]], terminal_width(), wrap="mapping"))
     if fronts and fronts[0].baselines:
         print("\n== baselines")
         for name, p in fronts[0].baselines.items():
