@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,11 +56,12 @@ def _cell(value: Any, float_format: str) -> str:
     return str(value)
 
 
-def _columns(frame: Any, float_format: str) -> list[_Column]:
+def _columns(frame: Any, float_format: str, right: Collection[str]) -> list[_Column]:
     import pandas as pd
 
     return [_Column(str(name), tuple(_cell(v, float_format) for v in frame[name].tolist()),
-                    pd.api.types.is_numeric_dtype(frame[name]) or pd.api.types.is_bool_dtype(frame[name]))
+                    name in right or pd.api.types.is_numeric_dtype(frame[name])
+                    or pd.api.types.is_bool_dtype(frame[name]))
             for name in frame.columns]
 
 
@@ -105,16 +106,17 @@ def wrap_text(text: str, width: int) -> list[str]:
 
 
 def fit_table(frame: Any, width: int, *, wrap: str | None = None, key: str | None = None,
-              float_format: str = "{:.5g}") -> str:
+              float_format: str = "{:.5g}", right: Collection[str] = ()) -> str:
     """``frame`` (its index left out) as text at most ``width`` columns wide wherever its figures allow.
 
     ``wrap``: a text column (printed last; the frame has other columns) wrapped beside the others,
     continuation lines under its start, or on lines of its own under each row (indented) when the
     others leave it fewer than :data:`MIN_TEXT` columns. ``key``: a table wider than ``width`` is cut
     into blocks of whole columns (a blank line between them), each opening with column ``key``. Floats
-    are written with ``float_format``; figures are right-aligned, text left-aligned.
+    are written with ``float_format``; figures are right-aligned, text left-aligned but for the columns
+    named in ``right`` (figures already written as text, e.g. percentages).
     """
-    columns = _columns(frame.drop(columns=[wrap]) if wrap is not None else frame, float_format)
+    columns = _columns(frame.drop(columns=[wrap]) if wrap is not None else frame, float_format, right)
     if wrap is None:
         if key is None or sum(c.width + GAP for c in columns) - GAP <= width:
             return "\n".join(_lines(columns))
