@@ -137,4 +137,4 @@ def test_results_whose_filter_keeps_no_job_says_so(tmp_path, capsys) -> None:
         store.record(job, JobResult("infeasible", "infeasible: power cap 1 W cannot be met"))
     code, out, _ = run_cli(capsys, "results", str(tmp_path / "s.sqlite"), "--where", "status == 'done'")
     assert code == 0
-    assert out.splitlines() == ["0 jobs: none of the store's 1 jobs meets --where status == 'done'"]
+    assert out.splitlines() == ["0 jobs: none of the store's 1 job meets --where status == 'done'"]

@@ -135,9 +135,11 @@ def _run(args: argparse.Namespace) -> int:
         replace_atomically(out, lambda tmp: save(ax, tmp))
         print(f"wrote {out}: fronts of {points['job'].nunique() if len(points) else 0} jobs")
         return 0
+    if not len(jobs) and not stored:
+        print(f"0 jobs: the store {args.store} is empty (dse batch SPEC --store {args.store} fills it)")
+        return 0
     if not len(jobs):
-        print(f"0 jobs: none of the store's {stored} jobs meets --where {args.where}" if stored
-              else f"0 jobs: the store {args.store} is empty (dse batch SPEC --store {args.store} fills it)")
+        print(f"0 jobs: none of the store's {stored} job{'s' if stored > 1 else ''} meets --where {args.where}")
         return 0
     print_jobs(jobs, full=args.full)
     counts = jobs["status"].value_counts()
