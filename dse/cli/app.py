@@ -18,12 +18,20 @@ from typing import NoReturn, TextIO
 
 import numpy as np
 
+from dse.cli.tables import fit_table, terminal_width
 from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
 from dse.inputs.catalog import spec_path, time_unit_note
 from dse.pareto import GeneRangeError, ParetoSet, read_front_genomes
 from dse.runs.runner import check_some_feasible, run_spec_solvers, write_fronts
-from dse.solvers.registry import solvers
+from dse.solvers.registry import (
+    SolverNotApplicableError,
+    UnknownSolverError,
+    lookup,
+    not_applying,
+    solver_names,
+    solvers,
+)
 from dse.store.trace import chrome_trace, mapping_timeline, write_trace
 from dse.util.files import check_out_folder
 from dse.util.interrupt import Interrupted, interruptible
@@ -69,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("spec", help="problem spec YAML")
     solve.add_argument("--solver", help=" | ".join([n for n in solvers() if n != "heuristic"] + ["all", "heuristic:NAME"])
                        + " (default: the spec's; heuristic:NAME runs one of the family's heuristics, e.g. heuristic:heft "
-                       "for dag: an unknown NAME lists them)")
+                       "for dag: an unknown NAME lists them; dse validate SPEC lists the solvers that take it)")
     solve.add_argument("--time-limit", type=float, help="seconds per solver (default: the spec's)")
     solve.add_argument("--seed", type=int, help="random seed (default: the spec's)")
     solve.add_argument("--out", type=Path,
@@ -182,10 +190,12 @@ def _validate(spec_path: str) -> int:
     problem = build_problem(spec)
     problem.check_feasible()
     tables = problem.tables
+    applies, refused = solver_names(problem)
     print(f"{spec_path}: ok: family {spec.family}, platform {spec.platform.name} ({tables.n_dev} devices), "
           f"workload {spec.workload.name} ({tables.n_ops} ops, {tables.n_edges} edges), "
           f"{problem.n_genes} genes, {_space(problem)} genomes, objectives {', '.join(spec.objectives)}, "
-          f"constraints {', '.join(c.name for c in problem.constraints) or 'none'}")
+          f"constraints {', '.join(c.name for c in problem.constraints) or 'none'}, "
+          f"solvers {', '.join(applies)}{not_applying(refused)}")
     for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
         print(f"note: {note}")
     return 0
@@ -245,6 +255,7 @@ def _solve_spec(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     settings = spec.solver
     name = args.solver or settings.name
+    _check_solver_for(problem, name, *(("command line", "--solver") if args.solver else (args.spec, "solver.name")))
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s
     seed = args.seed if args.seed is not None else settings.seed
     resume = _resume_genomes(args.resume, problem) if args.resume is not None else []
@@ -269,6 +280,15 @@ def _solve_spec(args: argparse.Namespace) -> int:
         return token.exit_code
     check_some_feasible(problem, fronts)
     return 0
+
+
+def _check_solver_for(problem, name: str, source: str, field: str) -> None:
+    """:class:`SpecError` naming ``source``, ``field`` and ``name`` when no solver answers to ``name`` or the one
+    named does not take ``problem`` (the message says why, and lists the solvers that take it)."""
+    try:
+        lookup(name, problem)
+    except (UnknownSolverError, SolverNotApplicableError) as exc:
+        raise SpecError(source, field, name, str(exc)) from None
 
 
 def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
@@ -299,8 +319,6 @@ MAX_TABLE_ROWS = 25
 
 
 def _print_report(problem, fronts: list[ParetoSet]) -> None:
-    import pandas as pd
-
     from dse.mapping.registry import family_of
 
     for front in fronts:
@@ -321,8 +339,7 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
         frame["mapping"] = [problem.describe(front.points[i].genome) for i in frame.index]
         shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]
         cols = ["proven", *front.columns] + [c for c in shown if c in frame and c not in front.columns]
-        with pd.option_context("display.max_colwidth", 90, "display.width", 200, "display.float_format", "{:.5g}".format):
-            print(frame[[*cols, "mapping"]].to_string(index=False))
+        print(fit_table(frame[[*cols, "mapping"]], terminal_width(), wrap="mapping"))
     if fronts and fronts[0].baselines:
         print("\n== baselines")
         for name, p in fronts[0].baselines.items():

@@ -37,7 +37,7 @@ from dse.errors import DseError, InfeasibleError, SpecError
 from dse.runs.runner import check_some_feasible, run_spec_solvers
 from dse.runs.sweep import Job, SpecInput, expand_jobs
 from dse.store.database import RETRYABLE, JobResult, Store, jobs_frame, points_frame
-from dse.util.interrupt import children_ignore_sigint
+from dse.util.interrupt import StopToken, children_ignore_sigint
 from dse.util.progress import Progress
 from dse.version import __version__
 
@@ -148,6 +148,22 @@ def _local_client(workers: int | None, n_jobs: int) -> tuple[Any, Any]:
     return cluster, Client(cluster)
 
 
+def _start_local_client(workers: int | None, n_jobs: int, token: StopToken) -> tuple[Any, Any] | None:
+    """:func:`_local_client`, or None when a stop came before or while it started: a SIGTERM sent to the
+    whole process group kills the fork server and the workers it is starting as well as asking this
+    process to stop, so Dask's nannies fail to start and the cluster's start raises (LocalCluster's
+    ``silence_logs`` keeps what Dask logs meanwhile off the terminal). Raises what the start raised when
+    no stop came."""
+    if token.stopped:
+        return None
+    try:
+        return _local_client(workers, n_jobs)
+    except Exception:
+        if token.stopped:
+            return None
+        raise
+
+
 def _close(own: tuple[Any, Any] | None, stopped: bool) -> None:
     """Close the client and the cluster this run started. After a stop, quickly and without a word: the
     local worker processes are killed first (a job they were running is not in the store and runs again
@@ -164,8 +180,8 @@ def _close(own: tuple[Any, Any] | None, stopped: bool) -> None:
         client.close(timeout=timeout)
         if cluster is not None:
             cluster.close(timeout=timeout)
-    except (TimeoutError, OSError):
-        if not stopped:
+    except Exception:  # noqa: BLE001 - after a stop, whatever the close meets: a worker still starting
+        if not stopped:  # when the signal came (an AssertionError in the nanny's kill), a timeout, a dead pipe
             raise
 
 
@@ -332,7 +348,10 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
                     client = _connect(scheduler)
                     own = (None, client)
                 else:
-                    own = _local_client(workers, len(todo))
+                    own = _start_local_client(workers, len(todo), token)
+                    if own is None:  # stopped while the workers started: nothing ran
+                        return BatchReport(len(jobs), skipped, 0, 0, db.write_s, time.monotonic() - begin,
+                                           token.signum)
                     client = own[1]
             loop = _Run(client, db, todo, timeout_per_job, progress)
             try:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from matplotlib.backend_bases import FigureCanvasBase
 
 from dse.cli.commands import Command, register_command
+from dse.cli.tables import fit_table, terminal_width
 from dse.errors import SpecError
 from dse.store.salvage import salvage
 from dse.store.trace import chrome_trace, jobs_timeline, write_trace
@@ -36,8 +36,6 @@ from dse.viz.figures import save
 
 #: Characters of a job id shown in the listing (the store, exports and ``--full`` keep all 64).
 SHORT_ID = 12
-#: Width the messages are wrapped to when the terminal's is unknown.
-DEFAULT_WIDTH = 100
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,6 +114,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     out = _check_out(args)
     jobs = jobs_frame(args.store)
+    stored = len(jobs)
     if args.where:
         jobs = _filter(jobs, args.where)
     ids = list(jobs["job"])
@@ -136,6 +135,12 @@ def _run(args: argparse.Namespace) -> int:
         replace_atomically(out, lambda tmp: save(ax, tmp))
         print(f"wrote {out}: fronts of {points['job'].nunique() if len(points) else 0} jobs")
         return 0
+    if not len(jobs) and not stored:
+        print(f"0 jobs: the store {args.store} is empty (dse batch SPEC --store {args.store} fills it)")
+        return 0
+    if not len(jobs):
+        print(f"0 jobs: none of the store's {stored} job{'s' if stored > 1 else ''} meets --where {args.where}")
+        return 0
     print_jobs(jobs, full=args.full)
     counts = jobs["status"].value_counts()
     print(f"\n{len(jobs)} jobs: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
@@ -151,15 +156,18 @@ def print_jobs(jobs: Any, full: bool = False, width: int | None = None) -> None:
     if not full:
         shown = shown.drop(columns=[c for c in ("attempts", "engine_version") if c in shown])
         shown["job"] = shown["job"].str[:SHORT_ID]
-    with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_colwidth", 200,
-                           "display.float_format", "{:.5g}".format):
-        print(shown.to_string(index=False) if len(shown) else "(no jobs)")
+    width = width or terminal_width()
+    if full:  # every column, one line a job: for grep, whatever the terminal
+        with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_colwidth", 200,
+                               "display.float_format", "{:.5g}".format):
+            print(shown.to_string(index=False) if len(shown) else "(no jobs)")
+    else:
+        print(fit_table(shown, width, key="job") if len(shown) else "(no jobs)")
     rows = zip(jobs["job"], jobs["status"], jobs["message"], strict=True)
     messages = [(str(j), str(s), str(m)) for j, s, m in rows if isinstance(m, str) and m.strip()]
     if not messages:
         return
     print("\nmessages:")
-    width = width or shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     for job, status, message in messages:
         head = f"{job if full else job[:SHORT_ID]} ({status}): "
         message = message.removeprefix(f"{status}: ")
