@@ -145,3 +145,16 @@ def test_catalog_problem_loads_with_imported_system_and_scenario() -> None:
     assert [m.fps for m in spec.workload.models] == [45.0, 30.0, 15.0]
     with pytest.raises(SpecError):
         load_spec("problems/xr_ar_gaming.yaml").cost_model.tables(spec.workload, "not a system")
+
+
+def test_simulate_table_fits_the_default_width(tmp_path, capsys, monkeypatch) -> None:
+    """The console table is cut into blocks of whole columns that fit 100 columns when the output is not a
+    terminal (it was one pandas table 150-200 characters wide); every figure is still printed."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert cli.main(["simulate", write_spec(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("\nsummary.csv has")[0].split("\nfloor:")[0]
+    assert max(len(line) for line in table.splitlines()) <= 100
+    for column in ("uxcost", "drop_rate", "xrbench_score", "uxcost_floor_kept"):
+        assert column in table
+    assert sum(line.startswith("dream") for line in table.splitlines()) >= 2  # the key opens every block
