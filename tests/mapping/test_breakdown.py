@@ -223,3 +223,4 @@ def test_quickstart_all_gpu_point_at_765_mhz_by_hand() -> None:
     assert "energy 10.85 mJ/item (ops 6.37 mJ, transfers 0 mJ, idle 4.49 mJ)" in text
     assert "gpu at 765 MHz: 7 ops" in text and "energy 6.37 mJ + idle 4.49 mJ" in text
     assert "cpu at" not in text and "fpga at" not in text
+    assert problem.describe(x).endswith("@ gpu 765 MHz")

@@ -203,7 +203,8 @@ class PipelineProblem(MappingProblem):
         return np.concatenate([ops, self.levels.count[self.dvfs_devices] - 1])
 
     def repair(self, X: np.ndarray) -> np.ndarray:
-        """Clip to bounds and move ops off devices that cannot run them (to their fastest allowed device)."""
+        """Clip to bounds, move ops off devices that cannot run them (to their fastest allowed device) and
+        give every DVFS device that runs no op level 0 (:meth:`canonical_levels`)."""
         n = self.tables.n_ops
         X = np.clip(self.integer_genomes(X), self.lower, self.upper)
         devices = X[..., :n]
@@ -212,6 +213,20 @@ class PipelineProblem(MappingProblem):
             X = X.copy()
             fixed = X[..., :n]
             fixed[bad] = np.broadcast_to(self._fastest, devices.shape)[bad]
+        return self.canonical_levels(X)
+
+    def canonical_levels(self, X: np.ndarray) -> np.ndarray:
+        """``X`` (one genome or a population) with the level gene of every DVFS device that runs no op set
+        to 0: such a gene changes no cost (an idle device's power does not depend on its clock), so one
+        mapping has one genome. Returns ``X`` itself when nothing changes."""
+        if not len(self.dvfs_devices):
+            return X
+        n = self.tables.n_ops
+        idle = ~(X[..., :n, None] == self.dvfs_devices).any(axis=-2)  # (..., dvfs devices)
+        if not (idle & (X[..., n:] != 0)).any():
+            return X
+        X = X.copy()
+        X[..., n:][idle] = 0
         return X
 
     def level_matrix(self, X: np.ndarray) -> np.ndarray:
@@ -230,9 +245,10 @@ class PipelineProblem(MappingProblem):
                           dtype=np.int64)
 
     def with_levels(self, devices: np.ndarray, levels: np.ndarray | None = None) -> np.ndarray:
-        """A full genome from device genes ``devices`` and DVFS genes ``levels`` (default: fastest levels)."""
+        """A full genome from device genes ``devices`` and DVFS genes ``levels`` (default: fastest levels),
+        the levels of devices that run no op set to 0 (:meth:`canonical_levels`)."""
         lv = self.fastest_levels() if levels is None else np.asarray(levels, dtype=np.int64)
-        return np.concatenate([np.asarray(devices, dtype=np.int64), lv])
+        return self.canonical_levels(np.concatenate([np.asarray(devices, dtype=np.int64), lv]))
 
     # ------------------------------------------------------------------ evaluation
     def _prepare(self) -> None:
@@ -335,14 +351,16 @@ class PipelineProblem(MappingProblem):
         return leading_device_genes(self.tables, self.checked_genomes(genome)[0])
 
     def describe(self, genome: Sequence[int]) -> str:
-        """Where the ops go, then each DVFS device's frequency (``... @ gpu 765 MHz``)."""
+        """Where the ops go, then the frequency of each DVFS device that runs an op (``... @ gpu 765 MHz``)."""
         text = super().describe(genome)
         if self.levels is None:
             return text
+        x = self.checked_genomes(genome)[0]
         n, names = self.tables.n_ops, self.tables.device_names
-        levels = ", ".join(f"{names[d]} {self.levels.label(int(d), int(genome[n + k]))}"
-                           for k, d in enumerate(self.dvfs_devices))
-        return f"{text} @ {levels}"
+        used = set(x[:n].tolist())
+        levels = ", ".join(f"{names[d]} {self.levels.label(int(d), int(x[n + k]))}"
+                           for k, d in enumerate(self.dvfs_devices) if int(d) in used)
+        return f"{text} @ {levels}" if levels else text
 
     # ------------------------------------------------------------------ decoding
     def decode(self, x: np.ndarray) -> PipelineMapping:
