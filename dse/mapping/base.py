@@ -98,6 +98,114 @@ def leading_device_genes(tables: CostTables, genome: Sequence[int]) -> dict[str,
     return {op: tables.device_names[int(d)] for op, d in zip(tables.op_names, genome[: tables.n_ops], strict=True)}
 
 
+@dataclass(frozen=True)
+class DeviceCost:
+    """One device's share of a decoded mapping, in the breakdown's internal units.
+
+    ``ops``: the ops (tasks, chunks, blocks) it runs; ``busy``: the time it works; ``dynamic_energy``: what
+    its ops spend at the operating point the genome chose; ``idle_energy``: its idle power over the time
+    the family charges it (0 where the family charges none); ``memory``/``capacity``: resident bytes and
+    what the device holds (None where the family does not track them); ``level``: the operating point
+    the genome chose (``"765 MHz"``), None for a device without DVFS or one that runs nothing.
+    """
+
+    name: str
+    ops: int
+    busy: int
+    dynamic_energy: int
+    idle_energy: int = 0
+    memory: int | None = None
+    capacity: int | None = None
+    level: str | None = None
+
+    @property
+    def energy(self) -> int:
+        """Dynamic plus idle energy."""
+        return self.dynamic_energy + self.idle_energy
+
+
+@dataclass(frozen=True)
+class LinkCost:
+    """One link's share: ``name`` is what every view calls it (``"link cpu->gpu"``, ``"host link gpu"``),
+    ``busy`` the time it carries data, ``energy`` what its transfers spend."""
+
+    name: str
+    busy: int
+    energy: int
+
+
+@dataclass(frozen=True)
+class Activity:
+    """One op on a device, or one transfer on a link (``where``), from ``start`` to ``finish`` with the
+    ``energy`` it spends there (internal units)."""
+
+    name: str
+    where: str
+    start: int
+    finish: int
+    energy: int
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Where a decoded mapping's time and energy go, at the operating points its genome chose.
+
+    ``devices`` (every device of the problem, in table order), ``links`` (those that carry data or spend
+    energy), ``ops`` and ``transfers`` (one item's, one schedule's or one split's activities; empty where
+    the family has no such timeline) and ``totals``: the quantities the family's objectives report
+    (every objective's ``internal_name``: ``period``, ``energy``...). Values are integers in
+    ``time_unit`` and ``energy_unit`` (pJ); ``display_time_unit`` and ``display_per_time_unit`` say how
+    every view shows times; ``per`` says what the energy is spent on (``"item"``, ``"schedule"``...).
+
+    The parts add up: :attr:`energy` (devices' dynamic and idle energy plus links') equals
+    ``totals["energy"]``, the ops' energies add up to the devices' dynamic energy and the transfers'
+    to the links' energy (each family's tests check it).
+    """
+
+    devices: tuple[DeviceCost, ...]
+    links: tuple[LinkCost, ...]
+    ops: tuple[Activity, ...]
+    transfers: tuple[Activity, ...]
+    totals: Mapping[str, int]
+    time_unit: str
+    display_time_unit: str
+    display_per_time_unit: float
+    per: str
+    energy_unit: str = "pJ"
+
+    @property
+    def energy(self) -> int:
+        """The devices' dynamic and idle energy plus the links' (internal unit)."""
+        return sum(d.energy for d in self.devices) + sum(link.energy for link in self.links)
+
+    @property
+    def dynamic_energy(self) -> int:
+        """What the ops spend (the devices' dynamic energy)."""
+        return sum(d.dynamic_energy for d in self.devices)
+
+    @property
+    def idle_energy(self) -> int:
+        """The devices' idle energy."""
+        return sum(d.idle_energy for d in self.devices)
+
+    @property
+    def transfer_energy(self) -> int:
+        """What the links spend."""
+        return sum(link.energy for link in self.links)
+
+    def display_time(self, value: float) -> float:
+        """A time of this breakdown in ``display_time_unit``."""
+        return float(value) * self.display_per_time_unit
+
+    def millijoules(self, value: float) -> float:
+        """An energy of this breakdown in mJ."""
+        return float(value) * ENERGY_TO_MJ[self.energy_unit]
+
+
+#: mJ per unit of a breakdown's ``energy_unit``.
+ENERGY_TO_MJ = {"pJ": 1e-9, "nJ": 1e-6, "uJ": 1e-3, "mJ": 1.0, "J": 1e3}
+
+
 class DecodedMapping(ABC):
     """What ``decode`` returns: one mapping, explained.
 
@@ -120,6 +228,11 @@ class DecodedMapping(ABC):
     @abstractmethod
     def assignment(self) -> dict[str, str]:
         """Op name -> device name."""
+
+    def breakdown(self) -> Breakdown | None:
+        """Time and energy per device, link, op and transfer at the operating points the genome chose
+        (:class:`Breakdown`); None where the family gives none (every built-in family gives one)."""
+        return None
 
 
 class MappingProblem(ABC):

@@ -4,9 +4,10 @@ A :class:`Timeline` is a list of :class:`Span` (a name on a track between two
 times, with arguments) and instants (a drop, a switch), in one display unit.
 It is built from
 
-* a decoded mapping (:func:`mapping_timeline`): a ``dag`` or ``pipeline``
-  schedule (ops per device, transfers per link), a ``split``'s parts per device
-  and host link, a ``multimodel`` genome's simulated frames;
+* a decoded mapping (:func:`mapping_timeline`): its breakdown's ops per device
+  and transfers per link with their energies (a ``dag`` or ``pipeline``
+  schedule, a ``split``'s parts per device and host link), a ``multimodel``
+  genome's simulated frames;
 * a ``dse simulate`` trace table (:func:`simulation_timeline`): DREAM's frames
   per accelerator, DyPe's runs and switches per policy;
 * a ``dse coexec`` report (:func:`coexec_timeline`) and a batch store's job
@@ -41,10 +42,9 @@ from dse.errors import SpecError
 from dse.sim.realtime import TRACE_COLUMNS as FRAME_COLUMNS
 from dse.store.database import UNREADABLE, connect_readonly
 from dse.util.files import replace_atomically
-from dse.viz.schedules import transfers
 
 if TYPE_CHECKING:
-    from dse.mapping.base import MappingProblem
+    from dse.mapping.base import DecodedMapping, MappingProblem
 
 #: Trace rows of a multimodel simulation kept for a point's frame timeline (the first ones in time).
 MAX_FRAME_SPANS = 4000
@@ -108,12 +108,15 @@ def _track_order(spans: Sequence[Span]) -> list[str]:
 # --------------------------------------------------------------------------- builders
 
 
-def mapping_timeline(problem: MappingProblem, genome: Sequence[int] | np.ndarray) -> Timeline | None:
-    """The timeline of one genome of ``problem``: its schedule (ops per device, transfers per link), a
-    split's parts per device and host link, or a multimodel genome's simulated frames; ``None`` when the
-    family's decoded mapping has none of these."""
+def mapping_timeline(problem: MappingProblem, genome: Sequence[int] | np.ndarray,
+                     mapping: DecodedMapping | None = None) -> Timeline | None:
+    """The timeline of one genome of ``problem`` (``mapping``: its decoded mapping, when already at hand):
+    the ops per device and the transfers per link of its breakdown (:meth:`DecodedMapping.breakdown`),
+    each span with its energy there at the operating point the genome chose, or a multimodel genome's
+    simulated frames; for a family without a breakdown its schedule without energies; ``None`` when the
+    mapping has none of these."""
     x = np.asarray(genome, dtype=np.int64)
-    mapping = problem.decode(x)
+    mapping = problem.decode(x) if mapping is None else mapping
     t = problem.tables
     factor, unit = float(t.display_per_time_unit), str(t.display_time_unit)
     us = float(t.seconds_per_time_unit) * 1e6 / factor
@@ -121,45 +124,19 @@ def mapping_timeline(problem: MappingProblem, genome: Sequence[int] | np.ndarray
     result = getattr(mapping, "result", None)
     if result is not None and hasattr(problem, "run"):
         return _frames_timeline(problem, x, title)
-    if hasattr(mapping, "device_time") and hasattr(mapping, "pool_link"):
-        return _parts_timeline(problem, mapping, x, title, factor, unit, us)
-    if not mapping.schedule:
+    costs = mapping.breakdown()
+    if costs is None:
+        spans = [Span(op, dev, start * factor, end * factor, "device", "devices", {"op": op, "device": dev})
+                 for op, dev, start, end in mapping.schedule]
+    else:
+        energy = f"energy_{costs.energy_unit}"
+        spans = [Span(a.name, a.where, costs.display_time(a.start), costs.display_time(a.finish), "device", "devices",
+                      {"op": a.name, "device": a.where, energy: a.energy}) for a in costs.ops]
+        spans += [Span(a.name, a.where, costs.display_time(a.start), costs.display_time(a.finish), "link", "devices",
+                       {"edge": a.name, "link": a.where.removeprefix("link "), energy: a.energy})
+                  for a in costs.transfers]
+    if not spans:
         return None
-    energy = getattr(t, "energy", None)
-    ops = {name: k for k, name in enumerate(t.op_names)}
-    devs = {name: k for k, name in enumerate(t.device_names)}
-    spans = []
-    for op, dev, start, end in mapping.schedule:
-        args: dict[str, Any] = {"op": op, "device": dev}
-        if energy is not None and op in ops and dev in devs:
-            args[f"energy_{t.energy_unit}"] = int(energy[ops[op], devs[dev]])
-        spans.append(Span(op, dev, start * factor, end * factor, "device", "devices", args))
-    edge_index = {f"{t.op_names[s]}->{t.op_names[d]}": e for e, (s, d) in enumerate(np.asarray(t.edges).tolist())}
-    for label, link, begin, finish in transfers(problem, mapping, x):
-        args = {"edge": label, "link": link}
-        e = edge_index.get(label)
-        if e is not None:
-            a, b = (devs[n] for n in link.split("->"))
-            args[f"energy_{t.energy_unit}"] = int(t.edge_transfer_energy(e, a, b))
-        spans.append(Span(label, f"link {link}", begin * factor, finish * factor, "link", "devices", args))
-    return Timeline(title, unit, us, tuple(spans), tracks=tuple(_track_order(spans)))
-
-
-def _parts_timeline(problem: MappingProblem, mapping: Any, x: np.ndarray, title: str, factor: float, unit: str,
-                    us: float) -> Timeline:
-    """A split: each device computes its part from time 0 (all at once), each host link carries its pool's."""
-    spans = []
-    parts = getattr(problem.tables, "parts", None)
-    for d, (dev, busy) in enumerate(mapping.device_time.items()):
-        if busy <= 0:
-            continue
-        args: dict[str, Any] = {"chunks": int(mapping.counts.get(dev, 0)), "rows": list(mapping.rows.get(dev, ()))}
-        if parts is not None:
-            args["energy_pJ"] = int(parts.energy[d, int(np.clip(x[d], 0, parts.total))])
-        spans.append(Span(f"{dev} part", dev, 0.0, busy * factor, "device", "devices", args))
-    for pool, load in mapping.pool_link.items():
-        if load > 0:
-            spans.append(Span(f"{pool} transfers", f"host link {pool}", 0.0, load * factor, "link", "devices", {}))
     return Timeline(title, unit, us, tuple(spans), tracks=tuple(_track_order(spans)))
 
 

@@ -7,9 +7,10 @@ idle term ``used[d] * idle[d] * period``; with a deadline or a latency
 objective, start times with assignment-dependent transfer delays.
 
 With DVFS levels (:mod:`dse.cost.dvfs`): ``z[d, l]`` (device d at level l, exactly
-one per device with a frequency gene) and ``w[i, d, l]`` (op i on device d at
-level l: ``sum_l w[i, d, l] == x[i, d]`` and ``w[i, d, l] <= z[d, l]``, so it
-is exactly the product); op times and energies are read from the level tables.
+one per device with a frequency gene; level 0 when the device runs no op, as
+``repair`` gives it, so one mapping has one genome) and ``w[i, d, l]`` (op i on
+device d at level l: ``sum_l w[i, d, l] == x[i, d]`` and ``w[i, d, l] <= z[d, l]``,
+so it is exactly the product); op times and energies are read from the level tables.
 
 :func:`build_pipeline_model` reads as its phases, in the order they add to the model: the assignment
 and level literals, the device loads, the edge routes and link loads, the period, the energy, the
@@ -112,7 +113,7 @@ class _AssignmentReading:
         """Replace the model's hints by ``genome``: assignment, level and edge-route literals."""
         model, n, edges = self.model, self.problem.tables.n_ops, self.problem.tables.edges
         model.clear_hints()
-        genome = np.asarray(genome, dtype=np.int64)
+        genome = self.problem.canonical_levels(np.asarray(genome, dtype=np.int64))  # the model fixes idle levels
         hint_assignment(model, self.x, genome)
         if self.problem.levels is not None:
             level_of = {int(d): int(genome[n + k]) for k, d in enumerate(self.problem.dvfs_devices)}
@@ -144,6 +145,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     period_floor = _period_floor(problem)
     period = _period(model, period_floor, big_time, device_load, link_load)
     used = used_literals(model, x, t.n_ops, t.n_dev)
+    _fix_idle_levels(model, problem, levels, used)
     energy = _energy(model, problem, costs, routes, used, period, period_floor, device_load, link_load, big_time)
     latency = (_latency(model, t, costs, routes, big_time)
                if "deadline" in names or any(o.name == "latency" for o in problem.objectives) else None)
@@ -190,6 +192,14 @@ def _level_literals(model: cp_model.CpModel, problem: PipelineProblem,
                     model.add_implication(w[i, d, level], z[d, level])
                 model.add(sum(w[i, d, level] for level in range(int(levels.count[d]))) == x[i, d])
     return _LevelLiterals(z, w)
+
+
+def _fix_idle_levels(model: cp_model.CpModel, problem: PipelineProblem, levels: _LevelLiterals, used: list) -> None:
+    """A DVFS device that runs no op is at level 0 (``not used[d] -> z[d, 0]``), as :meth:`PipelineProblem.repair`
+    puts it: its level changes no cost (an idle device's power does not depend on its clock), so without this
+    the solver would pick it arbitrarily and one mapping could come back with different level genes."""
+    for device in problem.dvfs_devices:
+        model.add_implication(used[int(device)].Not(), levels.z[int(device), 0])
 
 
 def _time_bound(problem: PipelineProblem) -> int:

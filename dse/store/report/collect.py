@@ -27,7 +27,7 @@ import pandas as pd
 
 from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
-from dse.mapping.base import MappingProblem
+from dse.mapping.base import Breakdown, MappingProblem
 from dse.runs.spec import build_problem, load_spec
 from dse.sim.ux_bound import scope
 from dse.store.database import jobs_frame, objective_columns, points_frame
@@ -93,37 +93,41 @@ def resolve_problem(name: str, spec: str | Path | None, recorded: str | None = N
 # --------------------------------------------------------------------------- a point's details
 
 
-def breakdown(timeline: Timeline) -> list[dict[str, Any]]:
-    """Busy time and dynamic energy per track of ``timeline`` (a device or a link), summed over its spans;
-    energy from the spans' ``energy_*`` arguments (picojoules given as millijoules; ``None`` where the
-    spans carry none)."""
-    rows: dict[str, dict[str, Any]] = {}
-    for s in timeline.spans:
-        row = rows.setdefault(s.track, {"resource": s.track, "kind": s.kind, "busy": 0.0, "energy": None,
-                                        "energy_unit": "", "spans": 0})
-        row["busy"] += s.end - s.start
-        row["spans"] += 1
-        for key, value in s.args.items():
-            if key.startswith("energy_") and isinstance(value, int | float):
-                unit = key.removeprefix("energy_")
-                scale = 1e-9 if unit == "pJ" else 1.0  # picojoules read better as millijoules
-                row["energy"] = (row["energy"] or 0.0) + float(value) * scale
-                row["energy_unit"] = "mJ" if unit == "pJ" else unit
-    order = list(timeline.tracks) or list(rows)
-    return [rows[t] for t in order if t in rows] + [r for t, r in rows.items() if t not in order]
+def breakdown(costs: Breakdown) -> list[dict[str, Any]]:
+    """One row per device and per link of a decoded mapping's breakdown, in its display time unit and mJ:
+    ``busy``, ``energy`` (what its ops or transfers spend, at the operating point the genome chose),
+    ``idle_energy`` (a device's idle power over the time its family charges it), ``level`` (its clock,
+    None for a device without DVFS or one that runs nothing) and ``spans`` (its ops or transfers). The
+    rows' ``energy`` and ``idle_energy`` add up to the mapping's energy objective."""
+    spans: dict[str, int] = {}
+    for a in (*costs.ops, *costs.transfers):
+        spans[a.where] = spans.get(a.where, 0) + 1
+    mj = costs.millijoules
+    rows = [{"resource": d.name, "kind": "device", "busy": costs.display_time(d.busy), "energy": mj(d.dynamic_energy),
+             "idle_energy": mj(d.idle_energy), "level": d.level, "ops": d.ops, "energy_unit": "mJ",
+             "spans": spans.get(d.name, 0)} for d in costs.devices]
+    rows += [{"resource": link.name, "kind": "link", "busy": costs.display_time(link.busy), "energy": mj(link.energy),
+              "idle_energy": 0.0, "level": None, "ops": 0, "energy_unit": "mJ", "spans": spans.get(link.name, 0)}
+             for link in costs.links]
+    return rows
 
 
 def point_detail(problem: MappingProblem, genome: Sequence[int]) -> dict[str, Any]:
-    """One point's mapping (op -> device rows), description, explanation, per-resource breakdown and
-    timeline. Raises :class:`GenomeError` when the genome does not fit ``problem``."""
+    """One point's mapping (op -> device rows), description, explanation, per-resource breakdown (what the
+    energy is spent on: ``breakdown_per``) and timeline. Raises :class:`GenomeError` when the genome does
+    not fit ``problem``."""
     x = problem.checked_genomes(np.asarray(genome, dtype=np.int64))[0]
     mapping = problem.decode(x)
-    timeline = mapping_timeline(problem, x)
+    timeline = mapping_timeline(problem, x, mapping)
+    costs = mapping.breakdown()
     detail: dict[str, Any] = {"describe": problem.describe(x), "mapping": [[op, dev] for op, dev in
                                                                           mapping.assignment().items()],
-                              "explain": mapping.explain(), "timeline": None, "breakdown": [], "unit": ""}
+                              "explain": mapping.explain(), "timeline": None, "breakdown": [], "unit": "",
+                              "breakdown_per": None}
+    if costs is not None:
+        detail.update(breakdown=breakdown(costs), unit=costs.display_time_unit, breakdown_per=costs.per)
     if timeline is not None:
-        detail.update(timeline=timeline.to_dict(), breakdown=breakdown(timeline), unit=timeline.unit)
+        detail.update(timeline=timeline.to_dict())
     return _clean(detail)
 
 
