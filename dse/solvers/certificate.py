@@ -137,12 +137,16 @@ def unbounded_certificate(problem: MappingProblem, found: np.ndarray) -> Certifi
 
 
 def single_certificate(problem: MappingProblem, value: int | None, bound: float | None, proven: bool) -> Certificate:
-    """The certificate of a one-objective solve: the value found, its proven bound, their relative gap
-    (in user units)."""
+    """The certificate of a one-objective solve: the value found, its bound (the larger of the solver's
+    ``bound`` and the problem's own, :meth:`~dse.mapping.base.MappingProblem.objective_lower_bounds`),
+    their relative gap (in user units)."""
     if value is None:
         return Certificate(gap=1.0, proven=False)
     objective = problem.objectives[0]
     user_value = float(objective.to_user(np.array([float(value)]))[0])
+    (own,) = problem.objective_lower_bounds()
+    if math.isfinite(own):
+        bound = own if bound is None or not np.isfinite(bound) else max(float(bound), own)
     if bound is None or not np.isfinite(bound):
         return Certificate(gap=1.0, proven=False, value=user_value)
     low = min(float(bound), float(value))

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -21,9 +22,11 @@ import dse
 from dse import cli
 from dse.cost.synthetic import random_tables
 from dse.mapping.base import Objective
+from dse.mapping.dag import DagProblem
 from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.registry import families
 from dse.pareto import ParetoPoint, ParetoSet, SolveStats
+from dse.solvers.certificate import single_certificate, unbounded_certificate
 from dse.util.progress import Progress
 
 
@@ -125,6 +128,26 @@ def test_reference_point_and_hypervolume_by_hand() -> None:
     # no feasible baseline: the points stand in (nadir 1000 ns, 2e9 pJ; 10% worse: 1100 ns, 2.2 mJ)
     alone = _hand_front({"c": baselines["c"]}, [(1000, 2_000_000_000)])
     assert alone.reference_point() == pytest.approx([1e9 / 1100, 2.2])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_one_objective_certificate_takes_the_problems_own_bound(seed: int) -> None:
+    """Makespan alone, a solver that proved nothing (bound 0, or none at all): the certificate's bound is
+    raised to the problem's own, which is no lower than the slowest task at its fastest device (a rule
+    by hand) and no higher than the least makespan of every genome (brute force)."""
+    problem = DagProblem(random_tables(seed, n_ops=4, n_dev=3), ("makespan",), memory=False)
+    genomes = np.array(list(itertools.product(*(range(int(lo), int(hi) + 1)
+                                                for lo, hi in zip(problem.lower, problem.upper, strict=True)))))
+    ev = problem.evaluate(genomes)
+    least = int(ev.F[ev.feasible, 0].min())
+    slowest_task = float(np.where(problem.tables.allowed, problem.tables.time, np.inf).min(axis=1).max())
+    to_user = problem.objectives[0].to_user
+    for certificate in (single_certificate(problem, least, 0.0, proven=False),
+                        unbounded_certificate(problem, np.array([[least]]))):
+        assert certificate.bound is not None and certificate.value is not None
+        assert to_user(np.array([slowest_task]))[0] <= certificate.bound * (1 + 1e-12)
+        assert certificate.bound <= certificate.value == pytest.approx(to_user(np.array([float(least)]))[0])
+        assert certificate.gap < 1.0
 
 
 def test_an_infeasible_front_is_certified_infeasible_not_complete() -> None:
