@@ -72,13 +72,16 @@ def reference_point(problem: MappingProblem, found: np.ndarray) -> np.ndarray | 
     return user_reference(problem.objectives, internal) * minimization_signs(problem.objectives)
 
 
-def bounded_boxes(problem: MappingProblem, boxes: Sequence[Box]) -> list[Box]:
+def bounded_boxes(problem: MappingProblem, boxes: Sequence[Box],
+                  everywhere: Sequence[float] | None = None) -> list[Box]:
     """``boxes`` with every lower corner raised to the problem's objective bounds within the box (the first
     :data:`BOX_BOUNDS_LIMIT` boxes within :data:`BOX_BOUNDS_SECONDS`; the others to the bounds over the
-    whole problem); boxes the bounds prove empty are left out."""
+    whole problem, ``everywhere``: computed here unless the solver did before its search); boxes the
+    bounds prove empty are left out."""
     if not boxes:
         return []
-    everywhere = problem.objective_lower_bounds()
+    if everywhere is None:
+        everywhere = problem.objective_lower_bounds()
     if any(math.isinf(b) and b > 0 for b in everywhere):
         return []  # no feasible mapping at all
     start = time.monotonic()
@@ -94,12 +97,14 @@ def bounded_boxes(problem: MappingProblem, boxes: Sequence[Box]) -> list[Box]:
     return out
 
 
-def front_certificate(problem: MappingProblem, found: np.ndarray, boxes: Sequence[Box]) -> Certificate:
+def front_certificate(problem: MappingProblem, found: np.ndarray, boxes: Sequence[Box],
+                      everywhere: Sequence[float] | None = None) -> Certificate:
     """The certificate of a front whose points have internal values ``found`` (feasible, (n, k)) and whose
     solver left ``boxes`` open (none: the front is proven complete), each box's lower corner raised to the
-    problem's own bounds (:func:`bounded_boxes`)."""
+    problem's own bounds (:func:`bounded_boxes`; ``everywhere``: those over the whole problem, when the
+    solver computed them before its search, which keeps the work after a stop short)."""
     found = np.asarray(found, dtype=np.int64).reshape(-1, len(problem.objectives))
-    boxes = bounded_boxes(problem, boxes)
+    boxes = bounded_boxes(problem, boxes, everywhere)
     reference = reference_point(problem, found)
     if reference is None:  # nothing found and no feasible baseline: nothing to measure against
         if not boxes:
