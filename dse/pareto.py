@@ -3,6 +3,20 @@
 Internally every objective is an integer to minimize (``ParetoPoint.internal``);
 ``ParetoPoint.objectives`` holds the same values in user units and senses
 (throughput in items/s is maximized, energy in mJ/item minimized).
+
+**Hypervolume**, one convention for :meth:`ParetoSet.hypervolume`, :meth:`ParetoSet.compare`, the
+certificates (:class:`Certificate`, :mod:`dse.solvers.certificate`) and the ``dse`` commands: the
+measure of the part of objective space that a front's points dominate and that is better than the
+*reference point* in every objective, in the objectives' user units multiplied together (for
+throughput and energy: items/s x mJ/item). The reference point belongs to the problem, not to a run,
+so that two runs' hypervolumes and gaps compare: per objective, the worst value among the problem's
+feasible baselines (each device alone, the static partition, ...: ``ParetoSet.baselines``), made
+:data:`REFERENCE_MARGIN` (10%) worse in internal units, where every objective is minimized (a period
+10% longer, an energy 10% higher). It is stated in user units and senses: a throughput reference is
+a positive throughput, the worst baseline's divided by 1.1; an energy reference is the worst
+baseline's energy times 1.1. A point not better than the reference in every objective counts for
+nothing. Only when no baseline is feasible do the fronts' own points stand in for the baselines
+(the reference then depends on the points found).
 """
 
 from __future__ import annotations
@@ -68,6 +82,50 @@ def nondominated(F: np.ndarray) -> np.ndarray:
     return first[keep]
 
 
+#: How much worse than the worst feasible baseline the reference point lies, as a share of that value in
+#: internal units (module docstring).
+REFERENCE_MARGIN = 0.1
+
+
+def minimization_signs(objectives: Sequence[Objective]) -> np.ndarray:
+    """Per objective ``-1`` (maximized in user terms) or ``1``: user values times these are minimized."""
+    return np.array([-1.0 if o.sense == "max" else 1.0 for o in objectives])
+
+
+def reference_internal(baselines: np.ndarray, points: np.ndarray) -> np.ndarray | None:
+    """The reference point in internal units (module docstring): per objective the largest value of
+    ``baselines`` (the feasible baselines' internal values, (n, k)), or of ``points`` when there is no
+    baseline, plus :data:`REFERENCE_MARGIN` of its magnitude (at least one unit); None when both are empty."""
+    rows = np.asarray(baselines if len(baselines) else points, dtype=np.float64)
+    if not len(rows):
+        return None
+    nadir = rows.max(axis=0)
+    return nadir + REFERENCE_MARGIN * np.maximum(np.abs(nadir), 1.0)
+
+
+def user_reference(objectives: Sequence[Objective], internal: np.ndarray) -> np.ndarray:
+    """A reference point in internal units (:func:`reference_internal`) in user units and senses."""
+    return np.array([float(o.to_user(np.array([float(v)]))[0]) for o, v in zip(objectives, internal, strict=True)])
+
+
+def hypervolume(points: np.ndarray, reference: np.ndarray) -> float:
+    """Hypervolume of ``points`` up to ``reference``, both in minimization form (user units, maximized
+    objectives negated); rows not below the reference in every objective count for nothing; infinite
+    when a counted row has an infinite coordinate.
+
+    Example: ``hypervolume(np.array([[1.0, 3.0], [3.0, 1.0]]), np.array([4.0, 4.0]))`` -> 5.0.
+    """
+    points = np.asarray(points, dtype=np.float64).reshape(-1, len(reference))
+    points = points[(points < reference).all(axis=1)]
+    if not len(points):
+        return 0.0
+    if not np.isfinite(points).all():
+        return float("inf")
+    from pymoo.indicators.hv import HV
+
+    return float(HV(ref_point=np.asarray(reference, dtype=np.float64))(points))
+
+
 @dataclass(frozen=True)
 class ParetoPoint:
     """One mapping on a front."""
@@ -99,13 +157,16 @@ class Certificate:
     """How far a front can be from the true Pareto front.
 
     With two or more objectives: ``hypervolume`` is what the front reaches and ``hypervolume_bound`` an
-    upper bound on the true front's, both in user units in minimization form (maximized objectives
-    negated, as :meth:`ParetoSet.F`) up to ``reference``; ``gap = (bound - hypervolume) / bound``.
-    ``region`` holds the boxes ``(lower, upper)`` (user units, as the front's columns) where Pareto points
-    not found yet can still lie; ``proven`` is true when none is left. The bound holds because every
-    undiscovered Pareto point lies in some box of ``region`` and so is dominated by, or equal to, the
-    box's lower corner (proven by the solver's bounds). Points worse than ``reference`` in some
-    objective count for neither side. With one objective: ``value``, its proven lower ``bound`` (for a
+    upper bound on the true front's, both as :meth:`ParetoSet.hypervolume` measures them (module
+    docstring) up to ``reference`` (user units and senses: the problem's reference point, the same as
+    the front's ``reference_point()``); ``gap = (bound - hypervolume) / bound``, the share of the bound
+    that the front may still miss. ``region`` holds the boxes ``(lower, upper)`` (user units, as the
+    front's columns) where Pareto points not found yet can still lie; ``proven`` is true when none is
+    left. The bound holds because every undiscovered Pareto point lies in some box of ``region`` and so
+    is dominated by, or equal to, the box's lower corner (proven by the solver's bounds and the
+    problem's own objective bounds). Points worse than ``reference`` in some objective count for
+    neither side. ``infeasible``: proven that no mapping meets the constraints (the front is empty and
+    there is nothing to measure). With one objective: ``value``, its proven lower ``bound`` (for a
     minimized objective; upper for a maximized one) and ``gap = |value - bound| / |value|``.
     """
 
@@ -117,9 +178,12 @@ class Certificate:
     region: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()
     value: float | None = None
     bound: float | None = None
+    infeasible: bool = False
 
     def describe(self) -> str:
         """One line: "certified within 3.1% of the optimal front's hypervolume" and the like."""
+        if self.infeasible:
+            return "proven infeasible: no mapping meets the constraints (an empty front, nothing to measure)"
         if self.value is not None and self.bound is None:
             return "not certified: no bound was proven"
         if self.value is not None:
@@ -139,7 +203,7 @@ class Certificate:
             return {"value": self.value, "bound": _finite(self.bound), "gap": self.gap, "proven": self.proven}
         return {"hypervolume": self.hypervolume, "hypervolume_bound": _finite(self.hypervolume_bound),
                 "gap": self.gap,
-                "reference": list(self.reference), "proven": self.proven,
+                "reference": list(self.reference), "proven": self.proven, "infeasible": self.infeasible,
                 "region": [[list(lo), list(hi)] for lo, hi in self.region]}
 
 
@@ -184,35 +248,33 @@ class ParetoSet:
         if not self.points:
             return np.zeros((0, len(self.objectives)))
         values = np.array([[p.objectives[c] for c in self.columns] for p in self.points], dtype=float)
-        signs = np.array([-1.0 if o.sense == "max" else 1.0 for o in self.objectives])
-        return values * signs
+        return values * minimization_signs(self.objectives)
 
     def internal(self) -> np.ndarray:
         """Internal integer objective values, shape (n, n_obj)."""
         return np.array([p.internal for p in self.points], dtype=np.int64).reshape(-1, len(self.objectives))
 
     # ------------------------------------------------------------------ indicators
-    def reference_point(self, others: Sequence[ParetoSet] = (), margin: float = 0.1) -> np.ndarray:
-        """Nadir of this and ``others`` (minimization form), pushed out by ``margin`` of the range."""
-        F = np.vstack([s.F() for s in (self, *others) if len(s)] or [np.zeros((0, len(self.objectives)))])
-        if len(F) == 0:
-            raise ValueError("no points to derive a reference point from")
-        lo, hi = F.min(axis=0), F.max(axis=0)
-        span = np.where(hi > lo, hi - lo, np.maximum(np.abs(hi), 1.0))
-        return hi + margin * span
+    def reference_point(self, others: Sequence[ParetoSet] = ()) -> np.ndarray:
+        """The reference point of the hypervolume (module docstring), in user units and senses: from the
+        feasible baselines of this front and ``others``, or from their points when no baseline is
+        feasible. Raises ``ValueError`` when there is neither."""
+        k = len(self.objectives)
+        fronts = (self, *others)
+        baselines = np.array([p.internal for s in fronts for p in s.baselines.values() if p.feasible],
+                             dtype=np.int64).reshape(-1, k)
+        reference = reference_internal(baselines, np.vstack([s.internal() for s in fronts]))
+        if reference is None:
+            raise ValueError("no feasible baseline and no point to derive a reference point from")
+        return user_reference(self.objectives, reference)
 
     def hypervolume(self, ref: Sequence[float] | np.ndarray | None = None) -> float:
-        """Hypervolume in user units (minimization form) w.r.t. ``ref`` (default: own nadir + 10%)."""
+        """Hypervolume (module docstring) up to ``ref``, in user units and senses (default: the front's
+        :meth:`reference_point`); 0 for an empty front."""
         if not self.points:
             return 0.0
-        from pymoo.indicators.hv import HV
-
         ref_point = self.reference_point() if ref is None else np.asarray(ref, dtype=float)
-        F = self.F()
-        F = F[(F < ref_point).all(axis=1)]
-        if len(F) == 0:
-            return 0.0
-        return float(HV(ref_point=ref_point)(F))
+        return hypervolume(self.F(), ref_point * minimization_signs(self.objectives))
 
     def knee(self) -> ParetoPoint:
         """The point closest to the ideal point after normalizing each objective to [0, 1]."""
@@ -224,7 +286,8 @@ class ParetoSet:
         return self.points[int(np.argmin(np.linalg.norm(norm, axis=1)))]
 
     def compare(self, other: ParetoSet) -> dict[str, Any]:
-        """Hypervolumes on a shared reference point and how many points of each the other dominates."""
+        """Hypervolumes on the shared reference point (:meth:`reference_point` of both; user units and
+        senses, ``reference_point`` in the result) and how many points of each the other dominates."""
         ref = self.reference_point([other])
         mine, theirs = self.F(), other.F()
 

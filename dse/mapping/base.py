@@ -15,6 +15,7 @@ bookkeeping.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -424,6 +425,16 @@ class MappingProblem(ABC):
         :class:`~dse.mapping.cpsat_common.ModelBuildTimeout` is raised.
         """
         raise NotImplementedError(self.exact_unsupported() or "no exact formulation")
+
+    # ------------------------------------------------------------------ objective bounds
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Per objective, in internal units (minimized), a lower bound that every feasible mapping meets whose
+        internal objective values are at most ``at_most`` (one entry per objective, None: no limit; default:
+        no limits); for a maximized objective it is the matching upper bound (a least period is a greatest
+        throughput). A bound above its limit proves that no feasible mapping meets the limits (a family
+        then returns ``inf`` throughout). ``-inf`` where nothing is known: this default, which leaves the
+        bounds to the exact model's own (its objective variables' domains, which the solvers add)."""
+        return tuple(-math.inf for _ in self.objectives)
 
     # ------------------------------------------------------------------ references and checks
     def baselines(self) -> dict[str, np.ndarray]:

@@ -155,6 +155,7 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
         form = problem.cpsat(seeds=seeds, deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, seeds)
+    own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     f1, f2 = form.objective_vars
     hint = best_seed(problem, seeds)
@@ -218,7 +219,7 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
     front = result(problem, X, "cpsat", status, stats, proven=proven, exact=True)
     boxes = _open_boxes(steps, exhausted, eps, cut_bound, runner, f1, f2)
-    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), boxes))
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), boxes, own_bounds))
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
         form = problem.cpsat(seeds=[*resume, *seeds], deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, [*resume, *seeds])
+    own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     objs = form.objective_vars
     top = tuple(runner.upper(v) + 1 for v in objs)  # "unbounded": past every value
@@ -364,7 +366,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
     open_boxes: list[Box] = [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
                              for u in boxes]
-    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes))
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes, own_bounds))
 
 
 def _split_with_lowers(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...], tuple[int, ...]],

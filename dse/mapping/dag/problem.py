@@ -56,6 +56,7 @@ from dse.mapping.constraints import (
     MemoryCapacity,
     describe_slack,
 )
+from dse.mapping.dag.objective_bounds import lower_bounds
 from dse.mapping.dag.structure import DagStructure, list_schedule_population
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
@@ -487,6 +488,11 @@ class DagProblem(MappingProblem):
         from dse.mapping.dag.bounds import communication_bound
 
         return communication_bound(self)
+
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Least makespan and energy of every feasible schedule within ``at_most``: the critical path and the
+        assignment's linear relaxation (:mod:`dse.mapping.dag.objective_bounds`)."""
+        return lower_bounds(self, at_most)
 
     def exact_unsupported(self) -> str | None:
         """None: the CP-SAT model covers every dag problem, the TF paper's send rules included."""

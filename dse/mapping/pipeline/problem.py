@@ -49,6 +49,7 @@ from dse.mapping.constraints import (
     describe_slack,
     readable_bytes,
 )
+from dse.mapping.pipeline.bounds import lower_bounds
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 
@@ -509,6 +510,11 @@ class PipelineProblem(MappingProblem):
         return bounds
 
     # ------------------------------------------------------------------ exact
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Least period (greatest throughput), energy and latency of every feasible mapping within ``at_most``:
+        the assignment's linear relaxation and the fastest path (:mod:`dse.mapping.pipeline.bounds`)."""
+        return lower_bounds(self, at_most)
+
     def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
         """One line naming the constraint that cannot be met and the best reachable value (CP-SAT proves it
         itself; ``candidates`` and ``proven`` are not needed)."""

@@ -41,6 +41,7 @@ from dse.mapping.base import (
 from dse.mapping.constraints import Constraint, ModelContext, describe_slack, readable_bytes
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
+from dse.mapping.split.bounds import lower_bounds
 from dse.mapping.split.model import (
     AnalyticSplitModel,
     CalibratedSplitModel,
@@ -372,6 +373,11 @@ class SplitProblem(MappingProblem):
         speed = 1.0 / np.maximum(p.time[:, p.total].astype(float), 1.0)
         out["proportional"] = _round_to_total(speed[None, :], p.total)[0]
         return out
+
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Least makespan and energy of every feasible split within ``at_most``: dynamic programmes over the
+        devices' chunk counts (:mod:`dse.mapping.split.bounds`)."""
+        return lower_bounds(self, at_most)
 
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
