@@ -251,11 +251,11 @@ def _solve_spec(args: argparse.Namespace) -> int:
     out: Path = args.out if args.out is not None else default_out(spec.name)
     problem = build_problem(spec)
     problem.check_feasible()
-    for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
-        print(f"note: {note}")
     settings = spec.solver
     name = args.solver or settings.name
     _check_solver_for(problem, name, *(("command line", "--solver") if args.solver else (args.spec, "solver.name")))
+    for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
+        print(f"note: {note}")
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s
     seed = args.seed if args.seed is not None else settings.seed
     resume = _resume_genomes(args.resume, problem) if args.resume is not None else []

@@ -209,10 +209,10 @@ def refusals(problem: MappingProblem) -> dict[str, str]:
 
 
 def solver_names(problem: MappingProblem | None = None) -> tuple[list[str], list[str]]:
-    """The solver names a user may type, ``all`` included, that take ``problem`` (all of them when None),
-    and those that do not (:func:`refusals` says why); ``heuristic`` is left out (it is ``heuristic:NAME``)."""
+    """The solver names a user may type, in alphabetical order with ``all`` last, that take ``problem`` (all
+    of them when None), and those that do not (:func:`refusals` says why); ``heuristic`` is left out (it is ``heuristic:NAME``)."""
     refused = refusals(problem) if problem is not None else {}
-    names = [n for n in _SOLVERS if n != "heuristic"]
+    names = sorted(n for n in _SOLVERS if n != "heuristic")  # not registration order: that follows imports
     return [n for n in names if n not in refused] + ["all"], [n for n in names if n in refused]
 
 
