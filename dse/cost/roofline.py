@@ -31,6 +31,7 @@ from dse.cost.mechanisms.tiling import tile_utilization
 from dse.cost.tables import CostTables, LevelTables
 from dse.model.platform import Device, Platform
 from dse.model.workload import Op, Workload
+from dse.util.interrupt import stop_point
 
 #: Fraction of peak compute an op class reaches on a device kind (dense, typical sizes).
 #: ``None``: the device kind cannot run that class (e.g. a DLA has no sparse unit).
@@ -170,6 +171,7 @@ class RooflineCostModel:
         parts = np.zeros((n, m, 3))
         shares = entry_shares(workload)  # cost-mechanism hook (dse.cost.mechanisms): fusion, per-call overhead
         for i, op in enumerate(workload.ops):
+            stop_point()  # one op on every device: 1,024 devices take milliseconds
             for j, dev in enumerate(platform.devices):
                 found = self.op_time_parts(op, dev)
                 if found is None or not _type_ok(op, dev):

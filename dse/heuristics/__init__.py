@@ -31,6 +31,7 @@ from dse.heuristics.partitioners import PARTITIONERS
 from dse.heuristics.peft import peft
 from dse.heuristics.schedulers import fifo, lro, msr, pct
 from dse.solvers.registry import HeuristicProvider, register_heuristics
+from dse.util.interrupt import Cut, cut_point
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -82,7 +83,9 @@ def run(problem: DagProblem, name: str) -> HeuristicResult:
     part, _, sched = key.partition("+")
     if part in PARTITIONERS and sched in SCHEDULERS:
         devices = repaired_devices(problem, PARTITIONERS[part](problem))
+        cut_point(f"{key}: partitioned")
         order = SCHEDULERS[sched](problem, devices)
+        cut_point(f"{key}: scheduled")
         return finish(problem, f"{part}+{sched}", devices, order, insertion=False)
     raise ValueError(f"unknown heuristic {name!r}; valid names: {', '.join(names())}")
 
@@ -114,7 +117,10 @@ def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> lis
     See :func:`genome_of` for the genome of an insertion heuristic.
 
     A heuristic that raises loses its seed and the others go on; a :class:`SeedHeuristicWarning`
-    names it, the problem and the error, once per heuristic and problem.
+    names it, the problem and the error, once per heuristic and problem. A stop request or the end of
+    the enclosing :func:`~dse.util.interrupt.work_limits` block (a solver's time limit) ends the list
+    there: the heuristics check it in their loops (:func:`~dse.util.interrupt.cut_point`) and the genomes
+    of those that finished are returned.
     """
     if names is None:
         names = _all_names() if problem.n_tasks <= LARGE_GRAPH_TASKS else LARGE_GRAPH_SEEDS
@@ -122,7 +128,10 @@ def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> lis
     seen: set[bytes] = set()
     for name in names:
         try:
+            cut_point(f"before heuristic {name}")
             genome = genome_of(problem, run(problem, name))
+        except Cut:
+            break
         except Exception as exc:  # noqa: BLE001 - a failing heuristic only loses its seed, said once
             _warn_failed(problem, name, exc)
             continue

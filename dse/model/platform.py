@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dse.errors import SpecError
 from dse.model.workload import OP_CLASSES
+from dse.util.interrupt import stop_point
 from dse.util.validation import spec_error_from_validation
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
@@ -177,6 +178,7 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
         graph.add_edge(link.a, link.b, link=link)
     routes: dict[tuple[str, str], tuple[float, float, float]] = {}
     for a, b in itertools.permutations(platform.device_names, 2):
+        stop_point()  # 1,024 devices: a million pairs, minutes
         if graph.has_edge(a, b):  # a direct link is the only one-hop path
             link = graph.edges[a, b]["link"]
             routes[(a, b)] = (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)

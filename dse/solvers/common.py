@@ -11,6 +11,7 @@ import numpy as np
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import (
+    INTERRUPTED,
     OPTIMAL,
     TIME_LIMIT,
     ParetoPoint,
@@ -104,9 +105,9 @@ def unsearched(problem: MappingProblem, ctx: SolveContext, status: str, message:
 
 def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, ctx: SolveContext,
                     seeds: Sequence[np.ndarray] = ()) -> ParetoSet:
-    """The front of a CP-SAT run whose model build used up the time limit (status ``time_limit``), see
-    :func:`unsearched`."""
-    return unsearched(problem, ctx, TIME_LIMIT, str(exc), seeds)
+    """The front of a CP-SAT run whose model build used up the time limit (status ``time_limit``) or was
+    stopped (``interrupted``), see :func:`unsearched`."""
+    return unsearched(problem, ctx, INTERRUPTED if exc.stopped else TIME_LIMIT, str(exc), seeds)
 
 
 def with_seeds(problem: MappingProblem, X: np.ndarray, proven: Sequence[bool],

@@ -18,8 +18,10 @@ A solver is ``run(problem, ctx, options) -> ParetoSet``: ``options`` its setting
 points and ends with that status, returning the best it has, never less than the ``resume`` and
 seed genomes it was handed.
 
-:func:`solve_context` opens a context for a whole run: it enters :func:`~dse.util.interrupt.interruptible`
-and :func:`~dse.util.jit.time_limit_ends` once, so no solver enters them itself. A solver that runs
+:func:`solve_context` opens a context for a whole run: it enters :func:`~dse.util.interrupt.interruptible`,
+:func:`~dse.util.jit.time_limit_ends` and :func:`~dse.util.interrupt.work_limits` (the deadline and token that
+the loops inside one long step check, :func:`~dse.util.interrupt.cut_point`) once, so no solver enters them
+itself. A solver that runs
 another (the memetic search's NSGA-II phase, the LNS's local search, :func:`dse.certify`'s CP-SAT, the
 runtime library's configurations) hands it :meth:`SolveContext.derived`: a sub-deadline, the same token.
 
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dse.pareto import INTERRUPTED, TIME_LIMIT
-from dse.util.interrupt import StopToken, interruptible
+from dse.util.interrupt import StopToken, interruptible, work_limits
 from dse.util.jit import time_limit_ends
 from dse.util.progress import Progress, silent
 
@@ -132,5 +134,6 @@ def solve_context(seed: int = 0, time_limit: float | None = None, progress: Prog
                            progress=progress or silent(), resume=_genomes(resume), seeds=_genomes(seeds),
                            callback=callback)
         # without a limit, the caller's (a command's reports, say) still holds
-        with time_limit_ends(ctx.deadline) if math.isfinite(limit) else nullcontext():
+        with time_limit_ends(ctx.deadline) if math.isfinite(limit) else nullcontext(), \
+                work_limits(ctx.deadline, token):
             yield ctx

@@ -20,6 +20,7 @@ from dse.pareto import FEASIBLE, UNKNOWN, ParetoSet, SolveStats
 from dse.solvers.common import baseline_points, result
 from dse.solvers.context import SolveContext
 from dse.solvers.registry import Solver, SolverOptions, heuristics_for, register_solver
+from dse.util.interrupt import Cut
 
 
 class HeuristicOptions(SolverOptions):
@@ -30,7 +31,7 @@ class HeuristicOptions(SolverOptions):
 
 def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: HeuristicOptions) -> ParetoSet:
     """Run heuristic ``options.name`` of the problem's family (deterministic and fast: ``ctx.seed`` plays
-    no part, and the stopping rule is asked once, before it runs: a run stopped already returns no
+    no part; the stopping rule is asked before it runs and in its loops: a run stopped there returns no
     mapping, with that status).
 
     Raises ``ValueError`` when the family has no heuristics or none of that name.
@@ -44,7 +45,11 @@ def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: Heurist
         return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, stop,
                       SolveStats(wall_s=ctx.elapsed(), message="stopped before the heuristic ran"))
     start = time.monotonic()
-    genome, message = provider.run(problem, options.name)
+    try:
+        genome, message = provider.run(problem, options.name)
+    except Cut as exc:  # the heuristic checks the stopping rule in its loops
+        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, ctx.cut_status(),
+                      SolveStats(wall_s=ctx.elapsed(), message=f"the heuristic was cut short: {exc}"))
     baselines, points = baseline_points(problem, genome[None, :], solver)  # one evaluation: mapping and baselines
     feasible = points[0].feasible
     if not feasible:

@@ -44,6 +44,7 @@ from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
 from dse.solvers.context import INPUTS, SolveContext
+from dse.util.interrupt import cut_status
 from dse.util.plugins import load_plugins_once
 from dse.util.suggest import did_you_mean
 
@@ -287,7 +288,9 @@ def lookup(name: str, problem: MappingProblem | None = None, *,
 
 
 def collect_seeds(problem: MappingProblem) -> list[np.ndarray]:
-    """Seed genomes of ``problem``: its family's heuristics, then its baselines; computed once per problem."""
+    """Seed genomes of ``problem``: its family's heuristics, then its baselines; computed once per problem.
+    A stop request or the solver's time limit cuts the heuristics short (:func:`~dse.util.interrupt.cut_point`):
+    the seeds found so far are returned and not kept for the next call."""
     try:
         cached = _SEEDS.get(problem)
     except TypeError:
@@ -296,6 +299,8 @@ def collect_seeds(problem: MappingProblem) -> list[np.ndarray]:
         return list(cached)
     provider = heuristics_for(problem)
     seeds = (provider.seeds(problem) if provider is not None else []) + list(problem.baselines().values())
+    if cut_status() is not None:  # cut short: the next run, with its own limit, computes them all
+        return seeds
     try:
         _SEEDS[problem] = seeds
     except TypeError:
