@@ -1,4 +1,4 @@
-"""Plots: layering, named baselines, capped legends, insets, several objectives, schedules, no warnings.
+"""Plots: layering, named baselines, capped legends, off-axis baselines, several objectives, schedules, no warnings.
 
 Fronts are built by hand (ParetoSet of a few points) so that each test knows what must be drawn.
 """
