@@ -186,8 +186,9 @@ def test_solve_report_every_point_selectable_and_coincident_points_each(browser,
 
 def test_solve_report_axes_baselines_hover_bands_and_colours(browser, solved, tmp_path) -> None:
     """The front was squashed into a strip by the baselines on a linear axis, the hover box cut the mapping
-    with "...", error bars had no legend entry, the certificate was red. Now the page follows the axis plan
-    the static figures follow (checked against dse.viz.scales on the page's own data)."""
+    with "...", error bars had no legend entry, the certificate was red, a double click undid the axes.
+    Now the page follows the axis plan the static figures follow (checked against dse.viz.scales on the
+    page's own data), and keeps it."""
     out = solved / "axes.html"
     assert main(["report", str(solved), "--out", str(out)]) == 0
     data = page_data(out)
@@ -238,6 +239,14 @@ def test_solve_report_axes_baselines_hover_bands_and_colours(browser, solved, tm
     region = page.page.evaluate("() => document.getElementById('fronts').layout.shapes.find(s => s.type === 'path')")
     assert region["line"]["color"] == "#555555"  # neutral grey, not red
     assert page.page.evaluate("() => getComputedStyle(document.querySelector('.certificate')).color") == "rgb(68, 68, 68)"
+    # a double click (two quick clicks on two points are one) keeps these axes: plotly's default reset went
+    # back to the ranges before the labels' bands, and a second one autoscaled onto the baselines
+    ranges = "() => { const fl = document.getElementById('fronts')._fullLayout; return [fl.xaxis.range, fl.yaxis.range]; }"
+    planned = page.page.evaluate(ranges)
+    for _ in range(2):
+        page.page.mouse.dblclick((area[0] + area[2]) / 2, (area[1] + area[3]) / 2)
+        page.page.wait_for_timeout(500)
+        assert page.page.evaluate(ranges) == planned
     page.clean()
 
 

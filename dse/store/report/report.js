@@ -225,8 +225,9 @@
   }
 
   // the labels of the off-axis baselines in rows along the edges, the ranges widened by a band at each
-  // labelled edge to hold them (as dse/viz/offaxis.py does)
-  function labelEdges(div, marks) {
+  // labelled edge to hold them (as dse/viz/offaxis.py does); the plot is then drawn afresh with its final
+  // ranges, so that "reset axes" (and a double click, with config's doubleClick "reset") returns to them
+  function labelEdges(div, marks, config) {
     if (!marks.length) return Promise.resolve();
     const rowsOf = (room) => {
       const fl = div._fullLayout;
@@ -284,7 +285,7 @@
         }
       }
       return Plotly.relayout(div, { annotations });
-    });
+    }).then(() => Plotly.newPlot(div, div.data, div.layout, config));
   }
 
   // the compact hover text of a front point: solver and proof, each objective with its unit, where to click
@@ -433,8 +434,11 @@
       yaxis: single ? { type: "category", automargin: true } : planned(yplan, objectiveLabel(objs[yi])),
       legend: { orientation: "v", x: 1.02, y: 1 },
     };
-    return Plotly.newPlot(plot, traces.concat(bands, fronts), layout, CONFIG)
-      .then(() => labelEdges(plot, marks))
+    // a double click returns to the planned axes (plotly's default would next autoscale them onto the
+    // baselines, and two quick clicks on two points count as a double click)
+    const config = { ...CONFIG, doubleClick: "reset" };
+    return Plotly.newPlot(plot, traces.concat(bands, fronts), layout, config)
+      .then(() => labelEdges(plot, marks, config))
       .then(() => {
         plot.on("plotly_click", (ev) => {
           const p = ev.points && ev.points[0];
