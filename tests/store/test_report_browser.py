@@ -123,7 +123,10 @@ def test_solve_report_in_chromium(browser, solved, tmp_path) -> None:
     # every front point and baseline has a visible marker (the region's legend entry and the error bars'
     # invisible carriers aside)
     assert drawn == sum(k for n, k, _ in traces if "unexplored region" not in n and "error band" not in n)
-    assert "gap 16.667 %" in page.page.inner_text("#certificates")
+    caption = page.page.inner_text("#certificates")
+    assert "gap 16.667 %" in caption
+    # the hypervolume's units and its reference point, as dse certify prints them
+    assert "of at most 12 items/s x mJ/item (reference point: throughput 0 items/s, energy 50 mJ/item)" in caption
     page.page.screenshot(path=str(tmp_path / "fronts.png"))
     # click the NSGA-II front's first point (drawn above CP-SAT's where they coincide)
     trace = next(k for k, t in enumerate(traces) if t[0].startswith("NSGA-II") and t[2])
@@ -135,6 +138,16 @@ def test_solve_report_in_chromium(browser, solved, tmp_path) -> None:
     bars = page.page.evaluate("() => document.querySelectorAll('#schedule .barlayer .point').length")
     assert bars == len(data["details"][key]["timeline"]["spans"])
     assert page.page.evaluate("() => document.querySelectorAll('#breakdown .barlayer .point').length") > 0
+    # the visible energy table adds up to the point's energy objective: each device's ops at the clock the
+    # genome chose plus its idle share (the page used to show the ops' energy at full clock and no idle part)
+    energy = page.page.eval_on_selector_all("#energy-breakdown tr", "rows => rows.map(r => [...r.cells].map("
+                                            "c => c.textContent))")
+    header, body = energy[0], energy[1:]
+    assert header[4:7] == ["ops and transfers [mJ]", "idle [mJ]", "energy [mJ]"]
+    objective = next(p["objectives"]["energy_mj_per_item"] for f in json.loads((solved / "front.json").read_text())[
+        "fronts"] for p in f["points"] if " ".join(map(str, p["genome"])) == key)
+    assert body[-1][0] == "total" and float(body[-1][6]) == pytest.approx(objective, rel=1e-4)
+    assert sum(float(r[6]) for r in body[:-1]) == pytest.approx(objective, rel=1e-4)
     page.page.screenshot(path=str(tmp_path / "point.png"), full_page=True)
     page.clean()
     assert (tmp_path / "point.png").stat().st_size > 10_000

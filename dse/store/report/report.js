@@ -183,16 +183,23 @@
     const traces = [
       { type: "bar", name: `busy [${unit}]`, x: names, y: rows.map((r) => r.busy), marker: { color: "#4c78a8" } },
     ];
-    if (rows.some((r) => r.energy !== null)) {
+    const energyUnit = (rows.find((r) => r.energy_unit) || {}).energy_unit || "mJ";
+    if (rows.some((r) => r.energy !== null)) {  // stacked: what the ops spend, then the idle power's share
       traces.push({
-        type: "bar", name: `energy [${rows.find((r) => r.energy_unit).energy_unit}]`, x: names,
-        y: rows.map((r) => r.energy), xaxis: "x2", yaxis: "y2", marker: { color: "#f58518" },
+        type: "bar", name: "ops and transfers", x: names, y: rows.map((r) => r.energy),
+        xaxis: "x2", yaxis: "y2", marker: { color: "#E69F00" },
+      });
+      traces.push({
+        type: "bar", name: "idle", x: names, y: rows.map((r) => r.idle_energy || 0),
+        xaxis: "x2", yaxis: "y2", marker: { color: "#999999" },
       });
     }
     const layout = {
-      height: 300, margin: { l: 60, r: 20, t: 30, b: 90 }, grid: { rows: 1, columns: traces.length, pattern: "independent" },
-      yaxis: { title: { text: `busy [${unit}]` } }, yaxis2: { title: { text: "energy" } },
-      showlegend: false, title: { text: "time and dynamic energy per device and link", font: { size: 13 } },
+      height: 300, margin: { l: 60, r: 20, t: 30, b: 90 }, barmode: "stack",
+      grid: { rows: 1, columns: traces.length > 1 ? 2 : 1, pattern: "independent" },
+      yaxis: { title: { text: `busy [${unit}]` } }, yaxis2: { title: { text: `energy [${energyUnit}]` } },
+      showlegend: traces.length > 1, legend: { orientation: "h", y: -0.45 },
+      title: { text: "time and energy per device and link", font: { size: 13 } },
     };
     return Plotly.newPlot(div, traces, layout, CONFIG);
   }
@@ -336,8 +343,14 @@
     DATA.fronts.forEach((f, k) => {
       if (!f.certificate) return;
       const c = f.certificate;
+      // as dse certify prints it: the units of the hypervolume and the reference point it is measured to
+      const objs = f.objectives || DATA.objectives || [];
+      const units = objs.map((o) => o.unit || "").filter((u) => u).join(" x ");
+      const refText = (c.reference || []).map((v, i) =>
+        `${(objs[i] || {}).name || `objective ${i}`} ${fmt(v)}${(objs[i] || {}).unit ? ` ${objs[i].unit}` : ""}`).join(", ");
       const reached = c.hypervolume !== undefined && c.hypervolume !== null
-        ? `hypervolume ${fmt(c.hypervolume)} of at most ${fmt(c.hypervolume_bound)}`
+        ? `hypervolume ${fmt(c.hypervolume)} of at most ${fmt(c.hypervolume_bound)}${units ? ` ${units}` : ""}` +
+          (refText ? ` (reference point: ${refText})` : "")
         : `value ${fmt(c.value)}, bound ${fmt(c.bound)}`;
       const loops = ((DATA.drawing || {}).regions || {})[String(k)] || [];
       captions.append(el("p", {
@@ -491,8 +504,17 @@
       table(["op", "device"], d.mapping, "data narrow")));
     if (d.breakdown.length) {
       div.append(el("h4", { text: "time and energy per device and link" }));
-      div.append(table(["resource", "kind", `busy [${d.unit}]`, "energy", "energy unit", "spans"],
-        d.breakdown.map((r) => [r.resource, r.kind, r.busy, r.energy, r.energy_unit, r.spans]), "data narrow"));
+      // the ops' energy at the clock the genome chose, plus the idle power's share: the rows add up to the
+      // point's energy objective (the total row), as dse explain prints it
+      const unitE = (d.breakdown.find((r) => r.energy_unit) || {}).energy_unit || "mJ";
+      const round = (v) => (v === null || v === undefined ? "" : Number(v.toPrecision(6)));
+      const rowsE = d.breakdown.map((r) => [r.resource, r.kind, r.level || "", r.busy, round(r.energy),
+        round(r.idle_energy || 0), round((r.energy || 0) + (r.idle_energy || 0)), r.spans]);
+      const total = d.breakdown.reduce((acc, r) => acc + (r.energy || 0) + (r.idle_energy || 0), 0);
+      rowsE.push(["total", "", "", "", "", "", round(total), ""]);
+      div.append(table(["resource", "kind", "clock", `busy [${d.unit}]`, `ops and transfers [${unitE}]`,
+        `idle [${unitE}]`, `energy [${unitE}]`, "spans"], rowsE, "data narrow"));
+      div.lastChild.id = "energy-breakdown";
       const plot = el("div", { class: "plot small", id: "breakdown" });
       div.append(plot);
       breakdownPlot(plot, d.breakdown, d.unit);
