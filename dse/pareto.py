@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.cost.error_bands import front_and_baselines, robust_indices, stable_indices
+from dse.util.files import replace_atomically, write_text
 from dse.util.genome import Genome
 
 if TYPE_CHECKING:
@@ -284,7 +285,10 @@ class ParetoSet:
         return frame
 
     def to_csv(self, path: str | Path) -> None:
-        self.to_frame().to_csv(path, index=False)
+        """Write :meth:`to_frame` to ``path`` whole or not at all (:func:`dse.util.files.replace_atomically`:
+        :class:`~dse.errors.OutputError` for a full disk or a device node, a FIFO, a read-only file)."""
+        frame = self.to_frame()
+        replace_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -312,7 +316,7 @@ class ParetoSet:
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=2, default=_json_default)
         if path is not None:
-            Path(path).write_text(text)
+            write_text(path, text)
         return text
 
 

@@ -1,5 +1,5 @@
 """Hostile inputs to the run-time commands: each is one clear line and exit 2 (bad input) or 3 (impossible
-problem), or exit 1 with one line for a full disk; never a traceback, never a hang, never a huge message.
+problem), or exit 2 with one line for a full disk; never a traceback, never a hang, never a huge message.
 
 Each case writes its files into a fresh folder and runs the command in this process (``dse.cli.main``).
 """
@@ -217,7 +217,7 @@ def test_a_full_disk_during_an_export_is_one_line_and_leaves_nothing(tmp_path, c
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_full)
     code, _, err = run(capsys, "results", str(store), "--export", "csv", "--out", str(out))
-    assert code == 1 and "Traceback" not in err
+    assert code == 2 and "Traceback" not in err
     assert err.strip().splitlines() == [f"error: cannot write {out}: No space left on device (nothing written)"]
     left = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm")))
     assert left == ["s.sqlite", "s.sqlite.lock"]

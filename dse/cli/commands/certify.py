@@ -23,6 +23,7 @@ from dse.pareto import read_front_genomes
 from dse.runs.runner import write_fronts as _write
 from dse.runs.spec import load_problem
 from dse.solvers.certify import certify
+from dse.util.files import check_out_folder
 from dse.util.jit import time_limit_ends
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
@@ -102,6 +103,7 @@ def _run(args: argparse.Namespace) -> int:
             raise SpecError(str(csv_file or json_file), f"genome {k}", " ".join(map(str, genome[:8].tolist())),
                             f"does not fit {problem.name} ({exc}): was the front written for another spec?") from None
     out = args.out or (args.front if args.front.is_dir() else args.front.parent) / "certified"
+    check_out_folder(out)  # a file, a read-only folder, /proc: refused before the search
     print(f"[certify] {len(genomes)} mappings of {problem.name}; CP-SAT for {time_limit:g} s "
           "(Ctrl-C stops and keeps what was found)")
     try:
