@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from dse.errors import SpecError
 from dse.pareto import _json_default
+from dse.util.result_files import JobRecord, store_front, store_job
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -486,7 +487,8 @@ def _swept_columns(swepts: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def _select_jobs(conn: sqlite3.Connection, job_ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
-    query = "SELECT job_id, status, message, name, family, swept, wall_s, engine_version, worker, attempts FROM jobs"
+    query = ("SELECT job_id, status, message, name, family, swept, wall_s, engine_version, worker, attempts, "
+             "finished_at FROM jobs")
     rows = conn.execute(query + " ORDER BY finished_at").fetchall()
     if job_ids is None:
         return rows
@@ -494,11 +496,27 @@ def _select_jobs(conn: sqlite3.Connection, job_ids: Sequence[str] | None) -> lis
     return [by_id[j] for j in job_ids if j in by_id]
 
 
-def _fronts(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
+def _fronts(conn: sqlite3.Connection, source: str) -> dict[str, list[dict[str, Any]]]:
+    """Every job's fronts, each checked as :func:`dse.util.result_files.store_front` (SpecError naming the
+    row, field and value)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for job_id, front in conn.execute("SELECT job_id, front FROM fronts ORDER BY job_id, position"):
-        out.setdefault(job_id, []).append(json.loads(front))
+    for job_id, position, front in conn.execute("SELECT job_id, position, front FROM fronts "
+                                                "ORDER BY job_id, position"):
+        where = f"fronts[job {str(job_id)[:12]}, position {position}]"
+        out.setdefault(str(job_id), []).append(store_front(json.loads(front), source, where))
     return out
+
+
+def checked_job(row: Mapping[str, Any], source: str) -> JobRecord:
+    """A job row (its ``swept`` as stored: JSON text) checked as :class:`dse.util.result_files.JobRecord`:
+    swept fields an object, a finite wall time, a finish time in seconds. Raises :class:`SpecError`."""
+    swept = row.get("swept")
+    try:
+        parsed = json.loads(swept) if isinstance(swept, str) else swept
+    except ValueError as exc:
+        raise SpecError(source, f"jobs[{str(row.get('job_id'))[:12]}].swept", swept,
+                        f"not JSON ({exc})") from None
+    return store_job({**row, "swept": parsed}, source, f"jobs[{str(row.get('job_id'))[:12]}]")
 
 
 def _read_jobs(store: str | Path, job_ids: Sequence[str] | None) -> tuple[list[Any], dict[str, list[dict[str, Any]]],
@@ -508,8 +526,9 @@ def _read_jobs(store: str | Path, job_ids: Sequence[str] | None) -> tuple[list[A
     try:
         with closing(connect_readonly(store, "store")) as conn:
             rows = _select_jobs(conn, job_ids)
-            fronts = _fronts(conn)
-        swepts = [json.loads(r[5]) for r in rows]
+            fronts = _fronts(conn, str(store))
+        swepts = [checked_job({"job_id": r[0], "status": r[1], "swept": r[5], "wall_s": r[6],
+                               "finished_at": r[10]}, str(store)).swept for r in rows]
     except (*UNREADABLE, ValueError, TypeError) as exc:
         if isinstance(exc, SpecError):
             raise
@@ -587,8 +606,10 @@ def objective_columns(store: str | Path) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     try:
         with closing(connect_readonly(store, "store")) as conn:
-            for (front,) in conn.execute("SELECT front FROM fronts ORDER BY job_id, position"):
-                for o in json.loads(front).get("objectives", []):
+            for job_id, position, front in conn.execute("SELECT job_id, position, front FROM fronts "
+                                                        "ORDER BY job_id, position"):
+                where = f"fronts[job {str(job_id)[:12]}, position {position}]"
+                for o in store_front(json.loads(front), str(store), where).get("objectives", []):
                     found.setdefault(str(o["column"]), str(o.get("sense", "min")))
     except (*UNREADABLE, ValueError, TypeError, KeyError, AttributeError) as exc:
         if isinstance(exc, SpecError):

@@ -77,7 +77,8 @@ def _placeholders(expr: str, columns: Sequence[str]) -> tuple[str, dict[str, str
     text = re.sub(r"`([^`]*)`", lambda m: hold(m.group(1)), expr)
     dotted = sorted((c for c in columns if not c.isidentifier()), key=len, reverse=True)
     for name in dotted:
-        text = re.sub(rf"(?<![\w.'\"]){re.escape(name)}(?![\w'\"])", lambda _m, n=name: hold(n), text)
+        key = hold(name)
+        text = re.sub(rf"(?<![\w.'\"]){re.escape(name)}(?![\w'\"])", key, text)
     return text, names
 
 

@@ -27,6 +27,7 @@ from dse.util.files import check_out_folder
 from dse.util.jit import time_limit_ends
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
+from dse.util.result_files import front_file
 
 WHERE = "command line"
 
@@ -59,14 +60,15 @@ def _recorded_spec(json_file: Path | None) -> str | None:
         doc = json.loads(json_file.read_text())
     except (OSError, ValueError) as exc:
         raise SpecError(str(json_file), "front.json", None, f"cannot be read: {exc}") from None
-    spec = doc.get("spec") if isinstance(doc, dict) else None
-    return spec if isinstance(spec, str) else None
+    return front_file(doc, str(json_file)).get("spec")
 
 
 def _genomes(json_file: Path | None, csv_file: Path | None) -> list[np.ndarray]:
     if json_file is not None and csv_file is None:
         try:
             return read_front_genomes(json_file)
+        except SpecError:
+            raise
         except ValueError as exc:
             raise SpecError(str(json_file), "fronts", None, f"cannot be read: {exc}") from None
     assert csv_file is not None
