@@ -25,9 +25,11 @@ from dse.pareto import Certificate, read_front_genomes
 from dse.runs.runner import write_fronts as _write
 from dse.runs.spec import load_problem
 from dse.solvers.certify import certify
+from dse.util.files import check_out_folder
 from dse.util.jit import time_limit_ends
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
+from dse.util.result_files import front_file
 
 WHERE = "command line"
 
@@ -60,14 +62,15 @@ def _recorded_spec(json_file: Path | None) -> str | None:
         doc = json.loads(json_file.read_text())
     except (OSError, ValueError) as exc:
         raise SpecError(str(json_file), "front.json", None, f"cannot be read: {exc}") from None
-    spec = doc.get("spec") if isinstance(doc, dict) else None
-    return spec if isinstance(spec, str) else None
+    return front_file(doc, str(json_file)).get("spec")
 
 
 def _genomes(json_file: Path | None, csv_file: Path | None) -> list[np.ndarray]:
     if json_file is not None and csv_file is None:
         try:
             return read_front_genomes(json_file)
+        except SpecError:
+            raise
         except ValueError as exc:
             raise SpecError(str(json_file), "fronts", None, f"cannot be read: {exc}") from None
     assert csv_file is not None
@@ -118,6 +121,7 @@ def _run(args: argparse.Namespace) -> int:
             raise SpecError(str(csv_file or json_file), f"genome {k}", " ".join(map(str, genome[:8].tolist())),
                             f"does not fit {problem.name} ({exc}): was the front written for another spec?") from None
     out = args.out or (args.front if args.front.is_dir() else args.front.parent) / "certified"
+    check_out_folder(out)  # a file, a read-only folder, /proc: refused before the search
     print(f"[certify] {len(genomes)} mappings of {problem.name}; CP-SAT for {time_limit:g} s "
           "(Ctrl-C stops and keeps what was found)")
     front = certify(problem, genomes, time_limit=time_limit, seed=seed, progress=Progress("certify"))
