@@ -107,6 +107,12 @@ class Device:
     #: streaming multiprocessors (0: not declared) and the output tile's edge of tiled GEMMs (0: none)
     compute_units: int = 0
     gemm_tile: int = 0
+    #: per-device link bandwidth (GB/s, one direction) and per-step latency inside a node (NVLink, PCIe)
+    #: and between nodes (InfiniBand, Ethernet); 0: none declared (dse.cost.mechanisms.collective)
+    intra_node_gbps: float = 0.0
+    intra_node_latency_us: float = 0.0
+    inter_node_gbps: float = 0.0
+    inter_node_latency_us: float = 0.0
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -262,6 +268,18 @@ class DeviceSpec(_Strict):
                                description="streaming multiprocessors (0: not declared); dse.cost.mechanisms.tiling")
     gemm_tile: int = Field(default=0, ge=0, le=4096,
                            description="output tile edge of tiled GEMMs (0: none); dse.cost.mechanisms.tiling")
+    intra_node_gbps: float = Field(
+        default=0.0, ge=0, le=MAX_BANDWIDTH_GBPS,
+        description="per-device link bandwidth inside a node, GB/s one direction (0: none); "
+                    "dse.cost.mechanisms.collective")
+    intra_node_latency_us: float = Field(default=0.0, ge=0, le=MAX_LATENCY_US,
+                                         description="per-step latency of a collective inside a node, us")
+    inter_node_gbps: float = Field(
+        default=0.0, ge=0, le=MAX_BANDWIDTH_GBPS,
+        description="per-device network bandwidth between nodes, GB/s one direction (0: none); "
+                    "dse.cost.mechanisms.collective")
+    inter_node_latency_us: float = Field(default=0.0, ge=0, le=MAX_LATENCY_US,
+                                         description="per-step latency of a collective between nodes, us")
 
     @field_validator("speed")
     @classmethod
