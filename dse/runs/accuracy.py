@@ -65,6 +65,7 @@ WITHIN = 0.30
 BUILDER_OP_CLASS = {
     "gemm": "gemm", "resnet50": "cnn", "mobilenetv2": "cnn", "bert_base": "transformer",
     "gcn": "gnn", "graphsage": "gnn", "gin": "gnn", "cg": "sparse", "pagerank": "sparse", "spmm": "sparse",
+    "llm": "llm",
 }
 
 
@@ -161,7 +162,7 @@ class Measurement:
 
     @property
     def op_class(self) -> str:
-        """``gemm``, ``cnn``, ``transformer``, ``gnn``, ``sparse`` (from the builder) or ``conv_layers``."""
+        """``gemm``, ``cnn``, ``transformer``, ``gnn``, ``sparse``, ``llm`` (from the builder) or ``conv_layers``."""
         if self.layers:
             return "conv_layers"
         return BUILDER_OP_CLASS.get(self.builder or "", "other")

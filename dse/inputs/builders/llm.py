@@ -180,26 +180,27 @@ def _layer(g: _Builder, pre: str, x: int, residual: int, batch: int, seq: float,
                 moved + kv_write, tokens * heads * hd * b.activations, [qkv], repeat)
     o = g.gemm(f"{pre}.o_proj", tokens, h, heads * hd, [att], repeat)
     o = g.collective(f"{pre}.attn_allreduce", "all_reduce", tokens * h * b.activations, tp, [o], repeat)
-    if c.parallel_attention:
-        mlp_in, residual_out = n1, o
+    if c.parallel_attention:  # the MLP reads the attention's input; it runs after the attention on the
+        mlp_in, residual_out = n1, o  # same stream, so the attention's last op feeds it too (an edge)
     else:
         mlp_in = g.norm(f"{pre}.mlp_norm", tokens, [o, residual], repeat)
         residual_out = mlp_in
-    y = _mlp(g, pre, mlp_in, tokens, repeat)
+    y = _mlp(g, pre, mlp_in, tokens, repeat, after=o if c.parallel_attention else mlp_in)
     y = g.collective(f"{pre}.mlp_allreduce", "all_reduce", tokens * h * b.activations, tp, [y], repeat)
     return y, residual_out
 
 
-def _mlp(g: _Builder, pre: str, x: int, tokens: float, repeat: float) -> int:
-    """The MLP (dense or mixture of experts) on this GPU; returns its last op."""
+def _mlp(g: _Builder, pre: str, x: int, tokens: float, repeat: float, after: int) -> int:
+    """The MLP (dense or mixture of experts) on this GPU, its first op fed by ``x`` and ``after``;
+    returns its last op."""
     c, par, b = g.config, g.par, g.bytes
     h, width = c.hidden, c.intermediate // par.tp
     up_name, up_n = ("gate_up", 2 * width) if c.gated_mlp else ("up", width)
     if c.experts == 1:
         rows = tokens
-        up = g.gemm(f"{pre}.{up_name}", rows, up_n, h, [x], repeat)
+        up = g.gemm(f"{pre}.{up_name}", rows, up_n, h, [x, after], repeat)
     else:
-        router = g.gemm(f"{pre}.router", tokens, c.experts, h, [x], repeat)
+        router = g.gemm(f"{pre}.router", tokens, c.experts, h, [x, after], repeat)
         x = g.collective(f"{pre}.dispatch", "all_to_all", tokens * c.top_k * h * b.activations, par.ep,
                          [router], repeat)
         local = c.experts // par.ep
