@@ -19,6 +19,7 @@ from dse.cost.checks import (
     check_device_costs,
     ns_routes,
 )
+from dse.cost.mechanisms.bandwidth import declared_bandwidth
 from dse.cost.mechanisms.collective import COLLECTIVE_CLASS, collective_op_seconds
 from dse.cost.mechanisms.efficiency import declared_efficiency
 from dse.cost.mechanisms.fusion import fused_parts
@@ -126,7 +127,7 @@ class RooflineCostModel:
         if op.op_class == COLLECTIVE_CLASS and not op.device_costs:
             link = collective_op_seconds(op, device)  # cost-mechanism hook (collective): time on the links
             return None if link is None else (0.0, link, launch)
-        bw_eff = BANDWIDTH_EFFICIENCY[device.kind]
+        bw_eff = declared_bandwidth(device, op.op_class, BANDWIDTH_EFFICIENCY[device.kind])  # hook (bandwidth)
         moved = op.bytes_moved
         if op.op_class == "spmm":
             sensitivity = declared_skew_sensitivity(device, SKEW_SENSITIVITY[device.kind])  # hook (sparse_reuse)

@@ -98,6 +98,8 @@ class Device:
     call_overhead_us: float = 0.0
     fused_op_classes: tuple[str, ...] = ()
     compute_efficiency: Mapping[str, float] = field(default_factory=dict)
+    #: fraction of peak memory bandwidth per op class (dse.cost.mechanisms.bandwidth); fitted per device
+    bandwidth_efficiency: Mapping[str, float] = field(default_factory=dict)
     #: last-level cache in MiB (0: none declared); sparse gathers reuse it (dse.cost.mechanisms.sparse_reuse)
     cache_mib: float = 0.0
     #: slow-down of sparse ops per unit of row-length CV (None: the kind's default); fitted per class
@@ -256,6 +258,9 @@ class DeviceSpec(_Strict):
         default_factory=list, description="op classes the runtime fuses into their producer; dse.cost.mechanisms")
     compute_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=dict, description="fraction of peak per op class, in (0, 1]; dse.cost.mechanisms")
+    bandwidth_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=dict, description="fraction of peak memory bandwidth per op class, in (0, 1]; "
+                                          "dse.cost.mechanisms.bandwidth")
     cache_mib: float = Field(default=0.0, ge=0, le=MAX_MEM_GIB * 1024,
                              description="last-level cache in MiB (0: none); dse.cost.mechanisms.sparse_reuse")
     skew_sensitivity: float | None = Field(
@@ -296,9 +301,11 @@ class DeviceSpec(_Strict):
             raise ValueError(f"active_w {self.active_w} is below idle_w {self.idle_w}")
         if not self.peak_tflops and self.speed <= 0:
             raise ValueError("give peak_tflops (per precision) or a positive speed")
-        unknown = sorted(set(self.compute_efficiency) - set(OP_CLASSES))
-        if unknown:
-            raise ValueError(f"compute_efficiency: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
+        for name, declared in (("compute_efficiency", self.compute_efficiency),
+                               ("bandwidth_efficiency", self.bandwidth_efficiency)):
+            unknown = sorted(set(declared) - set(OP_CLASSES))
+            if unknown:
+                raise ValueError(f"{name}: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
         return self
 
 
