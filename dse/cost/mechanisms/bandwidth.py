@@ -2,12 +2,11 @@
 
 The roofline model charges a dense op's bytes at ``mem_bw x efficiency``, the efficiency per device
 kind (:data:`dse.cost.BANDWIDTH_EFFICIENCY`, 0.85 on a GPU: a streaming copy). A kernel that reads
-memory in another pattern reaches another fraction: an LLM's decode attention reads each sequence's
-KV cache in blocks, one thread block per query head and sequence, and how much of the bandwidth it
-gets depends on the kernel (the runtime's masked multi-head attention, with or without a kernel that
-reads a grouped-query KV head once for its group). A device may declare the fraction per op class,
-fitted on the fit part of the measurements (``docs/accuracy.md``, "LLM rows"); without it nothing
-changes. Sparse ops keep their own rule (:mod:`dse.cost.mechanisms.sparse_reuse`).
+memory in another pattern reaches another fraction: an attention kernel that reads a cache of keys
+and values in blocks, one thread block per query head and sequence, gets a share of the bandwidth
+that depends on the kernel. A device may declare the fraction per op class, fitted on the fit part
+of the measurements (``docs/accuracy.md``); without it nothing changes. Sparse ops keep their own
+rule (:mod:`dse.cost.mechanisms.sparse_reuse`).
 """
 
 from __future__ import annotations

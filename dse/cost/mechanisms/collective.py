@@ -2,7 +2,7 @@
 ``intra_node_latency_us``, ``inter_node_gbps`` and ``inter_node_latency_us``.
 
 A ``collective`` op (tensor parallelism's all-reduces, expert parallelism's all-to-alls, a pipeline
-stage's send, the logits' all-gather: :mod:`dse.inputs.builders.llm`) moves ``output_bytes`` per call
+stage's send, an all-gather of outputs: the workload builders make them) moves ``output_bytes`` per call
 over the links of a group of ``features["ranks"]`` devices spanning ``features["nodes"]`` nodes, and
 is repeated ``features["calls"]`` times (decode steps). Its time is the link time of the algorithm,
 with ``B`` the message, ``n`` the ranks, ``bw`` the per-device bandwidth in one direction and ``a`` the
