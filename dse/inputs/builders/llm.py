@@ -261,11 +261,17 @@ def llm(model: str = "llama2_7b", phase: str = "prefill", batch: int = 1, seq_le
         output_len: int = 128, weights: str = "fp16", activations: str = "fp16", kv_cache: str = "fp16",
         tp: int = 1, pp: int = 1, ep: int = 1, stage: int = 0, gpus_per_node: int = 8,
         allreduce: str = "ring") -> Workload:
-    """One GPU's share of an LLM's ``phase`` (prefill, decode or generate; module docstring).
+    """One GPU's share of an LLM's prefill, decode step or whole generation (Hugging Face config).
 
-    ``seq_len``: prompt tokens (prefill, generate) or KV-cache length of the step (decode);
-    ``output_len``: tokens generated (generate). Returns a workload of ``(3 + ops per layer x layers /
-    pp)`` ops per phase. Raises :class:`SpecError` naming the parameter that is unknown or out of range.
+    ``model``: a catalog LLM (``models/llm``: llama2_7b, llama2_70b, mixtral_8x7b, ...) or a config
+    file; ``phase``: ``prefill``, ``decode`` or ``generate``; ``seq_len``: prompt tokens (prefill,
+    generate) or the KV-cache length of the step (decode); ``output_len``: tokens generated
+    (generate); ``weights``, ``activations``, ``kv_cache``: each part's precision (fp16, bf16, fp8,
+    int8; int4 for weights only); ``tp``, ``pp``, ``ep``: tensor, pipeline and expert parallel
+    degrees; ``stage``: this GPU's pipeline stage; ``gpus_per_node``: GPUs per node (a group larger
+    than it crosses the network); ``allreduce``: ``ring`` or ``tree``. Returns a workload of
+    ``embedding + ops per layer x layers / pp + 3`` ops per phase (the module docstring lists them).
+    Raises :class:`SpecError` naming the parameter that is unknown or out of range.
     """
     config = load_model(model)
     if phase not in PHASES:
