@@ -10,7 +10,7 @@ from dse.cost.mechanisms.collective import collective_seconds
 from dse.errors import SpecError
 from dse.inputs import catalog
 from dse.inputs.builders import build
-from dse.inputs.builders.llm import Parallelism, pipeline_seconds
+from dse.inputs.builders.llm import Parallelism, ops_per_layer, pipeline_seconds
 from dse.inputs.builders.llm_config import config_from_hf, load_model, models
 from dse.inputs.builders.llm_memory import (
     GIB,
@@ -215,3 +215,10 @@ def test_tensor_parallel_shards_and_moe_decode_reads_touched_experts() -> None:
     gate_up = _op(step, "decode.layer0.gate_up")
     assert gate_up.bytes_moved == pytest.approx(2 * 4096 * 28672 * 2 + (2 * 4096 + 2 * 28672) * 2)
     assert gate_up.resident_bytes == 8 * 4096 * 28672 * 2
+
+
+@pytest.mark.parametrize(("model", "tp", "ep"), [("llama2_7b", 1, 1), ("llama2_70b", 8, 1), ("gptj_6b", 2, 1),
+                                                ("falcon_180b", 8, 1), ("mixtral_8x7b", 2, 4), ("mixtral_8x7b", 1, 1)])
+def test_ops_per_layer_counts_the_layer(model: str, tp: int, ep: int) -> None:
+    workload = build("llm", model=model, phase="decode", tp=tp, ep=ep)
+    assert sum(op.name.startswith("decode.layer0.") for op in workload.ops) == ops_per_layer(load_model(model), tp, ep)

@@ -130,6 +130,7 @@ class _Builder:
 
     def add(self, name: str, op_class: str, flops: float, moved: float, out: float, inputs: list[int],
             repeat: float, resident: float = 0.0, kernels: float = 1.0, **features: float) -> int:
+        """Append an op whose work is ``repeat`` times one call's (its output tensor one call's); returns its index."""
         self.ops.append(Op(name=name, op_class=op_class, flops=float(flops * repeat),
                            bytes_moved=float(moved * repeat), resident_bytes=float(resident),
                            output_bytes=float(out), precision=self.bytes.compute,
@@ -252,8 +253,10 @@ def _phase(g: _Builder, tag: str, batch: int, seq: float, kv_len: float, prefill
 
 
 def ops_per_layer(config: LlmConfig, tp: int, ep: int) -> int:
-    """Ops of one layer (for the size check)."""
-    return (9 + (2 if tp > 1 else 0) + (3 if config.experts > 1 else 0) + (2 if ep > 1 else 0)
+    """Ops of one layer: two norms, qkv, attention, o_proj, gate_up, the gated product, down (8); two
+    all-reduces with TP; a router for experts, and their two all-to-alls with EP; one norm fewer when
+    attention and MLP run in parallel, no gated product for a plain MLP."""
+    return (8 + (2 if tp > 1 else 0) + (1 if config.experts > 1 else 0) + (2 if ep > 1 else 0)
             - (1 if config.parallel_attention else 0) - (0 if config.gated_mlp else 1))
 
 
