@@ -24,6 +24,7 @@ from dse.cost.mechanisms.collective import COLLECTIVE_CLASS, collective_op_secon
 from dse.cost.mechanisms.efficiency import declared_efficiency
 from dse.cost.mechanisms.fusion import fused_parts
 from dse.cost.mechanisms.overhead import call_seconds, entry_shares, launch_seconds
+from dse.cost.mechanisms.precision_efficiency import precision_efficiency
 from dse.cost.mechanisms.sparse_reuse import (
     declared_skew_sensitivity,
     declared_sparse_bandwidth,
@@ -120,6 +121,7 @@ class RooflineCostModel:
         only the compute-bound part (:mod:`dse.cost.dvfs`)."""
         eff = COMPUTE_EFFICIENCY.get(op.op_class, COMPUTE_EFFICIENCY["generic"]).get(device.kind)
         eff = declared_efficiency(device, op.op_class, eff)  # cost-mechanism hook (dse.cost.mechanisms.efficiency)
+        eff = precision_efficiency(device, op.op_class, op.precision, eff)  # hook (precision_efficiency)
         if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
             return None  # the kind cannot run this class, or the device has no FLOP rate to cost it with
         kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)

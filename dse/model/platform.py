@@ -27,6 +27,10 @@ from dse.model.workload import OP_CLASSES
 from dse.util.validation import spec_error_from_validation
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
+#: Precision class of each compute precision, the keys of ``precision_efficiency``
+#: (:mod:`dse.cost.mechanisms.precision_efficiency`): fp16 and bf16 GEMMs run on the same tensor-core rate
+PRECISION_CLASS: Mapping[str, str] = {"fp8": "fp8", "fp16": "fp16", "bf16": "fp16", "int8": "int8",
+                                      "tf32": "fp32", "fp32": "fp32"}
 
 # Bounds of platform figures. Each is far past any real device, and each keeps the int64 cost
 # tables safe: power <= 1e9 mW, memory <= 1.1e15 bytes, a hop's latency <= 1e12 ns, and a
@@ -98,7 +102,9 @@ class Device:
     call_overhead_us: float = 0.0
     fused_op_classes: tuple[str, ...] = ()
     compute_efficiency: Mapping[str, float] = field(default_factory=dict)
-    #: fraction of peak memory bandwidth per op class (dse.cost.mechanisms.bandwidth); fitted per device
+    #: fraction of peak per op class and precision class (dse.cost.mechanisms.precision_efficiency)
+    precision_efficiency: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: fraction of peak memory bandwidth per op class (dse.cost.mechanisms.bandwidth)
     bandwidth_efficiency: Mapping[str, float] = field(default_factory=dict)
     #: last-level cache in MiB (0: none declared); sparse gathers reuse it (dse.cost.mechanisms.sparse_reuse)
     cache_mib: float = 0.0
@@ -258,6 +264,9 @@ class DeviceSpec(_Strict):
         default_factory=list, description="op classes the runtime fuses into their producer; dse.cost.mechanisms")
     compute_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=dict, description="fraction of peak per op class, in (0, 1]; dse.cost.mechanisms")
+    precision_efficiency: dict[str, dict[str, Annotated[float, Field(gt=0, le=1)]]] = Field(
+        default_factory=dict, description="fraction of peak per op class and precision class (fp8, fp16, int8, "
+                                          "fp32), in (0, 1]; dse.cost.mechanisms.precision_efficiency")
     bandwidth_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=dict, description="fraction of peak memory bandwidth per op class, in (0, 1]; "
                                           "dse.cost.mechanisms.bandwidth")
@@ -302,10 +311,16 @@ class DeviceSpec(_Strict):
         if not self.peak_tflops and self.speed <= 0:
             raise ValueError("give peak_tflops (per precision) or a positive speed")
         for name, declared in (("compute_efficiency", self.compute_efficiency),
+                               ("precision_efficiency", self.precision_efficiency),
                                ("bandwidth_efficiency", self.bandwidth_efficiency)):
             unknown = sorted(set(declared) - set(OP_CLASSES))
             if unknown:
                 raise ValueError(f"{name}: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
+        for op_class, by_precision in self.precision_efficiency.items():
+            unknown = sorted(set(by_precision) - set(PRECISION_CLASS.values()))
+            if unknown:
+                raise ValueError(f"precision_efficiency.{op_class}: {unknown[0]!r} is not a precision class "
+                                 f"({', '.join(sorted(set(PRECISION_CLASS.values())))})")
         return self
 
 

@@ -201,9 +201,7 @@ def test_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> None:
 
     rows = acc.load_measurements()
     fitted = fit_efficiency(rows, "gpu", "gemm")
-    # the LLM rows' devices fit their GEMM efficiency on their own fit rows (dse.runs.llm_fit, tests/runs/test_llm_fit.py)
-    declared = {m.device.device.compute_efficiency.get("gemm") for m in rows
-                if m.device.device_class == "gpu" and m.builder != "llm"}
+    declared = {m.device.device.compute_efficiency.get("gemm") for m in rows if m.device.device_class == "gpu"}
     assert declared == {fitted}
     assert all(m.split == "fit" for m in fit_rows(rows, "gpu", "gemm"))
     import dataclasses
