@@ -19,9 +19,12 @@ from dse.cost.checks import (
     check_device_costs,
     ns_routes,
 )
+from dse.cost.mechanisms.bandwidth import declared_bandwidth
+from dse.cost.mechanisms.collective import COLLECTIVE_CLASS, collective_op_seconds
 from dse.cost.mechanisms.efficiency import declared_efficiency
 from dse.cost.mechanisms.fusion import fused_parts
 from dse.cost.mechanisms.overhead import call_seconds, entry_shares, launch_seconds
+from dse.cost.mechanisms.precision_efficiency import precision_efficiency
 from dse.cost.mechanisms.sparse_reuse import (
     declared_skew_sensitivity,
     declared_sparse_bandwidth,
@@ -48,6 +51,8 @@ COMPUTE_EFFICIENCY: dict[str, dict[str, float | None]] = {
     "norm":      dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.50, npu=0.30, dla=0.30, generic=0.3),
     "embedding": dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.40, npu=None, dla=None, generic=0.3),
     "memcpy":    dict(cpu=1.00, gpu=1.00, tensorcore=None, fpga=1.00, npu=1.00, dla=1.00, generic=1.0),
+    # a collective's time is its link time (dse.cost.mechanisms.collective), not a compute rate
+    "collective": dict(cpu=1.00, gpu=1.00, tensorcore=None, fpga=1.00, npu=1.00, dla=None, generic=1.0),
     "generic":   dict(cpu=0.50, gpu=0.50, tensorcore=0.50, fpga=0.50, npu=0.50, dla=0.50, generic=0.5),
 }
 
@@ -117,9 +122,15 @@ class RooflineCostModel:
         only the compute-bound part (:mod:`dse.cost.dvfs`)."""
         eff = COMPUTE_EFFICIENCY.get(op.op_class, COMPUTE_EFFICIENCY["generic"]).get(device.kind)
         eff = declared_efficiency(device, op.op_class, eff)  # cost-mechanism hook (dse.cost.mechanisms.efficiency)
+        eff = precision_efficiency(device, op.op_class, op.precision, eff)  # hook (precision_efficiency)
         if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
             return None  # the kind cannot run this class, or the device has no FLOP rate to cost it with
-        bw_eff = BANDWIDTH_EFFICIENCY[device.kind]
+        kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)
+        launch = launch_seconds(device, LAUNCH_OVERHEAD_S[device.kind], kernels) if self.launch_overhead else 0.0
+        if op.op_class == COLLECTIVE_CLASS and not op.device_costs:
+            link = collective_op_seconds(op, device)  # cost-mechanism hook (collective): time on the links
+            return None if link is None else (0.0, link, launch)
+        bw_eff = declared_bandwidth(device, op.op_class, BANDWIDTH_EFFICIENCY[device.kind])  # hook (bandwidth)
         moved = op.bytes_moved
         if op.op_class == "spmm":
             sensitivity = declared_skew_sensitivity(device, SKEW_SENSITIVITY[device.kind])  # hook (sparse_reuse)
@@ -144,8 +155,6 @@ class RooflineCostModel:
         eff = eff * tile_utilization(op, device, _element_bytes(op.precision))  # cost-mechanism hook (tiling)
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
-        kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)
-        launch = launch_seconds(device, LAUNCH_OVERHEAD_S[device.kind], kernels) if self.launch_overhead else 0.0
         return (compute, memory, launch)
 
     def _calibration(self, platform: Platform) -> Any:

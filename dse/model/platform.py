@@ -28,6 +28,10 @@ from dse.util.interrupt import stop_point
 from dse.util.validation import spec_error_from_validation
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
+#: Precision class of each compute precision, the keys of ``precision_efficiency``
+#: (:mod:`dse.cost.mechanisms.precision_efficiency`): fp16 and bf16 GEMMs run on the same tensor-core rate
+PRECISION_CLASS: Mapping[str, str] = {"fp8": "fp8", "fp16": "fp16", "bf16": "fp16", "int8": "int8",
+                                      "tf32": "fp32", "fp32": "fp32"}
 
 # Bounds of platform figures. Each is far past any real device, and each keeps the int64 cost
 # tables safe: power <= 1e9 mW, memory <= 1.1e15 bytes, a hop's latency <= 1e12 ns, and a
@@ -99,6 +103,10 @@ class Device:
     call_overhead_us: float = 0.0
     fused_op_classes: tuple[str, ...] = ()
     compute_efficiency: Mapping[str, float] = field(default_factory=dict)
+    #: fraction of peak per op class and precision class (dse.cost.mechanisms.precision_efficiency)
+    precision_efficiency: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: fraction of peak memory bandwidth per op class (dse.cost.mechanisms.bandwidth)
+    bandwidth_efficiency: Mapping[str, float] = field(default_factory=dict)
     #: last-level cache in MiB (0: none declared); sparse gathers reuse it (dse.cost.mechanisms.sparse_reuse)
     cache_mib: float = 0.0
     #: slow-down of sparse ops per unit of row-length CV (None: the kind's default); fitted per class
@@ -108,6 +116,12 @@ class Device:
     #: streaming multiprocessors (0: not declared) and the output tile's edge of tiled GEMMs (0: none)
     compute_units: int = 0
     gemm_tile: int = 0
+    #: per-device link bandwidth (GB/s, one direction) and per-step latency inside a node (NVLink, PCIe)
+    #: and between nodes (InfiniBand, Ethernet); 0: none declared (dse.cost.mechanisms.collective)
+    intra_node_gbps: float = 0.0
+    intra_node_latency_us: float = 0.0
+    inter_node_gbps: float = 0.0
+    inter_node_latency_us: float = 0.0
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -252,6 +266,12 @@ class DeviceSpec(_Strict):
         default_factory=list, description="op classes the runtime fuses into their producer; dse.cost.mechanisms")
     compute_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=dict, description="fraction of peak per op class, in (0, 1]; dse.cost.mechanisms")
+    precision_efficiency: dict[str, dict[str, Annotated[float, Field(gt=0, le=1)]]] = Field(
+        default_factory=dict, description="fraction of peak per op class and precision class (fp8, fp16, int8, "
+                                          "fp32), in (0, 1]; dse.cost.mechanisms.precision_efficiency")
+    bandwidth_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=dict, description="fraction of peak memory bandwidth per op class, in (0, 1]; "
+                                          "dse.cost.mechanisms.bandwidth")
     cache_mib: float = Field(default=0.0, ge=0, le=MAX_MEM_GIB * 1024,
                              description="last-level cache in MiB (0: none); dse.cost.mechanisms.sparse_reuse")
     skew_sensitivity: float | None = Field(
@@ -264,6 +284,18 @@ class DeviceSpec(_Strict):
                                description="streaming multiprocessors (0: not declared); dse.cost.mechanisms.tiling")
     gemm_tile: int = Field(default=0, ge=0, le=4096,
                            description="output tile edge of tiled GEMMs (0: none); dse.cost.mechanisms.tiling")
+    intra_node_gbps: float = Field(
+        default=0.0, ge=0, le=MAX_BANDWIDTH_GBPS,
+        description="per-device link bandwidth inside a node, GB/s one direction (0: none); "
+                    "dse.cost.mechanisms.collective")
+    intra_node_latency_us: float = Field(default=0.0, ge=0, le=MAX_LATENCY_US,
+                                         description="per-step latency of a collective inside a node, us")
+    inter_node_gbps: float = Field(
+        default=0.0, ge=0, le=MAX_BANDWIDTH_GBPS,
+        description="per-device network bandwidth between nodes, GB/s one direction (0: none); "
+                    "dse.cost.mechanisms.collective")
+    inter_node_latency_us: float = Field(default=0.0, ge=0, le=MAX_LATENCY_US,
+                                         description="per-step latency of a collective between nodes, us")
 
     @field_validator("speed")
     @classmethod
@@ -280,9 +312,17 @@ class DeviceSpec(_Strict):
             raise ValueError(f"active_w {self.active_w} is below idle_w {self.idle_w}")
         if not self.peak_tflops and self.speed <= 0:
             raise ValueError("give peak_tflops (per precision) or a positive speed")
-        unknown = sorted(set(self.compute_efficiency) - set(OP_CLASSES))
-        if unknown:
-            raise ValueError(f"compute_efficiency: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
+        for name, declared in (("compute_efficiency", self.compute_efficiency),
+                               ("precision_efficiency", self.precision_efficiency),
+                               ("bandwidth_efficiency", self.bandwidth_efficiency)):
+            unknown = sorted(set(declared) - set(OP_CLASSES))
+            if unknown:
+                raise ValueError(f"{name}: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
+        for op_class, by_precision in self.precision_efficiency.items():
+            unknown = sorted(set(by_precision) - set(PRECISION_CLASS.values()))
+            if unknown:
+                raise ValueError(f"precision_efficiency.{op_class}: {unknown[0]!r} is not a precision class "
+                                 f"({', '.join(sorted(set(PRECISION_CLASS.values())))})")
         return self
 
 

@@ -68,6 +68,7 @@ OP_CLASSES = (
     "norm",
     "embedding",
     "memcpy",
+    "collective",
     "generic",
 )
 

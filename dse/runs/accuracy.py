@@ -43,6 +43,7 @@ from dse.cost.accelerator import layer_cost
 from dse.errors import SpecError
 from dse.inputs.builders import BUILDERS, build
 from dse.inputs.catalog import find, models_dir
+from dse.inputs.llm_runtime import runtime_fields
 from dse.mapping.pipeline import PipelineProblem
 from dse.model.accelerators import make_layer, system_from_dict
 from dse.model.platform import Platform, load_platform, platform_from_dict
@@ -65,6 +66,7 @@ WITHIN = 0.30
 BUILDER_OP_CLASS = {
     "gemm": "gemm", "resnet50": "cnn", "mobilenetv2": "cnn", "bert_base": "transformer",
     "gcn": "gnn", "graphsage": "gnn", "gin": "gnn", "cg": "sparse", "pagerank": "sparse", "spmm": "sparse",
+    "llm": "llm",
 }
 
 
@@ -97,6 +99,8 @@ class _DeviceSpec(_Strict):
     #: ``class`` in the files
     device_class: Literal["gpu", "cpu", "edge", "pe_array"] = Field(alias="class")
     platform: dict[str, Any] | None = None
+    #: an LLM runtime (models/llm/runtimes) whose fitted mechanism fields an inline platform device takes
+    llm_runtime: str | None = Field(default=None, min_length=1)
     catalog: _CatalogRef | None = None
     accelerator: dict[str, Any] | None = None
     sources: dict[str, str] = Field(min_length=1)
@@ -161,7 +165,7 @@ class Measurement:
 
     @property
     def op_class(self) -> str:
-        """``gemm``, ``cnn``, ``transformer``, ``gnn``, ``sparse`` (from the builder) or ``conv_layers``."""
+        """``gemm``, ``cnn``, ``transformer``, ``gnn``, ``sparse``, ``llm`` (from the builder) or ``conv_layers``."""
         if self.layers:
             return "conv_layers"
         return BUILDER_OP_CLASS.get(self.builder or "", "other")
@@ -263,6 +267,8 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
     given = [k for k in ("platform", "catalog", "accelerator") if getattr(spec, k) is not None]
     if len(given) != 1:
         raise SpecError(source, where, spec.id, "give exactly one of platform, catalog, accelerator")
+    if spec.llm_runtime is not None and spec.platform is None:
+        raise SpecError(source, f"{where}.llm_runtime", spec.llm_runtime, "only an inline platform device takes a runtime")
     if spec.accelerator is not None:
         if spec.device_class != "pe_array":
             raise SpecError(source, f"{where}.class", spec.device_class, "an accelerator is class pe_array")
@@ -280,7 +286,9 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
                             f"platform {spec.catalog.platform!r} has devices {', '.join(platform.device_names)}")
         device = platform.devices[platform.index(spec.catalog.device)]
     else:
-        platform = platform_from_dict({"name": spec.id, "devices": [{"name": spec.id, **(spec.platform or {})}]},
+        runtime = {} if spec.llm_runtime is None else runtime_fields(spec.llm_runtime, source, f"{where}.llm_runtime")
+        fields = {**runtime, **(spec.platform or {})}  # a field the device declares wins over its runtime's
+        platform = platform_from_dict({"name": spec.id, "devices": [{"name": spec.id, **fields}]},
                                       f"{source}: {where}.platform")
         device = platform.devices[0]
     return MeasuredDevice(spec.id, spec.device_class, device=device, sources=dict(spec.sources))
