@@ -83,7 +83,8 @@ class GenomeTypeError(GenomeError, TypeError):
 
 
 class OutputError(DseError, OSError):
-    """A result file could not be written (a full disk, a folder made read-only mid-run); nothing half-written
-    is left. The message names the file and the system's reason."""
+    """A result file could not be written (a full disk, an I/O error, a quota, a folder made read-only mid-run),
+    or its path is refused (a device node, a FIFO, a folder, a read-only file); nothing half-written is left
+    and a refused path is left as it was. The message names the file and the reason."""
 
-    exit_code = 1
+    exit_code = 2

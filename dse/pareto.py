@@ -31,8 +31,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.cost.error_bands import front_and_baselines, robust_indices, stable_indices
+from dse.errors import SpecError
 from dse.util.arguments import expect, real_vector, relative_error
+from dse.util.files import replace_atomically, write_text
 from dse.util.genome import Genome
+from dse.util.result_files import front_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -361,7 +364,10 @@ class ParetoSet:
         return frame
 
     def to_csv(self, path: str | Path) -> None:
-        self.to_frame().to_csv(path, index=False)
+        """Write :meth:`to_frame` to ``path`` whole or not at all (:func:`dse.util.files.replace_atomically`:
+        :class:`~dse.errors.OutputError` for a full disk or a device node, a FIFO, a read-only file)."""
+        frame = self.to_frame()
+        replace_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -389,7 +395,7 @@ class ParetoSet:
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=2, default=_json_default)
         if path is not None:
-            Path(path).write_text(text)
+            write_text(path, text)
         return text
 
 
@@ -397,13 +403,16 @@ def read_front_genomes(path: str | Path) -> list[np.ndarray]:
     """Distinct genomes of every point in a ``front.json`` written by ``dse solve`` (one document with
     ``fronts``) or by :meth:`ParetoSet.to_json` (one front), in file order.
 
-    Raises ``ValueError`` when the file is not such a document (:class:`GeneRangeError` for a gene out of
-    range).
+    Raises ``ValueError`` when the file is not such a document: :class:`~dse.errors.SpecError` naming the
+    field and value where it does not fit :class:`dse.util.result_files.FrontFile` (a gene as text, past
+    :data:`MAX_GENE_VALUE`, a front that is no object...).
     """
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = front_file(json.loads(Path(path).read_text()), str(path))
         fronts = doc["fronts"] if "fronts" in doc else [doc]
         rows = [tuple(int(g) for g in point["genome"]) for front in fronts for point in front["points"]]
+    except SpecError:
+        raise
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
     for row in rows:  # range-checked before numpy sees them (a huge integer would overflow int64)

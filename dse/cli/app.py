@@ -303,6 +303,8 @@ def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
                         "has no front.json (give the --out folder of a previous run)")
     try:
         genomes = read_front_genomes(path)
+    except SpecError:  # the file does not fit a front.json's schema: its field and value are named
+        raise
     except GeneRangeError as exc:  # e.g. a gene past int64: no genome of any problem
         raise SpecError(str(path), "fronts.points.genome", None, str(exc)) from None
     except ValueError as exc:

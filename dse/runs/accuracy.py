@@ -246,6 +246,16 @@ class AccuracyReport:
 # --------------------------------------------------------------------------- loading
 
 
+def _catalog_platform(name: str) -> Path | None:
+    """The file of catalog platform ``name``, or None when ``name`` is no platform of the catalog's own folder
+    (a path, ``..``, a link out of it: a measurement file never makes the tool read, or quote, another file)."""
+    folder = (models_dir() / "platforms").resolve()
+    path = find("platforms", name)
+    if path is None or "/" in name or "\\" in name or path.resolve().parent != folder:
+        return None
+    return path
+
+
 def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
     """The :class:`MeasuredDevice` of a file's ``devices[index]``; :class:`SpecError` if ill-formed."""
 
@@ -260,9 +270,10 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
                                   f"{source}: {where}.accelerator")
         return MeasuredDevice(spec.id, spec.device_class, system=system, sources=dict(spec.sources))
     if spec.catalog is not None:
-        path = find("platforms", spec.catalog.platform)
+        path = _catalog_platform(spec.catalog.platform)
         if path is None:
-            raise SpecError(source, f"{where}.catalog.platform", spec.catalog.platform, "no such catalog platform")
+            raise SpecError(source, f"{where}.catalog.platform", spec.catalog.platform,
+                            "no such catalog platform (a name that dse catalog lists; a path is not read)")
         platform = load_platform(path)
         if spec.catalog.device not in platform.device_names:
             raise SpecError(source, f"{where}.catalog.device", spec.catalog.device,

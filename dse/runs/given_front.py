@@ -29,6 +29,7 @@ import numpy as np
 from dse.errors import SpecError
 from dse.inputs import catalog
 from dse.mapping.base import MappingProblem
+from dse.util.result_files import front_file
 
 
 @dataclass(frozen=True)
@@ -67,26 +68,22 @@ def spec_digest(spec: str | Path) -> str | None:
         return None
 
 
-def _json_document(path: Path) -> Any:
+def _json_document(path: Path) -> dict[str, Any]:
+    """``path`` parsed and checked against the front.json schema (:func:`dse.util.result_files.front_file`)."""
     try:
-        return json.loads(path.read_text())
+        doc = json.loads(path.read_text())
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise SpecError(str(path), "front.json", None, f"cannot be read: {str(exc)[:200]}") from None
+    return front_file(doc, str(path))
 
 
 def recorded(json_file: Path | None) -> Recorded:
     """The spec path and digest ``json_file`` records (each None when absent); SpecError for a file that
-    is not JSON or records them as something other than strings."""
+    is not JSON or does not fit the front.json schema."""
     if json_file is None:
         return Recorded()
     doc = _json_document(json_file)
-    if not isinstance(doc, dict):
-        return Recorded()
-    values = {key: doc.get(key) for key in ("spec", "spec_sha256")}
-    for key, value in values.items():
-        if value is not None and not isinstance(value, str):
-            raise SpecError(str(json_file), key, str(value)[:40], "must be a string (as dse solve writes it)")
-    return Recorded(values["spec"], values["spec_sha256"])
+    return Recorded(doc.get("spec"), doc.get("spec_sha256"))
 
 
 def check_spec_unchanged(json_file: Path, spec: str, solved: Recorded, allow_changed: bool) -> str | None:
@@ -129,8 +126,6 @@ def json_points(path: Path) -> list[GivenPoint]:
     """Every point of a ``front.json`` (``dse solve``'s document with ``fronts``, or one front's), its
     genome and claims type-checked; SpecError naming the file, the point and the field otherwise."""
     doc = _json_document(path)
-    if not isinstance(doc, dict):
-        raise SpecError(str(path), "<root>", type(doc).__name__, "must be an object (a front.json of dse solve)")
     fronts = doc["fronts"] if "fronts" in doc else [doc]
     if not isinstance(fronts, list):
         raise SpecError(str(path), "fronts", str(fronts)[:40], "must be a list of fronts")

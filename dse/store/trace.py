@@ -40,8 +40,8 @@ import pandas as pd
 
 from dse.errors import SpecError
 from dse.sim.realtime import TRACE_COLUMNS as FRAME_COLUMNS
-from dse.store.database import UNREADABLE, connect_readonly
-from dse.util.files import replace_atomically
+from dse.store.database import UNREADABLE, checked_job, connect_readonly
+from dse.util.files import write_text
 
 if TYPE_CHECKING:
     from dse.mapping.base import DecodedMapping, MappingProblem
@@ -216,11 +216,13 @@ def jobs_timeline(store: str | Path, job_ids: Sequence[str] | None = None) -> Ti
     if job_ids is not None:
         wanted = set(job_ids)
         rows = [r for r in rows if r[0] in wanted]
-    starts = [float(f) - float(w or 0.0) for _, _, _, w, _, f in rows]
+    records = [checked_job({"job_id": j, "status": st, "swept": sw or "{}", "wall_s": w, "finished_at": f},
+                           str(store)) for j, st, sw, w, _, f in rows]
+    starts = [r.finished_at - (r.wall_s or 0.0) for r in records]
     origin = min(starts, default=0.0)
     spans = []
-    for (job, status, swept, wall, worker, _), start in zip(rows, starts, strict=True):
-        fields = json.loads(swept) if swept else {}
+    for (job, status, _, wall, worker, _), record, start in zip(rows, records, starts, strict=True):
+        fields = record.swept
         name = ", ".join(f"{k}={v}" for k, v in fields.items()) or job[:12]
         spans.append(Span(name, str(worker or "worker"), start - origin, start - origin + float(wall or 0.0),
                           "device", "batch", {"job": job, "status": status, **{k: _plain(v) if not isinstance(
@@ -289,10 +291,24 @@ def chrome_trace(timeline: Timeline) -> dict[str, Any]:
             "otherData": {"title": timeline.title, "unit": timeline.unit, "us_per_unit": us}}
 
 
+def _strict_json(value: Any) -> Any:
+    """``value`` with NaN and infinities as ``None``: what JSON can hold (``NaN`` is no JSON, and trace
+    viewers refuse a file that holds it)."""
+    if isinstance(value, Mapping):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict_json(v) for v in value]
+    if isinstance(value, float | np.floating):
+        return float(value) if np.isfinite(value) else None
+    return value
+
+
 def write_trace(doc: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a trace document as JSON to ``path`` (replaced atomically); returns the path."""
+    """Write a trace document as strict JSON (a non-finite number as ``null``, never ``NaN``) to ``path``
+    through :func:`dse.util.files.write_text` (a device node, a FIFO, a read-only file refused; written whole
+    or not at all); returns the path."""
     target = Path(path)
-    replace_atomically(target, lambda tmp: Path(tmp).write_text(json.dumps(doc, separators=(",", ":"))))
+    write_text(target, json.dumps(_strict_json(doc), separators=(",", ":"), allow_nan=False))
     return target
 
 

@@ -71,7 +71,7 @@ def test_a_float_gene_is_refused_naming_the_point_and_the_field(run_copy, capsys
         points[1]["genome"][2] = points[1]["genome"][2] + 0.5  # was truncated to the integer below it
 
     _edit(run_copy, fractional)
-    _refused(capsys, run_copy, str(run_copy / "front.json"), "fronts[0].points[1].genome", "not float")
+    _refused(capsys, run_copy, str(run_copy / "front.json"), "fronts[0].points[1].genome[2]", "valid integer")
 
 
 def test_a_boolean_gene_is_refused(run_copy, capsys) -> None:
@@ -79,7 +79,7 @@ def test_a_boolean_gene_is_refused(run_copy, capsys) -> None:
         points[0]["genome"][0] = True  # was taken as device 1
 
     _edit(run_copy, boolean)
-    _refused(capsys, run_copy, "fronts[0].points[0].genome", "not bool True")
+    _refused(capsys, run_copy, "fronts[0].points[0].genome[0]", "valid integer")
 
 
 def test_a_gene_out_of_bounds_is_refused_naming_the_gene(run_copy, capsys) -> None:

@@ -34,6 +34,7 @@ from dse.runs.given_front import (
 from dse.runs.runner import write_fronts as _write
 from dse.runs.spec import load_problem
 from dse.solvers.certify import certify
+from dse.util.files import check_out_folder
 from dse.util.interrupt import interruptible
 from dse.util.jit import time_limit_ends
 from dse.util.limits import check_seed, check_time_limit
@@ -109,6 +110,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     genomes = list(given.genomes)
     out = args.out or (args.front if args.front.is_dir() else args.front.parent) / "certified"
+    check_out_folder(out)  # a file, a read-only folder, /proc: refused before the search
     print(f"[certify] {len(genomes)} mappings of {problem.name}; CP-SAT for {time_limit:g} s "
           "(Ctrl-C stops and keeps what was found)")
     with interruptible() as token:

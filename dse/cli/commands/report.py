@@ -18,6 +18,7 @@ from dse.cli.commands import Command, register_command
 from dse.errors import SpecError
 from dse.inputs.catalog import spec_path
 from dse.store.report import default_out, write_report
+from dse.util.files import check_writable_file
 from dse.util.yamlio import read_yaml
 
 #: Suffixes of the files a problem spec is written in.
@@ -67,10 +68,9 @@ def _check_reportable(path: Path) -> None:
 def _run(args: argparse.Namespace) -> int:
     _check_reportable(args.path)
     out = args.out if args.out is not None else default_out(args.path)
-    if out.is_dir():
-        raise SpecError("command line", "--out", str(out), "is a folder; give a file")
     if not out.parent.is_dir():
         raise SpecError("command line", "--out", str(out), "its folder does not exist")
+    check_writable_file(out, "command line", "--out")  # a folder, a device, a read-only file or folder: refused
     result = write_report(args.path, out, args.spec)
     print(f"wrote {result.path} ({result.kind} report, {result.size_bytes / 2**20:.2f} MiB, "
           f"{result.build_s:.1f} s)")

@@ -1,8 +1,8 @@
 """``dse results STORE``: list a batch store's jobs, export its Pareto points, plot its fronts.
 
-``--where EXPR`` filters jobs with a pandas query over the listed columns
-(swept fields by their dotted paths, ``status``, ``front_size``,
-``best_<objective>``, ``wall_s``); ``--export csv|parquet --out FILE`` writes
+``--where EXPR`` filters jobs with a condition over the listed columns and nothing
+else (swept fields by their dotted paths, ``status``, ``front_size``,
+``best_<objective>``, ``wall_s``: :mod:`dse.store.query`); ``--export csv|parquet --out FILE`` writes
 every Pareto point with its job's swept fields as columns; ``--plot --out
 FILE`` draws the fronts of the selected jobs on one axis, colored by a swept
 field (``--color``). ``--salvage NEW`` copies every intact job of a damaged
@@ -17,7 +17,6 @@ type known to matplotlib) and written atomically.
 from __future__ import annotations
 
 import argparse
-import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from matplotlib.backend_bases import FigureCanvasBase
 from dse.cli.commands import Command, register_command
 from dse.cli.tables import fit_table, terminal_width
 from dse.errors import SpecError
+from dse.store.query import where_mask
 from dse.store.salvage import salvage
 from dse.store.trace import chrome_trace, jobs_timeline, write_trace
 from dse.util.files import check_writable_file, replace_atomically
@@ -55,21 +55,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _filter(frame: Any, expr: str) -> Any:
-    """Rows of ``frame`` where pandas query ``expr`` holds; dotted column names may be written bare."""
-    names = sorted((str(c) for c in frame.columns if not str(c).isidentifier()), key=len, reverse=True)
-    quoted = expr
-    for name in names:
-        quoted = re.sub(rf"(?<![`\w.]){re.escape(name)}(?![\w`])", f"`{name}`", quoted)
-    try:
-        mask = frame.eval(quoted, engine="python")
-    except Exception as exc:  # noqa: BLE001 - any pandas parse or evaluation error is bad input
-        raise SpecError("command line", "--where", expr,
-                        f"{type(exc).__name__}: {exc}; columns are {', '.join(map(str, frame.columns))}") from None
-    import pandas as pd
-
-    if not isinstance(mask, pd.Series) or not pd.api.types.is_bool_dtype(mask) or len(mask) != len(frame):
-        raise SpecError("command line", "--where", expr, "must be a condition (true or false for each job)")
-    return frame[mask]
+    """Rows of ``frame`` where the filter ``expr`` holds: a condition over the columns only
+    (:func:`dse.store.query.where_mask`; dotted column names may be written bare)."""
+    return frame[where_mask(frame, expr)]
 
 
 def _check_out(args: argparse.Namespace) -> Path | None:

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from dse.errors import SpecError
+from dse.util import files
 
 
 def read_text(path: str | Path) -> str:
@@ -24,8 +25,9 @@ def read_text(path: str | Path) -> str:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` (UTF-8, ``\\n`` line ends)."""
-    Path(path).write_text(text, encoding="utf-8", newline="\n")
+    """Write ``text`` to ``path`` (UTF-8, ``\\n`` line ends) whole or not at all
+    (:func:`dse.util.files.write_text`: :class:`~dse.errors.OutputError` for a full disk or a refused path)."""
+    files.write_text(path, text)  # bytes as given: "\n" line ends on every system
 
 
 def fmt_number(value: float) -> str:

@@ -32,6 +32,7 @@ from dse.runs.spec import build_problem, load_spec
 from dse.sim.ux_bound import scope
 from dse.store.database import jobs_frame, objective_columns, points_frame
 from dse.store.trace import Timeline, mapping_timeline, simulation_timeline
+from dse.util.result_files import front_file
 from dse.util.units import column_unit, in_output_units
 
 #: Points whose mapping, breakdown and timeline are computed (distinct genomes, fronts in order).
@@ -60,7 +61,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise SpecError(str(path), "<file>", path.name, f"cannot be read as JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("fronts"), list):
         raise SpecError(str(path), "fronts", None, "missing: not a front.json written by dse solve --out")
-    return doc
+    return front_file(doc, str(path))
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -134,11 +135,18 @@ def point_detail(problem: MappingProblem, genome: Sequence[int]) -> dict[str, An
 # --------------------------------------------------------------------------- solve folders
 
 
-def _bands(table: pd.DataFrame | None, columns: Sequence[str]) -> list[dict[str, list[float]]]:
-    """Per row of ``front.csv``: ``{column: [lo, hi]}`` for every objective with ``_lo``/``_hi`` columns."""
+def _bands(table: pd.DataFrame | None, columns: Sequence[str], source: str = "front.csv"
+           ) -> list[dict[str, list[float]]]:
+    """Per row of ``front.csv``: ``{column: [lo, hi]}`` for every objective with ``_lo``/``_hi`` columns;
+    :class:`SpecError` naming ``source``, the column and row for a band that is no number."""
     if table is None:
         return []
     present = [c for c in columns if f"{c}_lo" in table and f"{c}_hi" in table]
+    for name in (f"{c}_{end}" for c in present for end in ("lo", "hi")):
+        numbers = pd.to_numeric(table[name], errors="coerce")
+        bad = table[name][numbers.isna() & table[name].notna() & (table[name].astype(str) != "")]
+        if len(bad):
+            raise SpecError(source, f"{name} (row {bad.index[0]})", bad.iloc[0], "must be a number")
     return [{c: [float(r[f"{c}_lo"]), float(r[f"{c}_hi"])] for c in present} for _, r in table.iterrows()]
 
 
@@ -152,7 +160,7 @@ def solve_data(folder: Path, spec: str | Path | None = None) -> dict[str, Any]:
     recorded = doc.get("spec")
     problem, note = resolve_problem(name, spec, recorded if isinstance(recorded, str) else None)
     objectives: list[dict[str, Any]] = next((f["objectives"] for f in fronts if f.get("objectives")), [])
-    bands = _bands(table, [o["column"] for o in objectives])
+    bands = _bands(table, [o["column"] for o in objectives], str(csv_path))
     details: dict[str, Any] = {}
     notes = [note]
     row = 0
