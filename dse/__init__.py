@@ -15,7 +15,14 @@ Typical use::
     print(problem.decode(front.points[0].genome).explain())
 """
 
-from dse.errors import DseError, GenomeError, InfeasibleError, SpaceTooLargeError, SpecError
+from dse.errors import (
+    DseError,
+    GenomeError,
+    GenomeTypeError,
+    InfeasibleError,
+    SpaceTooLargeError,
+    SpecError,
+)
 from dse.pareto import ParetoPoint, ParetoSet
 from dse.runs.spec import build_problem, load_problem, load_spec, with_changes
 from dse.solvers import solve
@@ -26,6 +33,7 @@ from dse.viz import plot_fronts
 __all__ = [
     "DseError",
     "GenomeError",
+    "GenomeTypeError",
     "InfeasibleError",
     "ParetoPoint",
     "ParetoSet",

@@ -77,6 +77,11 @@ class GenomeError(DseError, ValueError):
     exit_code = 2
 
 
+class GenomeTypeError(GenomeError, TypeError):
+    """A genome whose genes are not integers (booleans, fractions, NaN, strings): a ``TypeError`` naming the
+    expected type, and a :class:`GenomeError` (exit 2) for the command line."""
+
+
 class OutputError(DseError, OSError):
     """A result file could not be written (a full disk, an I/O error, a quota, a folder made read-only mid-run),
     or its path is refused (a device node, a FIFO, a folder, a read-only file); nothing half-written is left

@@ -32,6 +32,7 @@ import numpy as np
 
 from dse.cost.error_bands import front_and_baselines, robust_indices, stable_indices
 from dse.errors import SpecError
+from dse.util.arguments import expect, real_vector, relative_error
 from dse.util.files import replace_atomically, write_text
 from dse.util.genome import Genome
 from dse.util.result_files import front_file
@@ -273,10 +274,13 @@ class ParetoSet:
 
     def hypervolume(self, ref: Sequence[float] | np.ndarray | None = None) -> float:
         """Hypervolume (module docstring) up to ``ref``, in user units and senses (default: the front's
-        :meth:`reference_point`); 0 for an empty front."""
+        :meth:`reference_point`); 0 for an empty front. Raises ``TypeError`` when ``ref`` is not a sequence
+        of numbers and ``ValueError`` when it is not one finite number per objective."""
+        if ref is not None:
+            ref = real_vector(ref, len(self.objectives), "ParetoSet.hypervolume", "ref")
         if not self.points:
             return 0.0
-        ref_point = self.reference_point() if ref is None else np.asarray(ref, dtype=float)
+        ref_point = self.reference_point() if ref is None else ref
         return hypervolume(self.F(), ref_point * minimization_signs(self.objectives))
 
     def knee(self) -> ParetoPoint:
@@ -290,7 +294,15 @@ class ParetoSet:
 
     def compare(self, other: ParetoSet) -> dict[str, Any]:
         """Hypervolumes on the shared reference point (:meth:`reference_point` of both; user units and
-        senses, ``reference_point`` in the result) and how many points of each the other dominates."""
+        senses, ``reference_point`` in the result) and how many points of each the other dominates.
+
+        Raises ``TypeError`` when ``other`` is not a :class:`ParetoSet` and ``ValueError`` when it is a
+        front of another problem or of other objectives (its numbers would compare nothing)."""
+        expect(other, ParetoSet, "ParetoSet.compare", "other")
+        if other.problem != self.problem or other.columns != self.columns:
+            raise ValueError(f"ParetoSet.compare: the fronts solve different problems ({self.problem!r} with "
+                             f"{', '.join(self.columns)}; {other.problem!r} with {', '.join(other.columns)}): "
+                             "compare fronts of one problem")
         ref = self.reference_point([other])
         mine, theirs = self.F(), other.F()
 
@@ -315,19 +327,21 @@ class ParetoSet:
     def robust(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
         """The points that no other point (of the front or its baselines) dominates with certainty when
         every objective may be off by the relative error ``r`` (one value, or one per point): see
-        :mod:`dse.cost.error_bands`. Raises ``ValueError`` for a bad ``r``."""
-        F, rs = self._banded(r, front_and_baselines)
+        :mod:`dse.cost.error_bands`. Raises ``TypeError`` when ``r`` is not a number or numbers and
+        ``ValueError`` for one out of range."""
+        F, rs = self._banded(r, "ParetoSet.robust")
         return tuple(self.points[i] for i in robust_indices(F, rs, len(self.points)))
 
     def stable(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
         """The points that no other point (of the front or its baselines) can dominate when every objective
         may be off by ``r``: Pareto-optimal whatever the true values within the bands."""
-        F, rs = self._banded(r, front_and_baselines)
+        F, rs = self._banded(r, "ParetoSet.stable")
         return tuple(self.points[i] for i in stable_indices(F, rs, len(self.points)))
 
-    def _banded(self, r: float | Sequence[float], combine: Any) -> tuple[np.ndarray, list[float]]:
-        return combine([p.objectives for p in self.points], [p.objectives for p in self.baselines.values()],
-                       self.columns, [o.sense for o in self.objectives], r)
+    def _banded(self, r: float | Sequence[float], where: str) -> tuple[np.ndarray, list[float]]:
+        return front_and_baselines([p.objectives for p in self.points],
+                                   [p.objectives for p in self.baselines.values()], self.columns,
+                                   [o.sense for o in self.objectives], relative_error(r, where, "r"))
 
     # ------------------------------------------------------------------ export
     def to_records(self) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
 from dse.inputs.catalog import spec_path, time_unit_note
 from dse.pareto import GeneRangeError, ParetoSet, read_front_genomes
+from dse.runs.given_front import spec_digest
 from dse.runs.runner import check_some_feasible, run_spec_solvers, write_fronts
 from dse.solvers.registry import (
     SolverNotApplicableError,
@@ -246,6 +247,7 @@ def _solve_spec(args: argparse.Namespace) -> int:
     from dse.runs.spec import build_problem, load_spec
 
     _check_arguments(args)
+    spec_sha256 = spec_digest(args.spec)  # before it is read: dse certify refuses the spec once it changed
     spec = load_spec(args.spec)
     spec_file = str(spec_path(args.spec).resolve())
     out: Path = args.out if args.out is not None else default_out(spec.name)
@@ -263,13 +265,13 @@ def _solve_spec(args: argparse.Namespace) -> int:
         check_out_folder(out)
     with interruptible() as token:
         def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
-            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file)
+            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
 
         fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
                                      on_front=written, resume=resume, source=str(args.spec))
     interrupted = token.stopped
     if interrupted and not fronts:
-        write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file)
+        write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
     _print_report(problem, fronts)
     traced = _write_trace(out, problem, fronts, args.point)
     print(f"wrote {out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else "")

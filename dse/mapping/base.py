@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dse.cost import CostTables
-from dse.errors import GenomeError
+from dse.errors import GenomeError, GenomeTypeError
 from dse.mapping.constraints import Constraint
 from dse.mapping.population import FlatTables, Population
 from dse.mapping.registry import family_of
@@ -236,6 +236,35 @@ class DecodedMapping(ABC):
         return None
 
 
+#: What a caller who gave a spec path or a spec where a problem belongs should call instead.
+PROBLEM_HINT = "give the problem object: dse.load_problem('quickstart' or a spec path), or dse.build_problem(spec)"
+
+
+def _integer_array(X: np.ndarray | Sequence[int], problem: str) -> np.ndarray:
+    """``X`` as an ``int64`` array; :class:`GenomeTypeError` naming ``problem`` and the first gene that is
+    not an integer (booleans, fractions, NaN and strings are not; nor is an integer past int64)."""
+    try:
+        given = np.asarray(X)
+    except (ValueError, TypeError) as exc:  # ragged nesting
+        raise GenomeTypeError(f"problem '{problem}': genomes must be integer arrays ({exc})") from None
+    if given.dtype.kind in "iu":
+        return given.astype(np.int64, copy=False)
+    if given.dtype.kind == "f":
+        fraction = ~np.isfinite(given) | (given != np.round(given)) | (np.abs(given) > 2**62)
+        if not fraction.any():
+            return given.astype(np.int64)
+        bad = given[fraction].flat[0]
+    elif given.dtype.kind == "O":
+        flat = given.ravel()
+        bad = next((v for v in flat if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer)
+                    or not -(2**63) <= int(v) < 2**63), None)
+        if bad is None:
+            return given.astype(np.int64)
+    else:
+        bad = given.flat[0] if given.size else given.dtype
+    raise GenomeTypeError(f"problem '{problem}': genes must be integers, got {type(bad).__name__} {str(bad)[:20]}")
+
+
 class MappingProblem(ABC):
     """A mapping problem over an integer genome ``lower <= x <= upper``."""
 
@@ -283,8 +312,10 @@ class MappingProblem(ABC):
 
     def integer_genomes(self, X: np.ndarray | Sequence[int]) -> np.ndarray:
         """``X`` (one genome or a population, any integer values) as ``int64``, the same shape;
-        :class:`GenomeError` naming the problem when its last axis is not ``n_genes`` long."""
-        X = np.asarray(X, dtype=np.int64)
+        :class:`GenomeError` naming the problem when its last axis is not ``n_genes`` long, and
+        :class:`~dse.errors.GenomeTypeError` (a ``TypeError``) when a gene is not an integer: a boolean, a
+        fraction, NaN or a string (a float with an integer value, ``2.0``, is that integer)."""
+        X = _integer_array(X, self.name)
         if X.ndim == 0 or X.shape[-1] != self.n_genes:
             genes = X.shape[-1] if X.ndim else 0
             raise GenomeError(f"problem '{self.name}': a genome has {genes} gene{'s' * (genes != 1)}, this problem takes "

@@ -87,10 +87,13 @@ def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
     raise InfeasibleError(noted)
 
 
-def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None) -> None:
+def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None,
+                 spec_sha256: str | None = None) -> None:
     """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
     front yet, the files still say so (a header-only CSV, an empty plot). ``spec``: the spec file's path,
-    recorded in front.json (``dse certify`` rebuilds the problem from it)."""
+    recorded in front.json (``dse certify`` rebuilds the problem from it), with ``spec_sha256``, the
+    SHA-256 of its bytes at solve time (:func:`dse.runs.given_front.spec_digest`: ``dse certify``
+    refuses a spec changed since)."""
     import pandas as pd
 
     out.mkdir(parents=True, exist_ok=True)
@@ -105,6 +108,7 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
     replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
+           **({"spec_sha256": spec_sha256} if spec_sha256 else {}),
            "fronts": [json.loads(f.to_json()) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
     replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))

@@ -33,6 +33,7 @@ from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
 from dse.model.platform import Platform, platform_from_dict
 from dse.model.workload import Workload, validate_workload, workload_from_dict
+from dse.util.arguments import expect
 from dse.util.limits import MAX_DEADLINE_TU, MAX_SEED, MAX_TIME_LIMIT_S
 from dse.util.suggest import did_you_mean, nearest
 from dse.util.validation import spec_error_from_validation
@@ -436,7 +437,9 @@ def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
 
 def load_spec(path: str | Path, changes: Mapping[str, Any] | None = None) -> ProblemSpec:
     """Read and resolve a spec file, or the catalog problem of that name (``"quickstart"``), with the
-    dotted fields of ``changes`` set first (:meth:`ProblemSpec.with_changes`); raises :class:`SpecError`."""
+    dotted fields of ``changes`` set first (:meth:`ProblemSpec.with_changes`); raises :class:`SpecError`,
+    and ``TypeError`` when ``path`` is neither a string nor a path."""
+    expect(path, (str, Path), "dse.load_spec", "path", "a spec file's path or a catalog name, e.g. 'quickstart'")
     path = catalog.spec_path(path)
     if not path.exists():
         raise SpecError(str(path), "<file>", str(path), "file not found" + _nearest_specs(path))
@@ -461,7 +464,10 @@ def _nearest_specs(path: Path) -> str:
 
 
 def build_problem(spec: ProblemSpec) -> MappingProblem:
-    """Cost tables and the family's problem for a resolved spec; raises :class:`SpecError`."""
+    """Cost tables and the family's problem for a resolved spec; raises :class:`SpecError`, and
+    ``TypeError`` when ``spec`` is not a :class:`ProblemSpec`."""
+    expect(spec, ProblemSpec, "dse.build_problem", "spec", "read one with dse.load_spec(path), or call "
+           "dse.load_problem(path) for the problem at once")
     try:
         tables = spec.cost_model.tables(spec.workload, spec.platform)
     except (ValueError, KeyError) as exc:

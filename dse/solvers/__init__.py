@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dse.errors import InfeasibleError, SpecError
-from dse.mapping.base import MappingProblem
+from dse.mapping.base import PROBLEM_HINT, MappingProblem
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
 from dse.solvers.context import CALLBACK, RESUME, SEEDS, StepCallback, solve_context
 from dse.solvers.registry import (
@@ -29,6 +29,7 @@ from dse.solvers.registry import (
     lookup,
     solvers,
 )
+from dse.util.arguments import expect
 from dse.util.interrupt import stop_requested
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
@@ -65,7 +66,9 @@ def solve(
     and ``callback(step, elapsed_s, front_X, front_F)`` (after each step; True stops) go to the solvers
     that read them (:mod:`dse.solvers.context`).
 
-    Raises :class:`UnknownSolverError` (a ``ValueError``) for an unknown name,
+    Raises ``TypeError`` when ``problem`` is not a :class:`~dse.mapping.base.MappingProblem` (a spec
+    path or a spec: build the problem with :func:`dse.load_problem` first) or ``solver`` is not a
+    string; :class:`UnknownSolverError` (a ``ValueError``) for an unknown name,
     listing the known ones; :class:`~dse.errors.SpecError` (a ``ValueError``)
     for a ``seed`` outside [0, 2**31 - 1] or a ``time_limit`` that is not a
     number of seconds in (0, 30 days] (as a spec or the command line), an
@@ -79,6 +82,8 @@ def solve(
 
         front = dse.solve(problem, solver="cpsat", time_limit=30, seed=0)
     """
+    expect(problem, MappingProblem, "dse.solve", "problem", PROBLEM_HINT)
+    expect(solver, str, "dse.solve", "solver", "a solver's name, e.g. 'cpsat'")
     time_limit = check_time_limit(time_limit, "dse.solve", "time_limit")
     seed = check_seed(seed, "dse.solve", "seed")
     entries = lookup(solver, problem)

@@ -89,6 +89,8 @@ class FrontFile(_Lenient):
 
     problem: StrictStr | None = None
     spec: StrictStr | None = None
+    #: The SHA-256 of the spec file's bytes at solve time (``dse certify`` refuses a spec changed since).
+    spec_sha256: StrictStr | None = None
     fronts: list[FrontRecord]
 
 

@@ -31,6 +31,8 @@ import numpy as np
 
 from dse.cost.error_bands import band
 from dse.inputs.catalog import time_unit_note
+from dse.pareto import ParetoSet
+from dse.util.arguments import expect, expect_items
 from dse.viz import palette
 from dse.viz.figures import axis_or_new, new_figure
 from dse.viz.offaxis import OffAxisMark, draw_arrow, label_edges
@@ -41,7 +43,7 @@ __all__ = ["MAX_NAMED_BASELINES", "MAX_STORE_VALUES", "column_label", "plot_fron
 
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
-    from dse.pareto import ParetoPoint, ParetoSet
+    from dse.pareto import ParetoPoint
 
 _STYLES = {
     "cpsat": dict(marker="o", color=palette.BLUE, label="CP-SAT (exact)"),
@@ -140,7 +142,15 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
     mapping to the interactive hover text. ``error``: a relative error drawn as
     each point's band on a two-objective plot (:mod:`dse.cost.error_bands`),
     with its legend entry.
+
+    Raises ``TypeError`` when ``fronts`` is not a sequence of :class:`~dse.pareto.ParetoSet` or ``ax`` is
+    neither None nor a matplotlib axis.
     """
+    expect_items(fronts, ParetoSet, "dse.plot_fronts", "fronts", "a list of fronts, e.g. [front]")
+    if ax is not None:
+        from matplotlib.axes import Axes
+
+        expect(ax, Axes, "dse.plot_fronts", "ax", "a matplotlib axis, e.g. plt.subplots()[1], or None")
     if interactive:
         return plot_fronts_interactive(fronts, baselines=baselines, title=title, problem=problem)
     if not fronts:

@@ -56,9 +56,19 @@ def plotly_payload() -> str:
     return base64.b64encode(gzip.compress(get_plotlyjs().encode(), compresslevel=9, mtime=0)).decode("ascii")
 
 
-def _inline_json(data: Mapping[str, Any]) -> str:
-    """JSON safe inside a ``<script>`` element (no ``</`` that would end it)."""
-    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+#: What must not appear as itself in JSON inside a ``<script>`` element, each written as the JSON escape
+#: of the same character (so the text still parses to the same data): ``<`` (``</script>`` would end the
+#: element, ``<!--`` would open an HTML comment in it), ``>`` and ``&`` (read by older parsers and by HTML
+#: tools), and U+2028 and U+2029 (line ends to JavaScript outside JSON). They occur only within strings.
+_SCRIPT_ESCAPES: dict[str, str | int | None] = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def inline_json(data: Mapping[str, Any]) -> str:
+    """``data`` as JSON safe inside a ``<script>`` element: nothing in a string (a spec name, an op name, a
+    note) can end the element or open a comment in it, and ``JSON.parse`` of the element's text gives
+    ``data`` back (:data:`_SCRIPT_ESCAPES`)."""
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    return text.translate(str.maketrans(_SCRIPT_ESCAPES))
 
 
 def _values(points: Any, column: str) -> list[Any]:
@@ -96,5 +106,5 @@ def render(data: Mapping[str, Any], subtitle: str, version: str) -> str:
     data = {**data, "drawing": drawing(data)}
     return _TEMPLATE.format(
         version=html.escape(version), title=html.escape(str(data.get("title", "dse report"))),
-        subtitle=html.escape(subtitle), css=(_HERE / "report.css").read_text(), data=_inline_json(data),
+        subtitle=html.escape(subtitle), css=(_HERE / "report.css").read_text(), data=inline_json(data),
         plotly=plotly_payload(), script=(_HERE / "report.js").read_text().replace("</script", "<\\/script"))

@@ -599,6 +599,11 @@
 
   // ------------------------------------------------------------------ store reports
   function storePage(root) {
+    if (!DATA.jobs.rows.length) { // nothing ran yet: say so, draw nothing
+      root.append(section("Fronts", el("p", { id: "no-jobs",
+        text: "This store holds no jobs yet: nothing to draw. dse batch SPEC --store STORE runs its jobs." })));
+      return Promise.resolve();
+    }
     const cols = DATA.jobs.columns;
     const rows = DATA.jobs.rows.map((r) => Object.fromEntries(cols.map((c, k) => [c, r[k]])));
     const swept = DATA.swept;
@@ -714,10 +719,13 @@
     }
     colorBy.addEventListener("change", draw);
     Object.values(filters).forEach((s) => s.addEventListener("change", draw));
-    return draw().then(() => plot.on("plotly_click", (ev) => {
-      const p = ev.points && ev.points[0];
-      if (p && p.customdata) window.location.hash = `job-${p.customdata}`;
-    }));
+    return draw().then(() => {
+      if (!plot.on) return; // fewer than two objectives: a line of text, no plot to click
+      plot.on("plotly_click", (ev) => {
+        const p = ev.points && ev.points[0];
+        if (p && p.customdata) window.location.hash = `job-${p.customdata}`;
+      });
+    });
   }
 
   // ------------------------------------------------------------------ start
