@@ -23,7 +23,13 @@ from dse.errors import InfeasibleError
 from dse.inputs.builders import build
 from dse.inputs.builders.llm import Parallelism, pipeline_seconds
 from dse.inputs.builders.llm_config import load_model
-from dse.inputs.builders.llm_memory import GIB, RESERVE_FRACTION, activation_bytes, kv_bytes_per_token, weight_bytes
+from dse.inputs.builders.llm_memory import (
+    GIB,
+    RESERVE_FRACTION,
+    activation_bytes,
+    kv_bytes_per_token,
+    weight_bytes,
+)
 from dse.model.platform import Device, Platform
 from dse.sim.serving.inputs import Pool
 
