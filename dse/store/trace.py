@@ -9,7 +9,8 @@ It is built from
   schedule, a ``split``'s parts per device and host link), a ``multimodel``
   genome's simulated frames;
 * a ``dse simulate`` trace table (:func:`simulation_timeline`): DREAM's frames
-  per accelerator, DyPe's runs and switches per policy;
+  per accelerator, DyPe's runs and switches per policy, the serving simulator's
+  iterations per pool (:func:`serving_timeline`);
 * a ``dse coexec`` report (:func:`coexec_timeline`) and a batch store's job
   timings (:func:`jobs_timeline`).
 
@@ -169,12 +170,15 @@ def _realtime(rows: Sequence[Mapping[str, Any]], title: str, group_key: str | No
 
 def simulation_timeline(trace: pd.DataFrame, title: str = "simulation") -> Timeline:
     """The timeline of a ``dse simulate`` trace table: DREAM's (columns ``scheduler, accelerator, start_ms,
-    ...``) with one process per scheduler and one track per accelerator (or sub-array group), or DyPe's
-    (``policy, kind, start_s, ...``) with one process per policy, runs and switches on one track.
+    ...``) with one process per scheduler and one track per accelerator (or sub-array group), DyPe's
+    (``policy, kind, start_s, ...``) with one process per policy, runs and switches on one track, or the
+    serving simulator's iterations (:func:`serving_timeline`).
     Raises ``ValueError`` for a table with neither set of columns."""
     columns = set(trace.columns)
     if {"scheduler", "accelerator", "start_ms", "end_ms"} <= columns:
         return _realtime(trace.to_dict("records"), title, group_key="scheduler")
+    if {"pool", "replica", "start_s", "end_s", "prefills", "decodes"} <= columns:
+        return serving_timeline(trace, title)
     if {"policy", "kind", "start_s", "end_s"} <= columns:
         spans, instants = [], []
         for r in trace.to_dict("records"):
@@ -191,6 +195,18 @@ def simulation_timeline(trace: pd.DataFrame, title: str = "simulation") -> Timel
             spans.append(Span(name, "platform", start, end, "device", str(r["policy"]), args))
         return Timeline(title, "s", 1e6, tuple(spans), tuple(instants), ("platform",))
     raise ValueError(f"not a simulation trace: columns {', '.join(map(str, trace.columns))}")
+
+
+def serving_timeline(iterations: pd.DataFrame, title: str = "serving") -> Timeline:
+    """The serving simulator's iterations (``iterations.csv``: ``pool, replica, start_s, end_s, prefills,
+    decodes, ...``) as one track per pool (its replicas' iterations, overlapping, on lanes of it), each
+    span named by its prefills and decodes, in seconds."""
+    spans = []
+    for r in iterations.to_dict("records"):
+        args = {k: _plain(r[k]) for k in ("replica", "prefill_tokens", "prefills", "decodes", "kv_tokens") if k in r}
+        spans.append(Span(f"prefill {int(r['prefills'])} + decode {int(r['decodes'])}", str(r["pool"]),
+                          float(r["start_s"]), float(r["end_s"]), "device", "pools", args))
+    return Timeline(title, "s", 1e6, tuple(spans), tracks=tuple(dict.fromkeys(str(p) for p in iterations["pool"])))
 
 
 def coexec_timeline(report: Mapping[str, Any]) -> Timeline:
@@ -313,9 +329,12 @@ def write_trace(doc: Mapping[str, Any], path: str | Path) -> Path:
 
 
 def write_simulation_trace(folder: str | Path) -> Path | None:
-    """``folder/trace.json`` from the ``trace.csv`` a ``dse simulate`` wrote there; returns its path, or
-    ``None`` when the folder has no trace table."""
+    """``folder/trace.json`` from the ``iterations.csv`` a serving simulation wrote there, else from the
+    ``trace.csv`` a ``dse simulate`` wrote; returns its path, or ``None`` when the folder has neither."""
     folder = Path(folder)
+    source = folder / "iterations.csv"
+    if source.is_file():
+        return write_trace(chrome_trace(serving_timeline(pd.read_csv(source), folder.name)), folder / "trace.json")
     source = folder / "trace.csv"
     if not source.is_file():
         return None
