@@ -6,6 +6,12 @@ exact model."""
 
 from __future__ import annotations
 
-from dse.mapping.serving.problem import FAMILY, SERVING_OBJECTIVES, ServingMapping, ServingProblem, example_problem
+from dse.mapping.serving.problem import (
+    FAMILY,
+    SERVING_OBJECTIVES,
+    ServingMapping,
+    ServingProblem,
+    example_problem,
+)
 
 __all__ = ["FAMILY", "SERVING_OBJECTIVES", "ServingMapping", "ServingProblem", "example_problem"]

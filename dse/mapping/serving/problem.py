@@ -38,8 +38,17 @@ from dse.mapping.serving.inputs import (
     resolve_platform,
     resolve_workload,
 )
-from dse.mapping.serving.table import MEMORY, OK, RATE_SCALE, STRUCTURE, TPOT, TTFT, ServingTable, table_from_times, \
-    tabulate
+from dse.mapping.serving.table import (
+    MEMORY,
+    OK,
+    RATE_SCALE,
+    STRUCTURE,
+    TPOT,
+    TTFT,
+    ServingTable,
+    table_from_times,
+    tabulate,
+)
 
 SERVING_OBJECTIVES = ("throughput", "energy")
 #: Genes per pool, in genome order.
