@@ -68,7 +68,7 @@ class ServingCostTables(CostTables):
     fleet: Fleet = field(default=None, kw_only=True)  # type: ignore[assignment]
 
 
-def placeholder_tables(names: Sequence[str], mem_gib: Sequence[float], idle_w: Sequence[float],
+def placeholder_tables(names: Sequence[str], mem_gib: Sequence[float] | np.ndarray, idle_w: Sequence[float],
                        workload: Any = None, fleet: Any = None) -> ServingCostTables:
     """The engine's generic view of a serving problem: two ops on the fleet's GPU types, no costs."""
     n = len(names)
@@ -105,17 +105,31 @@ class _PoolConstraint(Constraint):
         """Nothing to add: ``build_serving_model`` models it (see the class docstring)."""
 
 
-@dataclass(frozen=True, eq=False)
 class MaskedOptions(_PoolConstraint):
     """Pools with replicas use options of one mask reason (``code``): the count of such pools."""
 
-    code: int
-    name: str
-    description: str = ""
+    code: ClassVar[int]
     unit: ClassVar[str] = "pools"
+    relative: ClassVar[bool] = False
 
     def violation(self, population: Population) -> np.ndarray:
         return (population.values["reason"] == self.code).sum(axis=1).astype(float)
+
+
+class RunnableOptions(MaskedOptions):
+    code, name, description = STRUCTURE, "options", "pools use options that can run"
+
+
+class MemoryFits(MaskedOptions):
+    code, name, description = MEMORY, "memory", "weights, KV cache, activations and reserve fit each GPU"
+
+
+class TtftSlo(MaskedOptions):
+    code, name, description = TTFT, "ttft", "the prefill meets the TTFT SLO"
+
+
+class TpotSlo(MaskedOptions):
+    code, name, description = TPOT, "tpot", "the decode step meets the TPOT SLO"
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,10 +246,7 @@ class ServingProblem(MappingProblem):
         self.rate_needed = max(1, int(np.ceil(rate * RATE_SCALE - 1e-6))) if rate else 1
         self.energy_scale = ENERGY_SCALE
         cons: list[Constraint] = [
-            MaskedOptions(STRUCTURE, "options", "pools use options that can run"),
-            MaskedOptions(MEMORY, "memory", "weights, KV cache, activations and reserve fit each GPU"),
-            MaskedOptions(TTFT, "ttft", "the prefill meets the TTFT SLO"),
-            MaskedOptions(TPOT, "tpot", "the decode step meets the TPOT SLO"),
+            RunnableOptions(), MemoryFits(), TtftSlo(), TpotSlo(),
             GpuCounts(table.counts, table.max_gpus)]
         if power_cap_mw is not None:
             cons.append(PowerBudget(power_cap_mw))
@@ -329,7 +340,8 @@ class ServingProblem(MappingProblem):
         ev = self.evaluate(x[None, :], metrics=True)
         t, m = self.table, ev.metrics
         option, replicas = self.pool_options(x[None, :])
-        pools, roles = [], {"prefill": [], "decode": []}
+        pools: list[dict[str, Any]] = []
+        roles: dict[str, list[str]] = {"prefill": [], "decode": []}
         for o, r in zip(option[0].tolist(), replicas[0].tolist(), strict=True):
             if r <= 0:
                 continue

@@ -161,7 +161,7 @@ class ServingTable:
                 f"{self.clocks[c]:.0%} {self.precisions[q]}")
 
 
-def table_from_times(gpu_names: Sequence[str], counts: Sequence[int], mem_gib: Sequence[float],
+def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarray, mem_gib: Sequence[float] | np.ndarray,
                      options: ServingOptions, output_tokens: int, arrival_rate: float | None,
                      s_pf: np.ndarray, s_dec: np.ndarray, power_w: np.ndarray, memory: np.ndarray,
                      structure_ok: np.ndarray, ttft_ms: float | None = None,
@@ -241,11 +241,11 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
                     or prec not in fg.device.peak_tflops):
                 continue
             par = Parallelism(tp, pp, 1, 0, fg.gpus_per_node)
-            kw = {"weights": prec, "activations": prec, "kv_cache": prec, "par": par}
             for (b, batch), (r, role) in ((x, y) for x in enumerate(options.batch) for y in enumerate(roles)):
                 seqs, context, prompt = {"both": (batch, i_len + o_len, i_len), "prefill": (pp, i_len, i_len),
                                          "decode": (batch, i_len + o_len, batch)}[role]
-                use = memory_use(config, seqs, context, fg.device.mem_gib, prefill_tokens=prompt, **kw)
+                use = memory_use(config, seqs, context, fg.device.mem_gib, weights=prec, activations=prec,
+                                 kv_cache=prec, par=par, prefill_tokens=prompt)
                 memory[g, t, p, b, r, :, q] = (use.weights, use.kv_cache, use.activations, use.reserve)
                 ok[g, t, p, b, r, :, q] = batch >= pp
             if not (memory[g, t, p, :, :, 0, q].sum(axis=-1) <= fg.device.mem_gib * GIB).any():
