@@ -94,6 +94,8 @@ def _run(args: argparse.Namespace) -> int:
     time_limit = check_time_limit(args.time_limit, WHERE, "--time-limit")
     seed = check_seed(args.seed, WHERE, "--seed")
     json_file, csv_file = _sources(args.front)
+    if args.out is not None:  # a file, a read-only folder, /proc: refused before any other work or word
+        check_out_folder(args.out)
     solved = recorded(json_file)
     spec = args.spec or solved.spec
     if spec is None:
