@@ -112,9 +112,9 @@ def group_alive(pgid: int) -> bool:
 #: Extra seconds before the signal, per case (``--extra-delay`` replaces them): a sweep's local cluster takes
 #: seconds to start on a busy machine, and a stop during that start waits for it (the case measures a running
 #: sweep).
-#: The long XR case waits for its first scheduler (fcfs, about 8 s of events at 1,200 s plus its trace rows), so
+#: The long XR case waits for its first schedulers (fcfs alone: 8 to 20 s of events at 1,200 s, with its rows), so
 #: that the signal lands in a later one, after a scheduler's rows were written.
-EXTRA_DELAY = {"batch": 12.0, "simulate-xr-long": 14.0}
+EXTRA_DELAY = {"batch": 12.0, "simulate-xr-long": 34.0}
 
 
 def measure(argv: list[str], sig: signal.Signals, delay: float) -> dict[str, object]:
@@ -162,7 +162,7 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated case names")
     parser.add_argument("--delay", type=float, default=6.0, help="seconds between the start and the signal")
     parser.add_argument("--extra-delay", type=float, help="seconds added to --delay for every case chosen (default: "
-                        "each case's own, e.g. 14 s for simulate-xr-long so that the signal lands after fcfs)")
+                        "each case's own, e.g. 34 s for simulate-xr-long so that the signal lands after fcfs)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dse-stop-") as folder:
         tmp = Path(folder)
