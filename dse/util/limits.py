@@ -48,13 +48,19 @@ IMPORT_BUDGET_ENV = "DSE_MAX_IMPORT_MIB"
 def import_budget_mib() -> float:
     """The largest input file an importer reads (MiB): ``$DSE_MAX_IMPORT_MIB`` when set, else
     :data:`MAX_IMPORT_MIB`. Raises :class:`SpecError` (exit 2) when the variable is not a positive number."""
-    text = os.environ.get(IMPORT_BUDGET_ENV)
+    return budget_from_env(IMPORT_BUDGET_ENV, MAX_IMPORT_MIB)
+
+
+def budget_from_env(name: str, default: float) -> float:
+    """The budget environment variable ``name`` sets (a positive number), else ``default``; :class:`SpecError`
+    (exit 2) naming the variable when it is set to anything else."""
+    text = os.environ.get(name)
     if text is None:
-        return MAX_IMPORT_MIB
+        return default
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise SpecError("environment", IMPORT_BUDGET_ENV, text, "must be a positive number of MiB")
+        raise SpecError("environment", name, text, "must be a positive number")
     return value
