@@ -105,7 +105,7 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
     replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
-           "fronts": [json.loads(f.to_json()) for f in fronts]}
+           "fronts": [json.loads(f.to_json(indent=None)) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
     replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
     if gantt:
