@@ -109,9 +109,12 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-#: Extra seconds before the signal, per case: a sweep's local cluster takes seconds to start on a busy
-#: machine, and a stop during that start waits for it (the case measures a running sweep).
-EXTRA_DELAY = {"batch": 12.0}
+#: Extra seconds before the signal, per case (``--extra-delay`` replaces them): a sweep's local cluster takes
+#: seconds to start on a busy machine, and a stop during that start waits for it (the case measures a running
+#: sweep).
+#: The long XR case waits for its first schedulers (fcfs alone: 8 to 20 s of events at 1,200 s, with its rows), so
+#: that the signal lands in a later one, after a scheduler's rows were written.
+EXTRA_DELAY = {"batch": 12.0, "simulate-xr-long": 34.0}
 
 
 def measure(argv: list[str], sig: signal.Signals, delay: float) -> dict[str, object]:
@@ -158,6 +161,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", help="comma-separated case names")
     parser.add_argument("--delay", type=float, default=6.0, help="seconds between the start and the signal")
+    parser.add_argument("--extra-delay", type=float, help="seconds added to --delay for every case chosen (default: "
+                        "each case's own, e.g. 34 s for simulate-xr-long so that the signal lands after fcfs)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dse-stop-") as folder:
         tmp = Path(folder)
@@ -169,7 +174,8 @@ def main() -> None:
                 print(f"{name:<28} {'none':<7} " + "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
                 continue
             for sig in (signal.SIGINT, signal.SIGTERM):
-                row = measure(table[name], sig, args.delay + EXTRA_DELAY.get(name, 0.0))
+                extra = args.extra_delay if args.extra_delay is not None else EXTRA_DELAY.get(name, 0.0)
+                row = measure(table[name], sig, args.delay + extra)
                 print(f"{name:<28} {sig.name:<7} " + "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 

@@ -392,8 +392,10 @@ class ParetoSet:
             "baselines": {k: _point_dict(p) for k, p in self.baselines.items()},
         }
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=2, default=_json_default)
+    def to_json(self, path: str | Path | None = None, indent: int | None = 2) -> str:
+        """The front as JSON text (:meth:`to_dict`), also written to ``path`` when given; ``indent`` None
+        gives one line (json's C encoder: several times faster on a front of long genomes)."""
+        text = json.dumps(self.to_dict(), indent=indent, default=_json_default)
         if path is not None:
             write_text(path, text)
         return text

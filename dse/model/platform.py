@@ -14,6 +14,7 @@ built (:mod:`dse.cost`), naming the op and the device.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -186,33 +187,53 @@ class Platform:
 
 
 def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """Every connected ordered pair's route: a direct link, else the path of fewest links with the widest
+    bottleneck, the first such path in :func:`networkx.all_shortest_paths`' order when several tie (its
+    summed latency and energy). One breadth-first search per source device (not two per pair)."""
     graph = nx.Graph()
     graph.add_nodes_from(platform.device_names)
     for link in platform.links:
         graph.add_edge(link.a, link.b, link=link)
     routes: dict[tuple[str, str], tuple[float, float, float]] = {}
-    for a, b in itertools.permutations(platform.device_names, 2):
-        stop_point()  # 1,024 devices: a million pairs, minutes
-        if graph.has_edge(a, b):  # a direct link is the only one-hop path
-            link = graph.edges[a, b]["link"]
-            routes[(a, b)] = (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
-            continue
-        if not nx.has_path(graph, a, b):
-            continue
-        # fewest hops, ties broken by the widest bottleneck
-        best: tuple[float, float, float] | None = None
-        for path in nx.all_shortest_paths(graph, a, b):
+    for a in platform.device_names:
+        stop_point()  # 1,024 devices: a thousand searches
+        pred = nx.predecessor(graph, a)  # what all_shortest_paths searches from a, for every target at once
+        widest = _widest_bottlenecks(graph, a, pred)
+        for b in platform.device_names:
+            if b == a or b not in pred:
+                continue
+            if graph.has_edge(a, b):  # a direct link is the only one-hop path
+                link = graph.edges[a, b]["link"]
+                routes[(a, b)] = (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
+                continue
+            path = _first_widest_path(graph, a, b, pred, widest)
             hops = [graph.edges[u, v]["link"] for u, v in itertools.pairwise(path)]
-            value = (
-                min(h.bandwidth_gbps for h in hops),
-                sum(h.latency_us for h in hops),
-                sum(h.energy_pj_per_byte for h in hops),
-            )
-            if best is None or value[0] > best[0]:
-                best = value
-        assert best is not None  # a path exists
-        routes[(a, b)] = best
+            routes[(a, b)] = (min(h.bandwidth_gbps for h in hops), sum(h.latency_us for h in hops),
+                              sum(h.energy_pj_per_byte for h in hops))
     return routes
+
+
+def _widest_bottlenecks(graph: nx.Graph, source: str, pred: dict[str, list[str]]) -> dict[str, float]:
+    """Per device reached from ``source``: the widest bottleneck bandwidth over its shortest paths from
+    ``source`` (``pred``: the breadth-first search's predecessor lists, devices in the order it found them)."""
+    widest = {source: math.inf}
+    for v in list(pred)[1:]:  # in the order found: a device's predecessors, one hop nearer, come before it
+        widest[v] = max(min(graph.edges[p, v]["link"].bandwidth_gbps, widest[p]) for p in pred[v])
+    return widest
+
+
+def _first_widest_path(graph: nx.Graph, source: str, target: str, pred: dict[str, list[str]],
+                       widest: dict[str, float]) -> list[str]:
+    """The first shortest path from ``source`` to ``target`` in :func:`networkx.all_shortest_paths`' order
+    (a depth-first walk back from ``target`` through each device's predecessors in list order) whose
+    bottleneck is ``widest[target]``: at each device the first predecessor that still reaches it."""
+    need = widest[target]
+    path = [target]
+    v = target
+    while v != source:
+        v = next(p for p in pred[v] if graph.edges[p, v]["link"].bandwidth_gbps >= need and widest[p] >= need)
+        path.append(v)
+    return path[::-1]
 
 
 # --------------------------------------------------------------------------- schema

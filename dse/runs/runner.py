@@ -109,7 +109,7 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
     replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
            **({"spec_sha256": spec_sha256} if spec_sha256 else {}),
-           "fronts": [json.loads(f.to_json()) for f in fronts]}
+           "fronts": [json.loads(f.to_json(indent=None)) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
     replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
     if gantt:

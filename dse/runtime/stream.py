@@ -83,10 +83,13 @@ def make_stream(scenario: ScenarioSpec, source: str = "scenario", seed: int = 0)
     """The stream's inputs, features analysed once per distinct input.
 
     Raises :class:`SpecError` naming ``scenario.inputs.NAME`` for an unknown dataset or bad synthetic
-    parameters, and ``scenario.stream`` for a stream with no inputs.
+    parameters, and ``scenario.stream`` for a stream with no inputs; :class:`Interrupted` once a stop was
+    requested (checked before each input's features and each drift step's graph).
     """
-    named = {name: input_features(ref, source, f"scenario.inputs.{name}", seed=seed)
-             for name, ref in scenario.inputs.items()}
+    named = {}
+    for name, ref in scenario.inputs.items():  # a dataset read or a graph generated per input: seconds each
+        stop_point()
+        named[name] = input_features(ref, source, f"scenario.inputs.{name}", seed=seed)
     s = scenario.stream
     out: list[StreamInput] = []
     if s.kind == "phases":
@@ -106,6 +109,7 @@ def make_stream(scenario: ScenarioSpec, source: str = "scenario", seed: int = 0)
 
         steps = []
         for j in range(d.steps):
+            stop_point()  # one generated graph per step
             frac = j / (d.steps - 1)
             density = math.exp(math.log(d.density_from) * (1 - frac) + math.log(d.density_to) * frac)
             degree = d.degree_from if frac < 0.5 else d.degree_to

@@ -73,13 +73,13 @@ def reference_point(problem: MappingProblem, found: np.ndarray) -> np.ndarray | 
 
 
 def bounded_boxes(problem: MappingProblem, boxes: Sequence[Box],
-                  everywhere: Sequence[float] | None = None) -> list[Box]:
+                  everywhere: Sequence[float] | None = None, bounds: bool = True) -> list[Box]:
     """``boxes`` with every lower corner raised to the problem's objective bounds within the box (the first
     :data:`BOX_BOUNDS_LIMIT` boxes within :data:`BOX_BOUNDS_SECONDS`; the others to the bounds over the
     whole problem, ``everywhere``: computed here unless the solver did before its search); boxes the
-    bounds prove empty are left out."""
-    if not boxes:
-        return []
+    bounds prove empty are left out. ``bounds`` False: none is computed (the boxes as they are)."""
+    if not boxes or not bounds:
+        return list(boxes)
     if everywhere is None:
         everywhere = problem.objective_lower_bounds()
     if any(math.isinf(b) and b > 0 for b in everywhere):
@@ -98,13 +98,14 @@ def bounded_boxes(problem: MappingProblem, boxes: Sequence[Box],
 
 
 def front_certificate(problem: MappingProblem, found: np.ndarray, boxes: Sequence[Box],
-                      everywhere: Sequence[float] | None = None) -> Certificate:
+                      everywhere: Sequence[float] | None = None, bounds: bool = True) -> Certificate:
     """The certificate of a front whose points have internal values ``found`` (feasible, (n, k)) and whose
     solver left ``boxes`` open (none: the front is proven complete), each box's lower corner raised to the
     problem's own bounds (:func:`bounded_boxes`; ``everywhere``: those over the whole problem, when the
-    solver computed them before its search, which keeps the work after a stop short)."""
+    solver computed them before its search, which keeps the work after a stop short; ``bounds`` False: no
+    bound at all, the boxes as the solver left them)."""
     found = np.asarray(found, dtype=np.int64).reshape(-1, len(problem.objectives))
-    boxes = bounded_boxes(problem, boxes, everywhere)
+    boxes = bounded_boxes(problem, boxes, everywhere, bounds)
     reference = reference_point(problem, found)
     if reference is None:  # nothing found and no feasible baseline: nothing to measure against
         if not boxes:
@@ -130,26 +131,27 @@ def front_certificate(problem: MappingProblem, found: np.ndarray, boxes: Sequenc
                        reference=tuple(float(v) for v in reference * signs), region=tuple(region))
 
 
-def unbounded_certificate(problem: MappingProblem, found: np.ndarray) -> Certificate:
+def unbounded_certificate(problem: MappingProblem, found: np.ndarray, bounds: bool = True) -> Certificate:
     """The certificate of a front whose solver proved nothing (e.g. its model was never built): the whole
     objective space is open, bounded only by the problem's own objective bounds (no bound, gap 100%,
-    where the family states none)."""
+    where the family states none, or with ``bounds`` False: a run out of time or stopped skips them)."""
     found = np.asarray(found, dtype=np.int64).reshape(-1, len(problem.objectives))
     if len(problem.objectives) == 1:
-        return single_certificate(problem, int(found[:, 0].min()) if len(found) else None, None, False)
+        return single_certificate(problem, int(found[:, 0].min()) if len(found) else None, None, False, bounds)
     k = len(problem.objectives)
-    return front_certificate(problem, found, [([-math.inf] * k, [None] * k)])
+    return front_certificate(problem, found, [([-math.inf] * k, [None] * k)], bounds=bounds)
 
 
-def single_certificate(problem: MappingProblem, value: int | None, bound: float | None, proven: bool) -> Certificate:
+def single_certificate(problem: MappingProblem, value: int | None, bound: float | None, proven: bool,
+                       own_bound: bool = True) -> Certificate:
     """The certificate of a one-objective solve: the value found, its bound (the larger of the solver's
     ``bound`` and the problem's own, :meth:`~dse.mapping.base.MappingProblem.objective_lower_bounds`),
-    their relative gap (in user units)."""
+    their relative gap (in user units); ``own_bound`` False leaves the problem's own out."""
     if value is None:
         return Certificate(gap=1.0, proven=False)
     objective = problem.objectives[0]
     user_value = float(objective.to_user(np.array([float(value)]))[0])
-    (own,) = problem.objective_lower_bounds()
+    (own,) = problem.objective_lower_bounds() if own_bound else (-math.inf,)
     if math.isfinite(own):
         bound = own if bound is None or not np.isfinite(bound) else max(float(bound), own)
     if bound is None or not np.isfinite(bound):

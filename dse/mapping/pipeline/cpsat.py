@@ -30,6 +30,7 @@ from ortools.sat.python import cp_model
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import (
+    ModelTooLarge,
     add_constraint_components,
     assigned_devices,
     check_build_time,
@@ -44,10 +45,19 @@ from dse.mapping.cpsat_common import (
     work_bound,
 )
 from dse.util.interrupt import interruptible, run_cpsat
+from dse.util.limits import budget_from_env
 
 if TYPE_CHECKING:
     from dse.cost import CostTables, LevelTables
     from dse.mapping.pipeline.problem import PipelineProblem
+
+#: Most literals a pipeline CP-SAT model may have (one per allowed op-device pair and one per edge and
+#: allowed device pair), unless :data:`MODEL_BUDGET_ENV` says otherwise: a larger model is refused before
+#: any of it is built (20,000 ops on 64 devices: 1.28 million assignment literals and up to 82
+#: million edge-pair ones, where Python spends hundreds of bytes and microseconds on each).
+MAX_MODEL_LITERALS = 2_000_000
+#: The environment variable that raises (or lowers) :data:`MAX_MODEL_LITERALS`.
+MODEL_BUDGET_ENV = "DSE_MAX_CPSAT_LITERALS"
 
 
 @dataclass(frozen=True, eq=False)
@@ -131,9 +141,11 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
                          deadline: float | None = None) -> Formulation:
     """Build the model; ``include`` names the constraints to model (default: all of the problem's).
 
-    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``."""
+    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
+    :class:`ModelTooLarge` (before building anything) past the literal budget (:func:`_check_model_size`)."""
     t = problem.tables
     names = modelled_constraints(problem, include)
+    _check_model_size(t)
     model = cp_model.CpModel()
     x = _assignment_literals(model, t)
     levels = _level_literals(model, problem, x)
@@ -158,6 +170,20 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
              + (f", {len(levels.z)} level vars" if levels.z else "")]
     return Formulation(model, objective_variables(problem, values), reading.to_genome, reading.hint, notes,
                        quantities)
+
+
+def _check_model_size(t: CostTables) -> None:
+    """Raise :class:`ModelTooLarge` naming the model's size and the budget when its assignment and edge-pair
+    literals (counted from the allowed pairs, nothing built) exceed :data:`MAX_MODEL_LITERALS` or
+    ``$DSE_MAX_CPSAT_LITERALS``."""
+    per_op = t.allowed.sum(axis=1).astype(np.int64)
+    assignment = int(per_op.sum())
+    edge_pairs = int((per_op[t.edges[:, 0]] * per_op[t.edges[:, 1]]).sum()) if t.n_edges else 0
+    budget = budget_from_env(MODEL_BUDGET_ENV, MAX_MODEL_LITERALS)
+    if assignment + edge_pairs > budget:
+        raise ModelTooLarge(f"{assignment + edge_pairs:,} literals ({assignment:,} assignment, {edge_pairs:,} "
+                            f"edge-pair) exceed the budget of {budget:,.0f} ({MODEL_BUDGET_ENV} raises it); "
+                            "use nsga2 or memetic at this size")
 
 
 def _assignment_literals(model: cp_model.CpModel, t: CostTables) -> dict[tuple[int, int], cp_model.IntVar]:
