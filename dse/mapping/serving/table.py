@@ -280,3 +280,23 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
     return table_from_times(fleet.names, [fg.count for fg in fleet.gpus], [fg.device.mem_gib for fg in fleet.gpus],
                             options, o_len, workload.arrival_rate, s_pf, s_dec, power, memory, ok,
                             workload.ttft_ms, workload.tpot_ms, kv_s)
+
+
+def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, pp: np.ndarray, role: np.ndarray,
+                    kv_s: np.ndarray | float, arrival: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(TTFT s, TPOT s)``, means, of pool options whose replicas each get ``arrival`` requests/s
+    (arrays broadcast together; NaN where a role has none): with ``rho = arrival x s_pf``, the share of
+    each stage's time spent prefilling, the prefill waits as in an M/D/1 queue (``rho P / (2 (1 - rho))``
+    for ``P = pp s_pf``) and a decode of a pool that does both runs ``1 - rho`` of the time
+    (``t_step / (1 - rho)``; at the saturated rate this is :func:`pool_figures`' TPOT). Inf at or past
+    saturation (``rho >= 1``)."""
+    s_pf, s_dec = np.asarray(s_pf, dtype=float), np.asarray(s_dec, dtype=float)
+    pp, role = np.asarray(pp, dtype=float), np.asarray(role)
+    rho = np.asarray(arrival, dtype=float) * s_pf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        free = np.where(rho < 1, 1 - rho, 0.0)
+        wait = np.where(rho < 1, rho * pp * s_pf / (2 * free), np.inf)
+        ttft = np.select([role == 0, role == 1], [pp * s_pf + wait, pp * s_pf + wait + kv_s], np.nan)
+        tpot = np.select([role == 0, role == 1], [np.where(rho < 1, pp * s_dec / free, np.inf), np.nan],
+                         pp * s_dec)
+    return ttft, tpot
