@@ -15,12 +15,13 @@ fitted mechanism values and one DVFS operating point per clock):
   role   requests/s per replica         TTFT               TPOT
   ====== ============================== ================== ==========================
   both   ``B / (O t_step + B s_pf)``    ``pp s_pf``        ``(O t_step + B s_pf) / O``
-  prefill ``1 / s_pf``                  ``pp s_pf``        (none)
+  prefill ``1 / s_pf``                  ``pp s_pf + kv``   (none)
   decode ``B / (O t_step)``             (none)             ``t_step``
   ====== ============================== ================== ==========================
 
-  (a pool that does both stalls its decode for each new request's prefill: ``B`` prefills per ``O``
-  steps); TTFT and TPOT are means, which the SLOs are checked against whatever their percentile;
+  (``kv``: the seconds the prompt's KV cache, the whole model's bytes per token at the precision
+  times ``input_tokens``, takes over ``tp`` links of the GPU, :func:`kv_link_gbps`; a pool that does
+  both stalls its decode for each new request's prefill: ``B`` prefills per ``O`` steps); TTFT and TPOT are means, which the SLOs are checked against whatever their percentile;
 * memory per GPU from :func:`dse.inputs.builders.llm_memory.memory_use`: weights, KV cache for
   ``B`` sequences of ``input + output`` tokens (a prefill pool: ``pp`` prompts), the activations of
   one prompt's prefill, the runtime reserve;
@@ -45,7 +46,7 @@ import numpy as np
 from dse.cost import RooflineCostModel
 from dse.inputs.builders import build
 from dse.inputs.builders.llm import Parallelism
-from dse.inputs.builders.llm_memory import GIB, memory_use
+from dse.inputs.builders.llm_memory import GIB, kv_bytes_per_token, memory_use
 from dse.inputs.llm_runtime import runtime_fields
 from dse.mapping.serving.inputs import ROLES, Fleet, ServingOptions, ServingWorkload
 from dse.model.platform import Device, OperatingPoint, Platform
@@ -59,10 +60,17 @@ OK, STRUCTURE, MEMORY, TTFT, TPOT = range(len(REASONS))
 RATE_SCALE = 1_000_000
 
 
+def kv_link_gbps(device: Device, tp: int) -> float:
+    """GB/s that carry a prefill replica's KV cache to a decode pool: each of its ``tp`` GPUs sends its
+    shard on its own link (the node's ``intra_node_gbps``, else ``inter_node_gbps``; 0: none)."""
+    return tp * (device.intra_node_gbps or device.inter_node_gbps)
+
+
 def pool_figures(s_pf: np.ndarray, s_dec: np.ndarray, pp: np.ndarray, batch: np.ndarray, output_tokens: int,
-                 role: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 role: np.ndarray, kv_s: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(requests/s per replica, TTFT s, TPOT s)`` of pool options (arrays broadcast together) from the
-    stage times ``s_pf`` and ``s_dec`` (the module docstring's table; NaN where a role has no TTFT or TPOT)."""
+    stage times ``s_pf`` and ``s_dec`` and, for a prefill pool, ``kv_s``, the seconds its prompt's KV cache
+    takes to reach the decode pool (the module docstring's table; NaN where a role has no TTFT or TPOT)."""
     s_pf, s_dec = np.asarray(s_pf, dtype=float), np.asarray(s_dec, dtype=float)
     pp, batch, role = np.asarray(pp, dtype=float), np.asarray(batch, dtype=float), np.asarray(role)
     o = float(output_tokens)
@@ -70,7 +78,7 @@ def pool_figures(s_pf: np.ndarray, s_dec: np.ndarray, pp: np.ndarray, batch: np.
     cycle = o * t_step + batch * s_pf
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.select([role == 0, role == 1], [batch / cycle, 1.0 / s_pf], batch / (o * t_step))
-    ttft = np.where(role == 2, np.nan, pp * s_pf)
+    ttft = np.select([role == 0, role == 1], [pp * s_pf, pp * s_pf + kv_s], np.nan)
     tpot = np.select([role == 0, role == 1], [cycle / o, np.nan], t_step)
     return rate, ttft, tpot
 
@@ -165,10 +173,11 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
                      options: ServingOptions, output_tokens: int, arrival_rate: float | None,
                      s_pf: np.ndarray, s_dec: np.ndarray, power_w: np.ndarray, memory: np.ndarray,
                      structure_ok: np.ndarray, ttft_ms: float | None = None,
-                     tpot_ms: float | None = None) -> ServingTable:
+                     tpot_ms: float | None = None, kv_s: np.ndarray | float = 0.0) -> ServingTable:
     """The table of options from their stage times ``s_pf``, ``s_dec`` (seconds), power per GPU ``power_w``,
-    memory bytes per GPU ``memory`` (…, 4) and whether each can run (``structure_ok``), all shaped as
-    the option grid :attr:`ServingTable.shape` (memory with a last axis of 4); the SLOs mask the rest."""
+    memory bytes per GPU ``memory`` (…, 4), whether each can run (``structure_ok``) and a prefill pool's
+    KV transfer ``kv_s`` (seconds per request), all shaped as the option grid :attr:`ServingTable.shape`
+    (memory with a last axis of 4; ``kv_s`` broadcast to it); the SLOs mask the rest."""
     roles = ROLES if options.split else ROLES[:1]
     shape = (len(gpu_names), len(options.tp), len(options.pp), len(options.batch), len(roles),
              len(options.clocks), len(options.precisions))
@@ -176,14 +185,15 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
     g, t, p, b, r = grid[0], grid[1], grid[2], grid[3], grid[4]
     tp, pp, batch = np.array(options.tp)[t], np.array(options.pp)[p], np.array(options.batch)[b]
     s_pf, s_dec = np.asarray(s_pf, dtype=float).ravel(), np.asarray(s_dec, dtype=float).ravel()
-    rate, ttft, tpot = pool_figures(s_pf, s_dec, pp, batch, output_tokens, r)
+    kv = np.broadcast_to(np.asarray(kv_s, dtype=float), shape).ravel()
+    rate, ttft, tpot = pool_figures(s_pf, s_dec, pp, batch, output_tokens, r, kv)
     memory = np.asarray(memory, dtype=float).reshape(-1, 4)
     capacity = np.asarray(mem_gib, dtype=float)[g] * GIB
     reason = np.full(len(g), OK, dtype=np.int64)
     checks = [(TPOT, (tpot_ms is not None) & (tpot * 1e3 > (tpot_ms or 0))),
               (TTFT, (ttft_ms is not None) & (ttft * 1e3 > (ttft_ms or 0))),
               (MEMORY, memory.sum(axis=1) > capacity),
-              (STRUCTURE, ~np.asarray(structure_ok, dtype=bool).ravel())]
+              (STRUCTURE, ~np.asarray(structure_ok, dtype=bool).ravel() | ((r == 1) & ~np.isfinite(kv)))]
     for code, bad in checks:  # the last that applies wins: structure, then memory, then the SLOs
         reason[np.asarray(bad, dtype=bool)] = code
     usable = reason == OK
@@ -227,6 +237,7 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
              len(options.clocks), len(options.precisions))
     s_pf, s_dec, power = np.full(shape, np.inf), np.full(shape, np.inf), np.zeros(shape)
     memory = np.zeros((*shape, 4))
+    kv_s = np.zeros(shape)
     ok = np.zeros(shape, dtype=bool)
     cost = RooflineCostModel()
     i_len, o_len = workload.input_tokens, workload.output_tokens
@@ -241,6 +252,9 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
                     or prec not in fg.device.peak_tflops):
                 continue
             par = Parallelism(tp, pp, 1, 0, fg.gpus_per_node)
+            link = kv_link_gbps(fg.device, tp)
+            kv_s[g, t, p, :, :, :, q] = (kv_bytes_per_token(config, prec, Parallelism()) * i_len / (link * 1e9)
+                                         if link > 0 else np.inf)
             for (b, batch), (r, role) in ((x, y) for x in enumerate(options.batch) for y in enumerate(roles)):
                 seqs, context, prompt = {"both": (batch, i_len + o_len, i_len), "prefill": (pp, i_len, i_len),
                                          "decode": (batch, i_len + o_len, batch)}[role]
@@ -265,4 +279,24 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
                 s_dec[g, t, p, b, :, :, q] = steps[micro]
     return table_from_times(fleet.names, [fg.count for fg in fleet.gpus], [fg.device.mem_gib for fg in fleet.gpus],
                             options, o_len, workload.arrival_rate, s_pf, s_dec, power, memory, ok,
-                            workload.ttft_ms, workload.tpot_ms)
+                            workload.ttft_ms, workload.tpot_ms, kv_s)
+
+
+def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, pp: np.ndarray, role: np.ndarray,
+                    kv_s: np.ndarray | float, arrival: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(TTFT s, TPOT s)``, means, of pool options whose replicas each get ``arrival`` requests/s
+    (arrays broadcast together; NaN where a role has none): with ``rho = arrival x s_pf``, the share of
+    each stage's time spent prefilling, the prefill waits as in an M/D/1 queue (``rho P / (2 (1 - rho))``
+    for ``P = pp s_pf``) and a decode of a pool that does both runs ``1 - rho`` of the time
+    (``t_step / (1 - rho)``; at the saturated rate this is :func:`pool_figures`' TPOT). Inf at or past
+    saturation (``rho >= 1``)."""
+    s_pf, s_dec = np.asarray(s_pf, dtype=float), np.asarray(s_dec, dtype=float)
+    pp, role = np.asarray(pp, dtype=float), np.asarray(role)
+    rho = np.asarray(arrival, dtype=float) * s_pf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        free = np.where(rho < 1, 1 - rho, 0.0)
+        wait = np.where(rho < 1, rho * pp * s_pf / (2 * free), np.inf)
+        ttft = np.select([role == 0, role == 1], [pp * s_pf + wait, pp * s_pf + wait + kv_s], np.nan)
+        tpot = np.select([role == 0, role == 1], [np.where(rho < 1, pp * s_dec / free, np.inf), np.nan],
+                         pp * s_dec)
+    return ttft, tpot
