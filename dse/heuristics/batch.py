@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dse.heuristics.base import HeuristicResult, finish, graph_of
-from dse.heuristics.ready_list import Ready, ReadyState, best_device, earliest_finish, ready_list_schedule
+from dse.heuristics.ready_list import (
+    Ready,
+    ReadyState,
+    best_device,
+    earliest_finish,
+    ready_list_schedule,
+)
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
