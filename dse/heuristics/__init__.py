@@ -2,8 +2,8 @@
 
 * list schedulers (:data:`LIST_SCHEDULERS`): ``heft``, ``cpop``, ``peft`` (insertion), and the
   ready-set schedulers ``etf``, ``flb``, ``dps``, ``mct``, ``met``, ``minmin``, ``maxmin``,
-  ``sufferage``, ``duplex`` (no insertion, :mod:`dse.heuristics.ready_list`), each
-  ``(problem) -> HeuristicResult``;
+  ``sufferage``, ``duplex`` (choices made by machine ready times, :mod:`dse.heuristics.ready_list`;
+  decoded with the problem's own ``insertion``), each ``(problem) -> HeuristicResult``;
 * partitioners (:data:`PARTITIONERS`): ``hash``, ``cp``, ``icp``, ``mite``,
   ``batchsplit``, ``dfs``, each ``(problem) -> devices``;
 * schedulers (:data:`SCHEDULERS`): ``fifo``, ``lro``, ``pct``, ``msr``, each

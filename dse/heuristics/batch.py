@@ -19,7 +19,7 @@ Each task's completion time on a device is the ready-set engine's
 * ``duplex``: MinMin and MaxMin both run; the one with the smaller decoded makespan is kept
   (ties: MinMin).
 
-Other ties: lower task index, lower device index. Results decode with ``insertion=False``.
+Other ties: lower task index, lower device index. The result is decoded with the problem's own decoder.
 """
 
 from __future__ import annotations
@@ -66,17 +66,17 @@ def _sufferage(state: ReadyState, ready: Ready) -> tuple[int, int]:
 
 def minmin(problem: DagProblem) -> HeuristicResult:
     devices, order, _, _ = ready_list_schedule(graph_of(problem), _min_min)
-    return finish(problem, "minmin", devices, order, insertion=False)
+    return finish(problem, "minmin", devices, order, insertion=problem.insertion)
 
 
 def maxmin(problem: DagProblem) -> HeuristicResult:
     devices, order, _, _ = ready_list_schedule(graph_of(problem), _max_min)
-    return finish(problem, "maxmin", devices, order, insertion=False)
+    return finish(problem, "maxmin", devices, order, insertion=problem.insertion)
 
 
 def sufferage(problem: DagProblem) -> HeuristicResult:
     devices, order, _, _ = ready_list_schedule(graph_of(problem), _sufferage)
-    return finish(problem, "sufferage", devices, order, insertion=False)
+    return finish(problem, "sufferage", devices, order, insertion=problem.insertion)
 
 
 def duplex(problem: DagProblem) -> HeuristicResult:

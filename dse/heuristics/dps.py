@@ -11,7 +11,7 @@ A task's priority is recomputed at every step as its bottom level minus its *dyn
 The ready task with the largest priority (ties: lower index) goes to the device where it
 finishes the earliest (ties: lower index). Times are the ready-set engine's
 (:mod:`dse.heuristics.ready_list`: inputs' arrival and the device's ready time, no insertion);
-results decode with ``insertion=False``.
+the result is decoded with the problem's own decoder.
 """
 
 from __future__ import annotations
@@ -35,4 +35,4 @@ def dps(problem: DagProblem) -> HeuristicResult:
         return row, int(best_device(ready)[row])
 
     devices, order, _, _ = ready_list_schedule(g, rule)
-    return finish(problem, "dps", devices, order, insertion=False)
+    return finish(problem, "dps", devices, order, insertion=problem.insertion)

@@ -7,8 +7,8 @@ device index). The static level is the longest path of mean computation time fro
 an exit, the task included, communication ignored (Hwang et al.'s ``SL``; the mean is over the
 devices the task may use). Start times are the ready-set engine's
 (:mod:`dse.heuristics.ready_list`: inputs' arrival and the device's ready time, no insertion),
-the paper's model with heterogeneous times and per-pair transfer times. Results decode with
-``insertion=False``.
+the paper's model with heterogeneous times and per-pair transfer times. The result is decoded
+with the problem's own decoder.
 """
 
 from __future__ import annotations
@@ -36,4 +36,4 @@ def etf(problem: DagProblem) -> HeuristicResult:
         return row, int(ready.start[row].argmin())
 
     devices, order, _, _ = ready_list_schedule(g, rule)
-    return finish(problem, "etf", devices, order, insertion=False)
+    return finish(problem, "etf", devices, order, insertion=problem.insertion)

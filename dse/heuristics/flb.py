@@ -15,7 +15,7 @@ with mean costs, then the lower task index, then the enabling device). On identi
 with uniform links this is the paper's choice (its lemma: the earliest-starting task starts on
 one of those two devices); with heterogeneous times and links it is the same two-candidate rule,
 which no longer guarantees the earliest start over all devices. Start times are the ready-set
-engine's (no insertion); results decode with ``insertion=False``.
+engine's (no insertion); the result is decoded with the problem's own decoder.
 """
 
 from __future__ import annotations
@@ -50,4 +50,4 @@ def flb(problem: DagProblem) -> HeuristicResult:
         return row, int(ep[row] if use_ep[row] else idle[row])
 
     devices, order, _, _ = ready_list_schedule(g, rule)
-    return finish(problem, "flb", devices, order, insertion=False)
+    return finish(problem, "flb", devices, order, insertion=problem.insertion)

@@ -15,7 +15,7 @@ and the device's ready time, no insertion).
 * ``met`` (minimum execution time): the device where the task's own time is smallest, whatever
   its load (ties: earlier completion, then lower device index).
 
-Results decode with ``insertion=False``.
+The result is decoded with the problem's own decoder.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ def _met(state: ReadyState, ready: Ready) -> tuple[int, int]:
 
 def mct(problem: DagProblem) -> HeuristicResult:
     devices, order, _, _ = ready_list_schedule(graph_of(problem), _mct)
-    return finish(problem, "mct", devices, order, insertion=False)
+    return finish(problem, "mct", devices, order, insertion=problem.insertion)
 
 
 def met(problem: DagProblem) -> HeuristicResult:
     devices, order, _, _ = ready_list_schedule(graph_of(problem), _met)
-    return finish(problem, "met", devices, order, insertion=False)
+    return finish(problem, "met", devices, order, insertion=problem.insertion)

@@ -12,7 +12,10 @@ arrival on that device (producer finish plus the edge's transfer time, zero on t
 and the end of the device's last placed task, no insertion into gaps. In per-edge mode decoding
 ``genome(devices, order)`` with ``insertion=False`` reproduces that timing exactly; with
 ``tensor_per_device`` the send rule is not in the estimate (a task's consumers are not placed
-yet) and only the decoded makespan counts. Candidate devices are those of
+yet). Each heuristic's result is ``genome(devices, order)`` decoded by the problem's own decoder
+(``problem.insertion``), so that its genome seeds the searches as it is: on a problem that decodes
+with insertion a task may then start in an earlier gap than the engine's estimate, and only the
+decoded makespan counts. Candidate devices are those of
 :class:`~dse.heuristics.base.Placement` (colocation groups follow their first placed member;
 memory capacities are respected while some allowed device still fits).
 """
