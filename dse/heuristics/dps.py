@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dse.heuristics.base import HeuristicResult, finish, graph_of
-from dse.heuristics.ready_list import Ready, ReadyState, best_device, ready_list_schedule
+from dse.heuristics.ready_list import Ready, ReadyState, ready_list_schedule
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -32,7 +32,7 @@ def dps(problem: DagProblem) -> HeuristicResult:
     def rule(state: ReadyState, ready: Ready) -> tuple[int, int]:
         priority = bottom[ready.tasks] - state.last_arrival[ready.tasks]
         row = int(priority.argmax())
-        return row, int(best_device(ready)[row])
+        return row, int(ready.row(row)[2].argmin())
 
     devices, order, _, _ = ready_list_schedule(g, rule)
     return finish(problem, "dps", devices, order, insertion=problem.insertion)

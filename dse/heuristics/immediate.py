@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dse.heuristics.base import HeuristicResult, finish, graph_of
-from dse.heuristics.ready_list import Ready, ReadyState, best_device, ready_list_schedule
+from dse.heuristics.ready_list import Ready, ReadyState, ready_list_schedule
 from dse.mapping.dag.structure import OPEN_END
 
 if TYPE_CHECKING:
@@ -38,13 +38,14 @@ def _first_arrived(state: ReadyState, ready: Ready) -> int:
 
 def _mct(state: ReadyState, ready: Ready) -> tuple[int, int]:
     row = _first_arrived(state, ready)
-    return row, int(best_device(ready)[row])
+    return row, int(ready.row(row)[2].argmin())
 
 
 def _met(state: ReadyState, ready: Ready) -> tuple[int, int]:
     row = _first_arrived(state, ready)
-    own = np.where(ready.cand[row], state.time[ready.tasks[row]], OPEN_END)
-    return row, int(np.lexsort((np.arange(len(own)), ready.finish[row], own))[0])
+    cand, _, finish = ready.row(row)
+    own = np.where(cand, state.time[ready.tasks[row]], OPEN_END)
+    return row, int(np.lexsort((np.arange(len(own)), finish, own))[0])
 
 
 def mct(problem: DagProblem) -> HeuristicResult:

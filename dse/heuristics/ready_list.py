@@ -23,7 +23,6 @@ memory capacities are respected while some allowed device still fits).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -31,15 +30,42 @@ from dse.heuristics.base import Graph, Placement
 from dse.mapping.dag.structure import OPEN_END
 
 
-@dataclass(frozen=True, eq=False)
 class Ready:
     """The ready set at one step: ``tasks`` (k,) in increasing index, and per task and device
-    ``start`` / ``finish`` (k, m) with :data:`OPEN_END` where ``cand`` (k, m) is False."""
+    ``start`` / ``finish`` (k, m) with :data:`OPEN_END` where ``cand`` (k, m) is False.
 
-    tasks: np.ndarray
-    start: np.ndarray
-    finish: np.ndarray
-    cand: np.ndarray
+    The (k, m) arrays are computed on first use; :meth:`row` gives one task's without them (a rule
+    that ranks tasks by their own numbers, such as DPS or MCT, then costs O(k + m) a step).
+    """
+
+    def __init__(self, tasks: np.ndarray, times: Callable[[np.ndarray], tuple[np.ndarray, ...]]) -> None:
+        self.tasks = tasks
+        self._times = times
+        self._all: tuple[np.ndarray, ...] | None = None
+
+    def _every(self) -> tuple[np.ndarray, ...]:
+        if self._all is None:
+            self._all = self._times(self.tasks)
+        return self._all
+
+    @property
+    def cand(self) -> np.ndarray:
+        return self._every()[0]
+
+    @property
+    def start(self) -> np.ndarray:
+        return self._every()[1]
+
+    @property
+    def finish(self) -> np.ndarray:
+        return self._every()[2]
+
+    def row(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(cand, start, finish)`` of the ``i``-th ready task, each (m,)."""
+        if self._all is not None:
+            return self._all[0][i], self._all[1][i], self._all[2][i]
+        cand, start, finish = self._times(self.tasks[i : i + 1])
+        return cand[0], start[0], finish[0]
 
 
 class ReadyState:
@@ -94,8 +120,9 @@ def ready_list_schedule(g: Graph, rule: Rule) -> tuple[np.ndarray, np.ndarray, n
     order = np.zeros(n, dtype=np.int64)
     start = np.zeros(n, dtype=np.int64)
     fin = np.zeros(n, dtype=np.int64)
-    for step in range(n):
-        tasks = np.flatnonzero(is_ready)
+
+    def times(tasks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(cand, start, finish)`` (k, m) of ``tasks`` now (see :class:`Ready`)."""
         cand = g.mask[tasks].copy()
         if memory:
             fits = cand & (place.used + need[tasks] <= place.cap)
@@ -108,10 +135,12 @@ def ready_list_schedule(g: Graph, rule: Rule) -> tuple[np.ndarray, np.ndarray, n
             cand[locked] = devices[None, :] == lock[locked, None]
         s = np.maximum(data_ready[tasks], state.avail[None, :])
         f = s + time[tasks]
-        s = np.where(cand, s, OPEN_END)
-        f = np.where(cand, f, OPEN_END)
-        row, d = rule(state, Ready(tasks, s, f, cand))
-        v = int(tasks[row])
+        return cand, np.where(cand, s, OPEN_END), np.where(cand, f, OPEN_END)
+
+    for step in range(n):
+        ready = Ready(np.flatnonzero(is_ready), times)
+        row, d = rule(state, ready)
+        v = int(ready.tasks[row])
         place.assign(v, int(d))
         d = int(place.dev[v])
         order[step] = v

@@ -105,7 +105,7 @@ def test_flb_tracks_the_enabling_device() -> None:
     problem = uniform_problem([(2, 9), (3, 9), (3, 9), (1, 1)], [(0, 1, 1), (0, 2, 1)])
     seen = []
 
-    def rule(state, ready):
+    def rule(state, ready):  # noqa: ANN001 - a test rule
         seen.append({int(v): int(state.enabling[v]) for v in ready.tasks})
         return int(ready.finish.min(axis=1).argmin()), int(ready.finish.min(axis=0).argmin())
 
