@@ -1,7 +1,9 @@
 """Classic partitioning and scheduling heuristics for the ``dag`` family, behind one interface.
 
-* list schedulers (:data:`LIST_SCHEDULERS`): ``heft``, ``cpop``, ``peft``, each
-  ``(problem) -> HeuristicResult`` with ``insertion=True``;
+* list schedulers (:data:`LIST_SCHEDULERS`): ``heft``, ``cpop``, ``peft`` (insertion), and the
+  ready-set schedulers ``etf``, ``flb``, ``dps``, ``mct``, ``met``, ``minmin``, ``maxmin``,
+  ``sufferage``, ``duplex`` (choices made by machine ready times, :mod:`dse.heuristics.ready_list`;
+  decoded with the problem's own ``insertion``), each ``(problem) -> HeuristicResult``;
 * partitioners (:data:`PARTITIONERS`): ``hash``, ``cp``, ``icp``, ``mite``,
   ``batchsplit``, ``dfs``, each ``(problem) -> devices``;
 * schedulers (:data:`SCHEDULERS`): ``fifo``, ``lro``, ``pct``, ``msr``, each
@@ -25,8 +27,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dse.heuristics.base import HeuristicResult, finish, repaired_devices
+from dse.heuristics.batch import duplex, maxmin, minmin, sufferage
 from dse.heuristics.cpop import cpop
+from dse.heuristics.dps import dps
+from dse.heuristics.etf import etf
+from dse.heuristics.flb import flb
 from dse.heuristics.heft import heft
+from dse.heuristics.immediate import mct, met
 from dse.heuristics.partitioners import PARTITIONERS
 from dse.heuristics.peft import peft
 from dse.heuristics.schedulers import fifo, lro, msr, pct
@@ -45,6 +52,15 @@ LIST_SCHEDULERS: dict[str, Callable[[DagProblem], HeuristicResult]] = {
     "heft": heft,
     "cpop": cpop,
     "peft": peft,
+    "etf": etf,
+    "flb": flb,
+    "dps": dps,
+    "mct": mct,
+    "met": met,
+    "minmin": minmin,
+    "maxmin": maxmin,
+    "sufferage": sufferage,
+    "duplex": duplex,
 }
 
 SCHEDULERS: dict[str, Callable[[DagProblem, np.ndarray], np.ndarray]] = {
@@ -73,7 +89,7 @@ def names() -> list[str]:
 
 
 def run(problem: DagProblem, name: str) -> HeuristicResult:
-    """Run the heuristic ``name`` (``heft``, ``cpop``, ``peft`` or ``PARTITIONER+SCHEDULER``).
+    """Run the heuristic ``name`` (a key of :data:`LIST_SCHEDULERS` or ``PARTITIONER+SCHEDULER``).
 
     Raises ``ValueError`` listing the valid names for an unknown one.
     """
