@@ -52,8 +52,9 @@ from dse.pareto import (
 )
 from dse.solvers.certificate import Box, front_certificate
 from dse.solvers.common import STOPPED_BEFORE_BUILD, build_timed_out, result, unsearched, with_seeds
-from dse.solvers.context import RESUME, SolveContext
-from dse.solvers.cpsat_boxes import CpSatRunner, search_box, split_with_lowers
+from dse.solvers.context import CLIENT, RESUME, SolveContext
+from dse.solvers.cpsat_boxes import CpSatRunner, found_points, search_box, split_with_lowers
+from dse.solvers.cpsat_distributed import solve_cpsat_distributed
 from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_single
 from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
 from dse.util.rounding import ceil_int
@@ -64,7 +65,8 @@ __all__ = ["CPSAT", "CpSatRunner", "CpsatOptions", "default_workers", "solve_cps
 def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
     """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum;
     three or more, or ``ctx.resume`` genomes from a previous run's front: :func:`solve_cpsat_boxes`
-    (search-region boxes, which continue from those points).
+    (search-region boxes, which continue from those points); two or more with a Dask ``ctx.client``: the
+    same boxes farmed out to its workers (:func:`~dse.solvers.cpsat_distributed.solve_cpsat_distributed`).
 
     Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
     found so far, each marked proven or not (status ``time_limit`` or
@@ -76,6 +78,8 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
     """
     if len(problem.objectives) == 1:
         return solve_cpsat_single(problem, ctx, options)
+    if ctx.client is not None:
+        return solve_cpsat_distributed(problem, ctx, options, ctx.client)
     if len(problem.objectives) > 2 or len(ctx.resume):
         return solve_cpsat_boxes(problem, ctx, options)
     progress = ctx.progress
@@ -215,16 +219,10 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     lowers = {top: tuple(runner.lower(v) for v in objs)}  # per box: its proven lower corner
     genomes: list[np.ndarray] = []
     values: list[tuple[int, ...]] = []
-    if len(resume):  # a previous front: its feasible points are found already and split the region
-        R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
-        ev = problem.evaluate(R)
-        for row in np.flatnonzero(ev.feasible):
-            z = tuple(int(val) for val in ev.F[row])
-            if any(zj >= uj for zj, uj in zip(z, top, strict=True)):
-                continue
-            genomes.append(R[row])
-            values.append(z)
-            boxes, lowers = split_with_lowers(boxes, lowers, z)
+    for genome, z in found_points(problem, resume, top):  # a previous front: found already, splits the region
+        genomes.append(genome)
+        values.append(z)
+        boxes, lowers = split_with_lowers(boxes, lowers, z)
     status = OPTIMAL
     try:
         while boxes:
@@ -276,7 +274,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
 
 #: The ``cpsat`` solver's registry entry (:func:`dse.certify` checks its options against it).
 CPSAT = register_solver(Solver(
-    "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME}),
+    "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT}),
     supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
 ))

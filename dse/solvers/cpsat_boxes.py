@@ -6,18 +6,18 @@ splitting of the local upper bounds by a new point (:func:`split_boxes`, :func:`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from dse.mapping.base import Formulation
+from dse.mapping.base import Formulation, MappingProblem
 from dse.solvers.cpsat_single import default_workers
 from dse.util.interrupt import StopToken, run_cpsat
 from dse.util.rounding import ceil_int
 
-__all__ = ["CpSatRunner", "Solve", "empty_box", "search_box", "split_boxes", "split_with_lowers"]
+__all__ = ["CpSatRunner", "Solve", "empty_box", "found_points", "search_box", "split_boxes", "split_with_lowers"]
 
 
 @dataclass
@@ -146,3 +146,19 @@ def search_box(runner: CpSatRunner, box: tuple[int, ...], remaining: Callable[[]
         for v in objs:
             runner.set_upper(v, None)
     return solves
+
+
+def found_points(problem: MappingProblem, genomes: Sequence[np.ndarray],
+                 top: tuple[int, ...]) -> list[tuple[np.ndarray, tuple[int, ...]]]:
+    """The feasible ``genomes`` (repaired; a previous front's, say) with their objective values, those
+    inside the region ``f < top``, in the given order: points found already, which split the region."""
+    if not len(genomes):
+        return []
+    R = problem.repair(np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes))
+    ev = problem.evaluate(R)
+    out = []
+    for row in np.flatnonzero(ev.feasible):
+        z = tuple(int(val) for val in ev.F[row])
+        if all(zj < uj for zj, uj in zip(z, top, strict=True)):
+            out.append((R[row], z))
+    return out
