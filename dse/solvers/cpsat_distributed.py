@@ -58,11 +58,36 @@ from dse.solvers.cpsat_boxes import (
 )
 from dse.solvers.cpsat_single import CpsatOptions
 from dse.solvers.registry import best_seed, collect_seeds
+from dse.util.interrupt import StopToken
 
 __all__ = ["DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
 
 #: Seconds between two looks at the stop token while waiting for results.
 POLL_S = 0.2
+#: Seconds between two looks of a running task at the run's stop event.
+STOP_POLL_S = 0.25
+#: After a stop, the seconds the driver waits for the running tasks (told to stop) to bring their points.
+STOP_GRACE_S = 10.0
+
+
+class _EventToken(StopToken):
+    """A worker's stop token that also asks, at most every :data:`STOP_POLL_S` seconds, whether the
+    driver set the run's Dask event (a stop or the deadline)."""
+
+    def __init__(self, name: str) -> None:
+        from distributed import Event
+
+        super().__init__()
+        self._event = Event(name)
+        self._next = 0.0
+
+    @property
+    def stopped(self) -> bool:
+        if self.signum is None and time.monotonic() >= self._next:
+            self._next = time.monotonic() + STOP_POLL_S
+            if self._event.is_set():
+                self.request()
+        return self.signum is not None
 
 
 @dataclass(frozen=True)
@@ -144,13 +169,15 @@ def domains_task(problem: MappingProblem, key: str, settings: _Settings,
 def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: int, hint: np.ndarray | None,
                 settings: _Settings, budget: float) -> RegionResult:
     """One region's task, run on a worker: the lexicographic search of ``f < box`` starting with objective
-    ``first``, hinted with ``hint``, within ``budget`` seconds (the model's build included)."""
+    ``first``, hinted with ``hint``, within ``budget`` seconds (the model's build included); it ends
+    early, with what it found, once the driver sets the run's stop event."""
     end = time.monotonic() + budget
     try:
         runner = _runner(problem, key, settings, budget)
     except ModelBuildTimeout:
         return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, _worker_name())
     calls = runner.calls
+    runner.token = _EventToken(f"dse-stop-{key}")
     solves = search_box(runner, box, lambda: max(0.0, end - time.monotonic()), hint, first)
     head, best = solves[0], solves[-1]
     bound = None if head.status == cp_model.INFEASIBLE else runner.proven_bound(
@@ -227,7 +254,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     task's CP-SAT gets ``options.workers`` search workers (default 1: one per Dask thread) and first
     ``options.region_time`` seconds. Raises what a task raised.
     """
-    from distributed import wait
+    from distributed import Event, wait
 
     hooks = hooks or DriverHooks()
     task = hooks.task or region_task
@@ -239,6 +266,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
         return unsearched(problem, ctx, stop, STOPPED_BEFORE_BUILD, [*resume, *seeds])
     own_bounds = problem.objective_lower_bounds()
     key = uuid.uuid4().hex
+    stop_event = Event(f"dse-stop-{key}", client=client)
     shared = client.scatter(problem, broadcast=True, hash=False)
     domains = _await(client.submit(domains_task, shared, key, settings, max(ctx.remaining(), 0.01), pure=False),
                      ctx, wait)
@@ -303,10 +331,16 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     except KeyboardInterrupt:
         status = INTERRUPTED
     finally:
-        for fut in [f for f in running if f.status == "finished"]:  # nothing that came back is lost
-            take(fut)
-        if running:
+        if running:  # told to stop, the running tasks return what they found: nothing found is lost
+            stop_event.set()
+            try:
+                wait(list(running), timeout=STOP_GRACE_S)
+            except TimeoutError:
+                pass
+            for fut in [f for f in running if f.status == "finished"]:
+                take(fut)
             client.cancel(list(running))
+        stop_event.set()
     state.drop_empty()
     if status == OPTIMAL and not state.values:
         status = INFEASIBLE
