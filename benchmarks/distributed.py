@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 import time
-
-from stopping import benchmark_stops
+from pathlib import Path
 
 import dse
 from dse.cost.synthetic import random_tables
@@ -36,6 +36,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--time-limit", type=float, default=600.0)
     args = parser.parse_args()
+    from stopping import benchmark_stops
+
+    # this file's folder is on the path (for stopping.py) and this file is named like the Dask package:
+    # the folder goes, so that `import distributed` (here, inside dse and in the workers) finds Dask
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     from distributed import Client, LocalCluster
 
     target = problem(args.seed)

@@ -14,8 +14,9 @@ scattered to every worker once). Results are applied in whatever order they come
   lower corner) is cancelled: the points found dominate or close all of it;
 * a task that ran out of budget without a point is resubmitted with twice the budget.
 
-While there are free worker threads, a box is searched from several ends at once: objective 1 first,
-then (when every open box has its objective-1 task) objective 2 first, ..., each ending on a
+Concurrent tasks minimize different objectives first where they can (:func:`_choose`): two tasks that
+both minimize objective 1 on overlapping boxes tend to end on the same point; with different first
+objectives they end on different ones (a box may be searched from several ends at once), each a
 nondominated point. Since every box is closed only by a proof, the complete front is the serial one (its
 objective values; genomes may differ where several map to one point), and a run cut short by its time
 limit or a stop certifies, with :func:`~dse.solvers.certificate.front_certificate`, the points found and
@@ -306,19 +307,12 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             if stop is not None:
                 status = stop
                 break
-            busy = set(running.values())
-            order = sorted(state.boxes, reverse=True)  # the serial order: the box reaching furthest in f1 first
-            for first in range(len(top)):
-                for box in order:
-                    if len(running) >= slots:
-                        break
-                    if (box, first) in busy:
-                        continue
-                    budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
-                    fut = client.submit(task, shared, key, box, first, state.hint(box, fallback), settings, budget,
-                                        pure=False)
-                    running[fut] = (box, first)
-                    submitted += 1
+            for box, first in _choose(state.boxes, len(top), list(running.values()), slots - len(running)):
+                budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
+                fut = client.submit(task, shared, key, box, first, state.hint(box, fallback), settings, budget,
+                                    pure=False)
+                running[fut] = (box, first)
+                submitted += 1
             try:
                 done, _ = wait(list(running), timeout=POLL_S, return_when="FIRST_COMPLETED")
             except TimeoutError:
@@ -358,6 +352,27 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     open_boxes: list[Box] = [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
                              for u in state.boxes]
     return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes, own_bounds))
+
+
+def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int, ...], int]],
+            free: int) -> list[tuple[tuple[int, ...], int]]:
+    """Up to ``free`` new tasks (box, objective minimized first), none already ``running``: each time the
+    objective that the fewest running tasks minimize first (concurrent searches then end on different
+    points), on the box reaching furthest in objective 1 (the serial order), objective 1 on ties."""
+    busy = set(running)
+    used = [sum(1 for _, first in running if first == j) for j in range(k)]
+    order = sorted(boxes, reverse=True)
+    chosen: list[tuple[tuple[int, ...], int]] = []
+    for _ in range(free):
+        candidates = [(used[j], rank, j) for j in range(k) for rank, box in enumerate(order)
+                      if (box, j) not in busy]
+        if not candidates:
+            break
+        _, rank, j = min(candidates)
+        chosen.append((order[rank], j))
+        busy.add((order[rank], j))
+        used[j] += 1
+    return chosen
 
 
 def _await(fut: Any, ctx: SolveContext, wait: Callable[..., Any]) -> Any:
