@@ -197,6 +197,10 @@ class _Regions:
     values: list[tuple[int, ...]] = field(default_factory=list)
     budgets: dict[tuple[tuple[int, ...], int], float] = field(default_factory=dict)
     finders: dict[str, int] = field(default_factory=dict)
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+    def _count(self, outcome: str) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
 
     def add(self, genome: np.ndarray, z: tuple[int, ...]) -> bool:
         """Record the point ``z`` and split the boxes by it, when it lies in the open region."""
@@ -221,6 +225,7 @@ class _Regions:
         """Apply one task's result (module docstring); returns whether it ran out of budget empty-handed."""
         inside = [c for c in self.boxes if all(a <= b for a, b in zip(c, box, strict=True))]
         if res.status == cp_model.INFEASIBLE:  # the whole box is empty, so is every open box inside it
+            self._count("empty")
             self.boxes = [c for c in self.boxes if c not in inside]
             self.lowers = {u: self.lowers[u] for u in self.boxes}
             return False
@@ -230,9 +235,13 @@ class _Regions:
                 self.lowers[c] = (*low[:first], max(low[first], res.bound), *low[first + 1:])
         if res.genome is None or res.values is None:
             self.budgets[(box, first)] = 2 * self.budgets.get((box, first), self.budget)
+            self._count("out of budget")
             return True
         if self.add(res.genome, tuple(int(v) for v in res.values)):
             self.finders[res.worker] = self.finders.get(res.worker, 0) + 1
+            self._count("new point")
+        else:
+            self._count("point known or dominated")
         return False
 
     def hint(self, box: tuple[int, ...], fallback: np.ndarray | None) -> np.ndarray | None:
@@ -346,7 +355,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     found_by = ", ".join(f"{w}: {n}" for w, n in sorted(state.finders.items()))
     stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=calls,
                        message=f"distributed over {slots} worker threads: {submitted} region tasks, "
-                       f"{cancelled} cancelled as dominated, {retried} out of budget; "
+                       f"{cancelled} cancelled as dominated, {retried} out of budget; outcomes "
+                       + ", ".join(f"{name} {n}" for name, n in sorted(state.outcomes.items())) + "; "
                        f"search-region boxes, {len(state.boxes)} left open; points found by {found_by or 'none'}")
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
     open_boxes: list[Box] = [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
