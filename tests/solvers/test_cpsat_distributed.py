@@ -8,6 +8,7 @@ real worker processes.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -32,6 +33,7 @@ from dse.solvers.cpsat_distributed import (
     solve_cpsat_distributed,
 )
 from dse.solvers.cpsat_single import CpsatOptions
+from tests.conftest import run_cli
 
 distributed = pytest.importorskip("distributed")
 
@@ -177,3 +179,25 @@ def test_worker_processes_give_the_serial_front() -> None:
         for seed in (1, 2):
             assert_same_front(pipeline(seed, three=True), c, seed)
         assert_same_front(dag(120), c, 0)
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (("--workers", "0"), "--workers"),
+    (("--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not both"),
+])
+def test_cluster_flags_are_checked_first(argv: tuple[str, ...], words: str, tmp_path: Any, capsys: Any) -> None:
+    """Bad cluster flags exit 2 with one line naming the flag, before any cluster starts."""
+    code, _, err = run_cli(capsys, "solve", "quickstart", "--solver", "cpsat", "--out", str(tmp_path / "o"), *argv)
+    assert code == 2 and words in err and "--workers" in err
+
+
+@pytest.mark.slow
+def test_solve_command_on_two_local_workers(tmp_path: Any, capsys: Any) -> None:
+    """``dse solve --workers 2``: a LocalCluster of two processes, the cpsat front complete with gap 0, the
+    stats naming the distributed run."""
+    code, _, err = run_cli(capsys, "solve", "quickstart", "--solver", "cpsat", "--workers", "2", "--quiet",
+                           "--time-limit", "300", "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    front = json.loads((tmp_path / "o" / "front.json").read_text())["fronts"][0]
+    assert front["status"] == "optimal" and front["certificate"]["gap"] == 0.0
+    assert front["stats"]["message"].startswith("distributed over 2 worker threads")
