@@ -41,7 +41,7 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         yield c
 
 
@@ -175,7 +175,7 @@ def test_interrupt_keeps_the_points_found(client: Any) -> None:
 def test_worker_processes_give_the_serial_front() -> None:
     """Real worker processes: the problem is pickled to them once (scattered) and the front is the serial one."""
     with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         for seed in (1, 2):
             assert_same_front(pipeline(seed, three=True), c, seed)
         assert_same_front(dag(120), c, 0)
