@@ -140,27 +140,34 @@ LOCK = threading.Lock()
 
 
 def stopping(*args: Any) -> RegionResult:
-    """:func:`region_task`, recording the point it returns; the third one requests a stop as it returns."""
+    """:func:`region_task`, recording the distinct points it returns; the third one requests a stop and returns only
+    once the driver has left its loop and told the running tasks to stop (its stop event), so its point
+    comes back after the stop (the 60 s are only a safety net, nothing is timed)."""
     res = region_task(*args)
     with LOCK:
-        if res.values is not None and "stopped" not in STOPPING:
+        third = res.values is not None and "stopped" not in STOPPING and tuple(res.values) not in RETURNED
+        if third:
             RETURNED.append(tuple(res.values))
-            if len(RETURNED) == 3:
+            third = len(RETURNED) == 3
+            if third:
                 STOPPING["stopped"] = True
                 STOPPING["ctx"].token.request()
+    if third:
+        distributed.Event(f"dse-stop-{args[1]}").wait(60)
     return res
 
 
 def test_interrupt_keeps_the_points_found(client: Any) -> None:
-    """A stop requested by the third task that returns a point: the run ends ``interrupted``, every
-    point the tasks returned is in the front or dominated by one of its points, its points are all in
+    """A stop requested by the third task that returns a point, whose point comes back after the stop:
+    the run ends ``interrupted``, every point the tasks returned is in the front or dominated by one of its points, its points are all in
     the complete front, and the certificate has a gap."""
     problem = pipeline(5, three=True)
     RETURNED.clear()
     STOPPING.clear()
     with solve_context(seed=0, time_limit=120) as ctx:
         STOPPING["ctx"] = ctx
-        front = solve_cpsat_distributed(problem, ctx, CpsatOptions(), client, DriverHooks(task=stopping))
+        front = solve_cpsat_distributed(problem, ctx, CpsatOptions(hints=False), client,
+                                        DriverHooks(task=stopping))  # no heuristic points added to the front
     complete = dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=1)
     assert len(complete) > 3 and len(RETURNED) == 3  # the stop came midway
     assert front.status == "interrupted"
