@@ -33,6 +33,7 @@ from dse.solvers.registry import (
     solver_names,
     solvers,
 )
+from dse.store.batch import cluster_client
 from dse.store.trace import chrome_trace, mapping_timeline, write_trace
 from dse.util.files import check_out_folder
 from dse.util.interrupt import Interrupted, interruptible
@@ -87,6 +88,10 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--gantt", action="store_true", help="also draw the schedule of the knee point (gantt.png)")
     solve.add_argument("--point", type=int, metavar="N",
                        help="trace.json shows row N (0 = first) of front.csv (default: the first front's knee)")
+    solve.add_argument("--workers", type=int, metavar="N",
+                       help="cpsat: farm its regions out to a local Dask cluster of N worker processes")
+    solve.add_argument("--scheduler", metavar="ADDR",
+                       help="cpsat: farm its regions out to the Dask cluster at ADDR (tcp://HOST:8786)")
     solve.add_argument("--resume", type=Path, metavar="DIR",
                        help="continue from DIR/front.json of a previous run: its genomes seed nsga2 and hint cpsat")
     validate = sub.add_parser("validate", help="check a problem spec and print its size")
@@ -212,6 +217,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         check_out_folder(args.out)
     if args.point is not None and args.point < 0:
         raise SpecError("command line", "--point", args.point, "must be a row of front.csv (0 = first)")
+    if args.workers is not None and args.scheduler is not None:
+        raise SpecError("command line", "--workers", args.workers, "give --workers or --scheduler, not both")
+    if args.workers is not None and not (1 <= args.workers <= 4096):
+        raise SpecError("command line", "--workers", args.workers, "must be an integer in [1, 4096]")
 
 
 def _write_trace(out: Path, problem, fronts: list[ParetoSet], row: int | None) -> str | None:
@@ -267,8 +276,9 @@ def _solve_spec(args: argparse.Namespace) -> int:
         def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
             write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
 
-        fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
-                                     on_front=written, resume=resume, source=str(args.spec))
+        with cluster_client(args.workers, args.scheduler, token) as client:
+            fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
+                                         on_front=written, resume=resume, source=str(args.spec), client=client)
     interrupted = token.stopped
     if interrupted and not fronts:
         write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)

@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from dse.cost.error_bands import band_columns, problem_error
 from dse.errors import InfeasibleError, SpecError
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
 from dse.solvers import INFEASIBLE_NOTE
-from dse.solvers.context import RESUME
+from dse.solvers.context import CLIENT, RESUME
 from dse.solvers.registry import collect_seeds, lookup
 from dse.util.files import replace_atomically
 from dse.util.progress import Progress
@@ -31,11 +32,12 @@ from dse.viz.schedules import plot_schedule
 
 def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
                      quiet: bool = False, on_front=None, resume: list[np.ndarray] | None = None,
-                     source: str = "<spec>") -> tuple[list[ParetoSet], list[str]]:
+                     source: str = "<spec>", client: Any = None) -> tuple[list[ParetoSet], list[str]]:
     """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
     with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
     skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
-    every solver; ``resume`` genomes (a previous front) go to every solver that reads them (its ``inputs``).
+    every solver; ``resume`` genomes (a previous front) and the Dask ``client`` go to every solver that reads
+    them (its ``inputs``).
     Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
     ``source``) when every solver skipped the problem and no stop was requested."""
     entries = lookup("all") if name == "all" else lookup(name, problem)
@@ -54,6 +56,8 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
         configured = settings.options.get(entry.name)
         options = dict(configured) if isinstance(configured, dict) else {}
         handed = resume if resume and RESUME in entry.inputs else []
+        if client is not None and CLIENT in entry.inputs:
+            options[CLIENT] = client
         if not quiet:
             print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
                   file=sys.stderr, flush=True)

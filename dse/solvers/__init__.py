@@ -20,7 +20,7 @@ import numpy as np
 from dse.errors import InfeasibleError, SpecError
 from dse.mapping.base import PROBLEM_HINT, MappingProblem
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
-from dse.solvers.context import CALLBACK, RESUME, SEEDS, StepCallback, solve_context
+from dse.solvers.context import CALLBACK, CLIENT, RESUME, SEEDS, StepCallback, solve_context
 from dse.solvers.registry import (
     Solver,
     UnknownSolverError,
@@ -54,6 +54,7 @@ def solve(
     resume: Sequence[np.ndarray] = (),
     seeds: Sequence[np.ndarray] = (),
     callback: StepCallback | None = None,
+    client: Any = None,
     **options: Any,
 ) -> ParetoSet:
     """Solve ``problem`` with ``solver`` and return its Pareto set.
@@ -63,8 +64,9 @@ def solve(
     on/off; None shows it when stderr is a terminal. ``options`` are the solver's settings
     (``dse.solvers.registry.solvers()[name].options`` lists them; the rest keep that model's defaults).
     ``resume`` (the genomes of a previous front to continue from), ``seeds`` (extra starting genomes)
-    and ``callback(step, elapsed_s, front_X, front_F)`` (after each step; True stops) go to the solvers
-    that read them (:mod:`dse.solvers.context`).
+    ``callback(step, elapsed_s, front_X, front_F)`` (after each step; True stops) and ``client`` (a Dask
+    ``distributed.Client``: ``cpsat`` farms its regions out to the cluster,
+    :mod:`dse.solvers.cpsat_distributed`) go to the solvers that read them (:mod:`dse.solvers.context`).
 
     Raises ``TypeError`` when ``problem`` is not a :class:`~dse.mapping.base.MappingProblem` (a spec
     path or a spec: build the problem with :func:`dse.load_problem` first) or ``solver`` is not a
@@ -97,9 +99,11 @@ def solve(
     settings = check_options(entry, options, fixed=fixed)
     _check_inputs(entry, {RESUME: f"{len(resume)} genomes" if len(resume) else None,
                           SEEDS: f"{len(seeds)} genomes" if len(seeds) else None,
-                          CALLBACK: "a function" if callback is not None else None})
+                          CALLBACK: "a function" if callback is not None else None,
+                          CLIENT: "a Dask client" if client is not None else None})
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
-    with solve_context(seed, time_limit, reporter, resume=resume, seeds=seeds, callback=callback) as ctx:
+    with solve_context(seed, time_limit, reporter, resume=resume, seeds=seeds, callback=callback,
+                       client=client) as ctx:
         front = entry.run(problem, ctx, settings)
     return diagnosed(problem, front)
 

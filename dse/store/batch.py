@@ -28,7 +28,8 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -362,6 +363,30 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
                 _close(own, token.stopped)
         return BatchReport(len(jobs), skipped, loop.finished, loop.failed, db.write_s, time.monotonic() - begin,
                            token.signum, loop.infeasible, tuple(loop.diagnoses))
+
+
+@contextmanager
+def cluster_client(workers: int | None, scheduler: str | None, token: StopToken) -> Iterator[Any]:
+    """A Dask client for one search (``dse solve --workers N`` / ``--scheduler ADDR``): on the scheduler at
+    ``scheduler``, or on a LocalCluster of ``workers`` single-threaded processes started here (forked from
+    a fork server that ignores SIGINT, as :func:`execute`'s), or None when neither is given or a stop came
+    while the workers started. Closes what it started on exit. Raises :class:`SpecError` naming
+    ``--workers`` outside [1, 4096] or a ``--scheduler`` it cannot reach."""
+    if workers is not None and not (1 <= workers <= 4096):
+        raise SpecError("command line", "--workers", workers, "must be an integer in [1, 4096]")
+    if workers is None and scheduler is None:
+        yield None
+        return
+    import dask
+    import distributed  # noqa: F401 - its config defaults loaded before dask.config.set (see execute)
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        own = (None, _connect(scheduler)) if scheduler is not None else _start_local_client(workers, workers or 1,
+                                                                                             token)
+        try:
+            yield None if own is None else own[1]
+        finally:
+            _close(own, token.stopped)
 
 
 def _connect(address: str) -> Any:

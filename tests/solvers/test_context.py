@@ -229,8 +229,10 @@ def test_dse_solve_refuses_what_a_solver_does_not_read() -> None:
     genomes = _handed(problem)
     with pytest.raises(SpecError, match=r"field 'resume' = .*exhaustive does not read resume"):
         dse.solve(problem, "exhaustive", time_limit=5, resume=genomes)
-    with pytest.raises(SpecError, match=r"field 'callback' = .*cpsat does not read callback \(it reads resume\)"):
+    with pytest.raises(SpecError, match=r"field 'callback' = .*cpsat does not read callback \(it reads client, resume\)"):
         dse.solve(problem, "cpsat", time_limit=5, callback=lambda *a: None)
+    with pytest.raises(SpecError, match=r"field 'client' = 'a Dask client': nsga2 does not read client"):
+        dse.solve(problem, "nsga2", time_limit=5, client=object())
     front = dse.solve(problem, "nsga2", time_limit=60, seed=0, progress=False, resume=genomes, generations=1,
                       use_heuristic_seeds=False)  # NSGA-II reads it: never worse than what it was handed
     F = front.internal()
