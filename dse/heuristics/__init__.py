@@ -22,6 +22,7 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,7 +39,7 @@ from dse.heuristics.partitioners import PARTITIONERS
 from dse.heuristics.peft import peft
 from dse.heuristics.schedulers import fifo, lro, msr, pct
 from dse.solvers.registry import HeuristicProvider, register_heuristics
-from dse.util.interrupt import Cut, cut_point
+from dse.util.interrupt import Cut, cut_point, without_deadline
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -136,16 +137,21 @@ def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> lis
     names it, the problem and the error, once per heuristic and problem. A stop request or the end of
     the enclosing :func:`~dse.util.interrupt.work_limits` block (a solver's time limit) ends the list
     there: the heuristics check it in their loops (:func:`~dse.util.interrupt.cut_point`) and the genomes
-    of those that finished are returned.
+    of those that finished are returned. The first heuristic (``heft`` by default) is started whatever the
+    limit, so that a time limit too short for any search still returns its schedule; a stop request (Ctrl-C)
+    still cuts it.
     """
     if names is None:
         names = _all_names() if problem.n_tasks <= LARGE_GRAPH_TASKS else LARGE_GRAPH_SEEDS
     out: list[np.ndarray] = []
     seen: set[bytes] = set()
-    for name in names:
+    for k, name in enumerate(names):
         try:
-            cut_point(f"before heuristic {name}")
-            genome = genome_of(problem, run(problem, name))
+            if k:
+                cut_point(f"before heuristic {name}")
+            # the first runs to its end past the time limit (never past a stop request)
+            with without_deadline() if k == 0 else nullcontext():
+                genome = genome_of(problem, run(problem, name))
         except Cut:
             break
         except Exception as exc:  # noqa: BLE001 - a failing heuristic only loses its seed, said once

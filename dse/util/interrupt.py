@@ -180,6 +180,17 @@ def work_limits(deadline: float = math.inf, token: StopToken | None = None) -> I
         _LIMITS.reset(handle)
 
 
+@contextmanager
+def without_deadline() -> Iterator[None]:
+    """Within the block, :func:`cut_point` ignores the enclosing :func:`work_limits` deadline (a stop request
+    still cuts): for the one short step whose result a run returns however short its time limit."""
+    handle = _LIMITS.set((math.inf, _LIMITS.get()[1]))
+    try:
+        yield
+    finally:
+        _LIMITS.reset(handle)
+
+
 def cut_status() -> bool | None:
     """True once a stop was requested (the :func:`work_limits` block's token, else the :func:`interruptible`
     block's), False once the block's deadline passed, else None: an attribute read and a clock read."""
