@@ -18,15 +18,18 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dse.errors import SpecError
 from dse.model.workload import OP_CLASSES
+from dse.util.graphs import is_connected
 from dse.util.interrupt import stop_point
 from dse.util.validation import spec_error_from_validation
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
 #: Precision class of each compute precision, the keys of ``precision_efficiency``
@@ -189,17 +192,27 @@ class Platform:
 def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float, float]]:
     """Every connected ordered pair's route: a direct link, else the path of fewest links with the widest
     bottleneck, the first such path in :func:`networkx.all_shortest_paths`' order when several tie (its
-    summed latency and energy). One breadth-first search per source device (not two per pair)."""
+    summed latency and energy). One breadth-first search per source device (not two per pair); a fully
+    linked platform needs none, and does not import networkx."""
+    direct: dict[tuple[str, str], Link] = {}
+    for link in platform.links:  # the last of parallel links counts, as in a networkx Graph
+        direct[(link.a, link.b)] = direct[(link.b, link.a)] = link
+    names = platform.device_names
+    if all((a, b) in direct for a, b in itertools.permutations(names, 2)):
+        return {pair: (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
+                for pair, link in direct.items()}
+    import networkx as nx
+
     graph = nx.Graph()
-    graph.add_nodes_from(platform.device_names)
+    graph.add_nodes_from(names)
     for link in platform.links:
         graph.add_edge(link.a, link.b, link=link)
     routes: dict[tuple[str, str], tuple[float, float, float]] = {}
-    for a in platform.device_names:
+    for a in names:
         stop_point()  # 1,024 devices: a thousand searches
         pred = nx.predecessor(graph, a)  # what all_shortest_paths searches from a, for every target at once
         widest = _widest_bottlenecks(graph, a, pred)
-        for b in platform.device_names:
+        for b in names:
             if b == a or b not in pred:
                 continue
             if graph.has_edge(a, b):  # a direct link is the only one-hop path
@@ -421,13 +434,10 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base
             raise SpecError(source, "calibration", spec.calibration, f"calibration file not found (looked for {path})")
         calibration = str(path)
     platform = Platform(spec.name, tuple(devices), tuple(links), spec.description, calibration)
-    if len(devices) > 1:
-        graph = nx.Graph()
-        graph.add_nodes_from(names)
-        graph.add_edges_from((lk.a, lk.b) for lk in links)
-        if not nx.is_connected(graph):
-            isolated = [n for n in names if graph.degree(n) == 0] or names
-            raise SpecError(source, "links", isolated[0], "device is not connected to the others by any link")
+    if len(devices) > 1 and not is_connected(names, [(lk.a, lk.b) for lk in links]):
+        linked = {lk.a for lk in links} | {lk.b for lk in links}
+        isolated = [n for n in names if n not in linked] or names
+        raise SpecError(source, "links", isolated[0], "device is not connected to the others by any link")
     return platform
 
 
