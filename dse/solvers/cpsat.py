@@ -281,5 +281,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
 CPSAT = register_solver(Solver(
     "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT}),
     supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
+    imports=("ortools.sat.python.cp_model",),
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
 ))

@@ -21,6 +21,7 @@ from dse.solvers.common import baseline_points, result
 from dse.solvers.context import SolveContext
 from dse.solvers.registry import Solver, SolverOptions, heuristics_for, register_solver
 from dse.util.interrupt import Cut
+from dse.util.jit import one_off
 
 
 class HeuristicOptions(SolverOptions):
@@ -45,12 +46,14 @@ def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: Heurist
         return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, stop,
                       SolveStats(wall_s=ctx.elapsed(), message="stopped before the heuristic ran"))
     start = time.monotonic()
-    try:
-        genome, message = provider.run(problem, options.name)
-    except Cut as exc:  # the heuristic checks the stopping rule in its loops
-        return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, ctx.cut_status(),
-                      SolveStats(wall_s=ctx.elapsed(), message=f"the heuristic was cut short: {exc}"))
-    baselines, points = baseline_points(problem, genome[None, :], solver)  # one evaluation: mapping and baselines
+    tables = problem.tables
+    with one_off(tables.time.size + len(tables.edges) * tables.time.shape[1]):  # small: no numba (dse.util.jit)
+        try:
+            genome, message = provider.run(problem, options.name)
+        except Cut as exc:  # the heuristic checks the stopping rule in its loops
+            return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, ctx.cut_status(),
+                          SolveStats(wall_s=ctx.elapsed(), message=f"the heuristic was cut short: {exc}"))
+        baselines, points = baseline_points(problem, genome[None, :], solver)  # one evaluation: mapping, baselines
     feasible = points[0].feasible
     if not feasible:
         message += "; the mapping violates a constraint"
