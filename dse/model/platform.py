@@ -13,9 +13,11 @@ built (:mod:`dse.cost`), naming the op and the device.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -362,14 +364,48 @@ class DeviceSpec(_Strict):
 
 class LinkSpec(_Strict):
     """A link of a platform file: ``bandwidth_gbps`` in [MIN_BANDWIDTH_GBPS, MAX_BANDWIDTH_GBPS],
-    ``latency_us`` in [0, MAX_LATENCY_US], ``energy_pj_per_byte`` in [0, MAX_ENERGY_PJ_PER_BYTE]."""
+    ``latency_us`` in [0, MAX_LATENCY_US], ``energy_pj_per_byte`` in [0, MAX_ENERGY_PJ_PER_BYTE]. Read
+    for a table cost model (:func:`unit_free_links`), bandwidth and latency are abstract units, only
+    positive (latency: >= 0) and finite."""
 
     a: str
     b: str
-    bandwidth_gbps: _Bandwidth = Field(description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}]")
-    latency_us: float = Field(ge=0, le=MAX_LATENCY_US, description=f"us, in [0, {MAX_LATENCY_US:g}]")
+    bandwidth_gbps: float = Field(gt=0, description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}] "
+                                                    "(a table cost model: size units per time unit, > 0)")
+    latency_us: float = Field(ge=0, description=f"us, in [0, {MAX_LATENCY_US:g}] (a table cost model: time units)")
     energy_pj_per_byte: float = Field(default=0.0, ge=0, le=MAX_ENERGY_PJ_PER_BYTE,
                                       description=f"pJ per byte, in [0, {MAX_ENERGY_PJ_PER_BYTE:g}]")
+
+    @field_validator("bandwidth_gbps")
+    @classmethod
+    def _physical_bandwidth(cls, value: float) -> float:
+        if not _UNIT_FREE.get() and not MIN_BANDWIDTH_GBPS <= value <= MAX_BANDWIDTH_GBPS:
+            raise ValueError(f"GB/s must be in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}] (a table cost "
+                             "model reads it in abstract units, with no bound)")
+        return value
+
+    @field_validator("latency_us")
+    @classmethod
+    def _physical_latency(cls, value: float) -> float:
+        if not _UNIT_FREE.get() and value > MAX_LATENCY_US:
+            raise ValueError(f"us must be in [0, {MAX_LATENCY_US:g}] (a table cost model reads it in time units, "
+                             "with no bound)")
+        return value
+
+
+_UNIT_FREE: contextvars.ContextVar[bool] = contextvars.ContextVar("dse_unit_free_links", default=False)
+
+
+@contextlib.contextmanager
+def unit_free_links() -> Iterator[None]:
+    """Within the block, platforms are read for a table cost model: a link's ``bandwidth_gbps`` (size units
+    per time unit) and ``latency_us`` (time units) are bounded only by > 0 (>= 0) and finite; the cost
+    tables still refuse a value whose cost does not fit int64, naming it."""
+    token = _UNIT_FREE.set(True)
+    try:
+        yield
+    finally:
+        _UNIT_FREE.reset(token)
 
 
 class PlatformSpec(_Strict):
