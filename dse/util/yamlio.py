@@ -51,7 +51,7 @@ MAX_YAML_DEPTH = 100
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BASE_LOADER):  # type: ignore[misc, valid-type]
+class _Loader(_BASE_LOADER):
     """PyYAML's safe loader that also reads ``1e+07``, ``1e7`` and ``1.0e7`` as numbers (YAML 1.2 does;
     YAML 1.1 takes them for text): :mod:`dse.util.numbers`."""
 
