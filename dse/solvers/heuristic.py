@@ -11,6 +11,7 @@ evaluated one differs).
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager
 
 import numpy as np
 from pydantic import Field
@@ -46,8 +47,7 @@ def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: Heurist
         return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, stop,
                       SolveStats(wall_s=ctx.elapsed(), message="stopped before the heuristic ran"))
     start = time.monotonic()
-    tables = problem.tables
-    with one_off(tables.time.size + len(tables.edges) * tables.time.shape[1]):  # small: no numba (dse.util.jit)
+    with small_one_off(problem):
         try:
             genome, message = provider.run(problem, options.name)
         except Cut as exc:  # the heuristic checks the stopping rule in its loops
@@ -61,6 +61,13 @@ def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: Heurist
     # a violating mapping is kept (marked infeasible) but the front then holds no feasible point: status unknown
     status = FEASIBLE if feasible else UNKNOWN
     return result(problem, genome[None, :], solver, status, stats, proven=False, points=points, baselines=baselines)
+
+
+def small_one_off(problem: MappingProblem) -> AbstractContextManager[None]:
+    """:func:`dse.util.jit.one_off` for a run of one heuristic on ``problem`` and the evaluation, report
+    and trace of its mapping: a small problem's kernels run interpreted in a process without numba."""
+    tables = problem.tables
+    return one_off(tables.time.size + len(tables.edges) * tables.time.shape[1])
 
 
 def _supports(problem: MappingProblem) -> str | None:
