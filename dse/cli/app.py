@@ -273,7 +273,7 @@ def _solve_spec(args: argparse.Namespace) -> int:
 
 
 def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: ProblemSpec, name: str, out: Path,
-                   spec_file: str, spec_sha256: str) -> int:
+                   spec_file: str, spec_sha256: str | None) -> int:
     """Run the solvers of ``dse solve`` on ``problem``, write and print their fronts; the exit status."""
     problem.check_feasible()
     settings = spec.solver
