@@ -200,9 +200,10 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
     for link in platform.links:  # the last of parallel links counts, as in a networkx Graph
         direct[(link.a, link.b)] = direct[(link.b, link.a)] = link
     names = platform.device_names
-    if all((a, b) in direct for a, b in itertools.permutations(names, 2)):
-        return {pair: (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
-                for pair, link in direct.items()}
+    pairs = list(itertools.permutations(names, 2))
+    if all(pair in direct for pair in pairs):
+        return {pair: (direct[pair].bandwidth_gbps, direct[pair].latency_us, direct[pair].energy_pj_per_byte)
+                for pair in pairs}
     import networkx as nx
 
     graph = nx.Graph()
