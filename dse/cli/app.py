@@ -14,7 +14,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from dse.inputs.catalog import spec_path, time_unit_note
 from dse.pareto import GeneRangeError, ParetoSet, read_front_genomes
 from dse.runs.given_front import spec_digest
 from dse.runs.runner import check_some_feasible, run_spec_solvers, write_fronts
+from dse.solvers.heuristic import small_one_off
 from dse.solvers.registry import (
     SolverNotApplicableError,
     UnknownSolverError,
@@ -41,6 +42,10 @@ from dse.util.jit import time_limit_ends
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.suggest import did_you_mean
 from dse.version import __version__
+
+if TYPE_CHECKING:
+    from dse.mapping.base import MappingProblem
+    from dse.runs.spec import ProblemSpec
 
 #: The folder under which ``dse solve`` writes ``<problem name>/`` when no ``--out`` is given (relative: under
 #: the working folder).
@@ -261,9 +266,17 @@ def _solve_spec(args: argparse.Namespace) -> int:
     spec_file = str(spec_path(args.spec).resolve())
     out: Path = args.out if args.out is not None else default_out(spec.name)
     problem = build_problem(spec)
+    name = args.solver or spec.solver.name
+    one_off = small_one_off(problem) if name.startswith("heuristic:") else contextlib.nullcontext()
+    with one_off:  # a small problem's heuristic: its kernels run interpreted, numba stays unloaded (dse.util.jit)
+        return _solve_problem(args, problem, spec, name, out, spec_file, spec_sha256)
+
+
+def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: ProblemSpec, name: str, out: Path,
+                   spec_file: str, spec_sha256: str | None) -> int:
+    """Run the solvers of ``dse solve`` on ``problem``, write and print their fronts; the exit status."""
     problem.check_feasible()
     settings = spec.solver
-    name = args.solver or settings.name
     _check_solver_for(problem, name, *(("command line", "--solver") if args.solver else (args.spec, "solver.name")))
     for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
         print(f"note: {note}")

@@ -13,20 +13,25 @@ built (:mod:`dse.cost`), naming the op and the device.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dse.errors import SpecError
 from dse.model.workload import OP_CLASSES
+from dse.util.graphs import is_connected
 from dse.util.interrupt import stop_point
 from dse.util.validation import spec_error_from_validation
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
 #: Precision class of each compute precision, the keys of ``precision_efficiency``
@@ -189,17 +194,28 @@ class Platform:
 def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float, float]]:
     """Every connected ordered pair's route: a direct link, else the path of fewest links with the widest
     bottleneck, the first such path in :func:`networkx.all_shortest_paths`' order when several tie (its
-    summed latency and energy). One breadth-first search per source device (not two per pair)."""
+    summed latency and energy). One breadth-first search per source device (not two per pair); a fully
+    linked platform needs none, and does not import networkx."""
+    direct: dict[tuple[str, str], Link] = {}
+    for link in platform.links:  # the last of parallel links counts, as in a networkx Graph
+        direct[(link.a, link.b)] = direct[(link.b, link.a)] = link
+    names = platform.device_names
+    pairs = list(itertools.permutations(names, 2))
+    if all(pair in direct for pair in pairs):
+        return {pair: (direct[pair].bandwidth_gbps, direct[pair].latency_us, direct[pair].energy_pj_per_byte)
+                for pair in pairs}
+    import networkx as nx
+
     graph = nx.Graph()
-    graph.add_nodes_from(platform.device_names)
+    graph.add_nodes_from(names)
     for link in platform.links:
         graph.add_edge(link.a, link.b, link=link)
     routes: dict[tuple[str, str], tuple[float, float, float]] = {}
-    for a in platform.device_names:
+    for a in names:
         stop_point()  # 1,024 devices: a thousand searches
         pred = nx.predecessor(graph, a)  # what all_shortest_paths searches from a, for every target at once
         widest = _widest_bottlenecks(graph, a, pred)
-        for b in platform.device_names:
+        for b in names:
             if b == a or b not in pred:
                 continue
             if graph.has_edge(a, b):  # a direct link is the only one-hop path
@@ -349,14 +365,48 @@ class DeviceSpec(_Strict):
 
 class LinkSpec(_Strict):
     """A link of a platform file: ``bandwidth_gbps`` in [MIN_BANDWIDTH_GBPS, MAX_BANDWIDTH_GBPS],
-    ``latency_us`` in [0, MAX_LATENCY_US], ``energy_pj_per_byte`` in [0, MAX_ENERGY_PJ_PER_BYTE]."""
+    ``latency_us`` in [0, MAX_LATENCY_US], ``energy_pj_per_byte`` in [0, MAX_ENERGY_PJ_PER_BYTE]. Read
+    for a table cost model (:func:`unit_free_links`), bandwidth and latency are abstract units, only
+    positive (latency: >= 0) and finite."""
 
     a: str
     b: str
-    bandwidth_gbps: _Bandwidth = Field(description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}]")
-    latency_us: float = Field(ge=0, le=MAX_LATENCY_US, description=f"us, in [0, {MAX_LATENCY_US:g}]")
+    bandwidth_gbps: float = Field(gt=0, description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}] "
+                                                    "(a table cost model: size units per time unit, > 0)")
+    latency_us: float = Field(ge=0, description=f"us, in [0, {MAX_LATENCY_US:g}] (a table cost model: time units)")
     energy_pj_per_byte: float = Field(default=0.0, ge=0, le=MAX_ENERGY_PJ_PER_BYTE,
                                       description=f"pJ per byte, in [0, {MAX_ENERGY_PJ_PER_BYTE:g}]")
+
+    @field_validator("bandwidth_gbps")
+    @classmethod
+    def _physical_bandwidth(cls, value: float) -> float:
+        if not _UNIT_FREE.get() and not MIN_BANDWIDTH_GBPS <= value <= MAX_BANDWIDTH_GBPS:
+            raise ValueError(f"GB/s must be in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}] (a table cost "
+                             "model reads it in abstract units, with no bound)")
+        return value
+
+    @field_validator("latency_us")
+    @classmethod
+    def _physical_latency(cls, value: float) -> float:
+        if not _UNIT_FREE.get() and value > MAX_LATENCY_US:
+            raise ValueError(f"us must be in [0, {MAX_LATENCY_US:g}] (a table cost model reads it in time units, "
+                             "with no bound)")
+        return value
+
+
+_UNIT_FREE: contextvars.ContextVar[bool] = contextvars.ContextVar("dse_unit_free_links", default=False)
+
+
+@contextlib.contextmanager
+def unit_free_links() -> Iterator[None]:
+    """Within the block, platforms are read for a table cost model: a link's ``bandwidth_gbps`` (size units
+    per time unit) and ``latency_us`` (time units) are bounded only by > 0 (>= 0) and finite; the cost
+    tables still refuse a value whose cost does not fit int64, naming it."""
+    token = _UNIT_FREE.set(True)
+    try:
+        yield
+    finally:
+        _UNIT_FREE.reset(token)
 
 
 class PlatformSpec(_Strict):
@@ -421,13 +471,10 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base
             raise SpecError(source, "calibration", spec.calibration, f"calibration file not found (looked for {path})")
         calibration = str(path)
     platform = Platform(spec.name, tuple(devices), tuple(links), spec.description, calibration)
-    if len(devices) > 1:
-        graph = nx.Graph()
-        graph.add_nodes_from(names)
-        graph.add_edges_from((lk.a, lk.b) for lk in links)
-        if not nx.is_connected(graph):
-            isolated = [n for n in names if graph.degree(n) == 0] or names
-            raise SpecError(source, "links", isolated[0], "device is not connected to the others by any link")
+    if len(devices) > 1 and not is_connected(names, [(lk.a, lk.b) for lk in links]):
+        linked = {lk.a for lk in links} | {lk.b for lk in links}
+        isolated = [n for n in names if n not in linked] or names
+        raise SpecError(source, "links", isolated[0], "device is not connected to the others by any link")
     return platform
 
 

@@ -18,6 +18,7 @@ field and the value.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,10 +32,11 @@ from dse.errors import DseError, SpecError
 from dse.inputs import catalog
 from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
-from dse.model.platform import Platform, platform_from_dict
+from dse.model.platform import Platform, platform_from_dict, unit_free_links
 from dse.model.workload import Workload, validate_workload, workload_from_dict
 from dse.util.arguments import expect
 from dse.util.limits import MAX_DEADLINE_TU, MAX_SEED, MAX_TIME_LIMIT_S
+from dse.util.numbers import parse_number
 from dse.util.suggest import did_you_mean, nearest
 from dse.util.validation import spec_error_from_validation
 from dse.util.yamlio import read_yaml
@@ -267,7 +269,7 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
 def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, source: str) -> CostModel:
     """The spec's cost model; ``default`` is the family's choice for its options (see its registry entry)."""
     name = ref if isinstance(ref, str) else str(ref.get("name", "default"))
-    params = {} if isinstance(ref, str) else {k: v for k, v in ref.items() if k != "name"}
+    params = {} if isinstance(ref, str) else {k: parse_number(v) for k, v in ref.items() if k != "name"}
     if name == "default":
         name, defaults = fam.cost_model(options)
         params = {**defaults, **params}
@@ -279,6 +281,10 @@ def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, s
         return factories[name](**params)
     except TypeError as exc:
         raise SpecError(source, "cost_model", dict(params), str(exc)) from None
+    except SpecError as exc:  # a cost model's own check names its parameter, not the spec file
+        if exc.source != "cost_model":
+            raise
+        raise SpecError(source, f"cost_model.{exc.field}", exc.value, exc.reason) from None
 
 
 def _scenario(fam: Family, raw: Mapping[str, Any] | None, source: str) -> BaseModel | None:
@@ -390,7 +396,9 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
     _check_solver_name(model.solver.name, fam.name, source)
     _check_solver_options(model.solver.options, source)
     base = base or Path(".")
-    platform = (fam.resolve_platform or _resolve_platform)(model.platform, source, base)
+    cost_model = _cost_model(model.cost_model, fam, options, source)
+    with unit_free_links() if isinstance(cost_model, TableCostModel) else contextlib.nullcontext():
+        platform = (fam.resolve_platform or _resolve_platform)(model.platform, source, base)
     workload = (fam.resolve_workload or _resolve_workload)(model.workload, source, base)
     return ProblemSpec(
         source=source,
@@ -402,7 +410,7 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         options=options.model_dump(),
         constraints=model.constraints,
         solver=model.solver,
-        cost_model=_cost_model(model.cost_model, fam, options, source),
+        cost_model=cost_model,
         scenario=_scenario(fam, model.scenario, source),
         base=base,
         written=copy.deepcopy(dict(data)),

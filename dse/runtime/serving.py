@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dse.errors import SpecError
 from dse.sim.serving.engine import ITERATION_COLUMNS, ServingResult
 from dse.sim.serving.inputs import Deployment, Requests, requests
 from dse.util.files import clear_partial, mark_partial, replace_atomically
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Columns a request trace file must have.
 TRACE_FILE_COLUMNS = ("arrival_s", "input_len", "output_len")
@@ -39,6 +42,7 @@ TRACE_COLUMNS = ("request", "arrival_s", "input_len", "output_len", "prefill_poo
 def read_trace(path: str | Path) -> Requests:
     """The requests of CSV file ``path`` (:data:`TRACE_FILE_COLUMNS`, other columns ignored). Raises
     :class:`SpecError` naming the file, and the column and row where one is at fault."""
+    import pandas as pd
     source = str(path)
     try:
         table = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -84,6 +88,7 @@ def summary_table(result: ServingResult, deployment: Deployment) -> pd.DataFrame
     """``summary.csv`` (:data:`SUMMARY_COLUMNS`): per pool of ``deployment`` (the run's) the requests it prefilled or decoded, their output tokens per second of the run, TTFT, TPOT
     and end-to-end percentiles (s), busy time summed over replicas (s) and its share of the replicas'
     time, energy (J) and J per output token; then ``all``: the whole deployment."""
+    import pandas as pd
     rows = []
     for p, pool in enumerate(deployment.pools):
         mine = (result.prefill_pool == p) | (result.decode_pool == p)
@@ -98,6 +103,7 @@ def summary_table(result: ServingResult, deployment: Deployment) -> pd.DataFrame
 def trace_table(result: ServingResult) -> pd.DataFrame:
     """``trace.csv`` (:data:`TRACE_COLUMNS`): one row per request, pools by name (empty where none), times
     in s (empty where the request had not got that far)."""
+    import pandas as pd
     names = np.array(list(result.pool_names) + [""], dtype=object)
     reqs = result.requests
     return pd.DataFrame({"request": np.arange(len(reqs)), "arrival_s": reqs.arrival_s, "input_len": reqs.input_len,
@@ -110,6 +116,7 @@ def trace_table(result: ServingResult) -> pd.DataFrame:
 def iterations_table(result: ServingResult) -> pd.DataFrame:
     """``iterations.csv``: one row per iteration of a replica (:data:`~dse.sim.serving.engine.ITERATION_COLUMNS`;
     empty unless the run kept its trace)."""
+    import pandas as pd
     return pd.DataFrame(list(result.iterations), columns=list(ITERATION_COLUMNS))
 
 

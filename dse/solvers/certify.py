@@ -60,6 +60,7 @@ def certify(problem: MappingProblem, front: ParetoSet | Sequence[Sequence[int]] 
     given = problem.evaluate(np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)).F
     origin = {tuple(int(v) for v in row): label for row, label in zip(given, labels, strict=True)}
     options = check_options(CPSAT, {} if workers is None else {"workers": workers}, "dse.certify")
+    CPSAT.preload()
     with solve_context(seed, time_limit, progress, resume=genomes) as ctx:
         found = solve_cpsat(problem, ctx, options)
     relabelled = tuple(dataclasses.replace(p, solver=origin.get(tuple(p.internal), "cpsat")) for p in found.points)

@@ -34,9 +34,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
@@ -59,6 +59,9 @@ from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_
 from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
 from dse.util.rounding import ceil_int
 
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
 __all__ = ["CPSAT", "CpSatRunner", "CpsatOptions", "default_workers", "solve_cpsat", "solve_cpsat_boxes"]
 
 
@@ -76,6 +79,7 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
 
     Raises ``NotImplementedError`` if the family has no exact formulation.
     """
+    from ortools.sat.python import cp_model
     if len(problem.objectives) == 1:
         return solve_cpsat_single(problem, ctx, options)
     if ctx.client is not None:
@@ -200,6 +204,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
     is closed, when no point can dominate it any more.
     """
+    from ortools.sat.python import cp_model
     progress = ctx.progress
     resume = list(ctx.resume)
     seeds = collect_seeds(problem) if options.hints else []
@@ -276,5 +281,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
 CPSAT = register_solver(Solver(
     "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT}),
     supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
+    imports=("ortools.sat.python.cp_model",),
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
 ))

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation, MappingProblem
 from dse.solvers.cpsat_single import default_workers
 from dse.util.interrupt import StopToken, run_cpsat
 from dse.util.rounding import ceil_int
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 __all__ = ["CpSatRunner", "Solve", "empty_box", "found_points", "search_box", "split_boxes", "split_with_lowers"]
 
@@ -62,12 +65,14 @@ class CpSatRunner:
     def proven_bound(self, var: cp_model.IntVar, solve: Solve) -> int:
         """The least value of ``var`` that ``solve`` (a minimization of ``var``) leaves possible: its optimum
         when proven, else its objective bound, never below the variable's own lower bound."""
+        from ortools.sat.python import cp_model
         if solve.status == cp_model.OPTIMAL and solve.values is not None:
             return int(solve.values[self.form.objective_vars.index(var)])
         bound = solve.bound if np.isfinite(solve.bound) else self.lower(var)
         return max(self.lower(var), ceil_int(bound))
 
     def minimize(self, var: cp_model.IntVar, time_limit: float, hint: np.ndarray | None) -> Solve:
+        from ortools.sat.python import cp_model
         model = self.form.model
         model.minimize(var)
         if hint is not None:

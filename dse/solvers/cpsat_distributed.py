@@ -31,10 +31,9 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
@@ -60,6 +59,9 @@ from dse.solvers.cpsat_boxes import (
 from dse.solvers.cpsat_single import CpsatOptions
 from dse.solvers.registry import best_seed, collect_seeds
 from dse.util.interrupt import StopToken
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
 
@@ -172,6 +174,7 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
     """One region's task, run on a worker: the lexicographic search of ``f < box`` starting with objective
     ``first``, hinted with ``hint``, within ``budget`` seconds (the model's build included); it ends
     early, with what it found, once the driver sets the run's stop event."""
+    from ortools.sat.python import cp_model
     end = time.monotonic() + budget
     try:
         runner = _runner(problem, key, settings, budget)
@@ -223,6 +226,7 @@ class _Regions:
 
     def apply(self, box: tuple[int, ...], first: int, res: RegionResult) -> bool:
         """Apply one task's result (module docstring); returns whether it ran out of budget empty-handed."""
+        from ortools.sat.python import cp_model
         inside = [c for c in self.boxes if all(a <= b for a, b in zip(c, box, strict=True))]
         if res.status == cp_model.INFEASIBLE:  # the whole box is empty, so is every open box inside it
             self._count("empty")

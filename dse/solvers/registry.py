@@ -32,6 +32,7 @@ Example (a solver of one's own)::
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -98,11 +99,20 @@ class Solver(Generic[OptionsT]):
     exact: bool = False
     in_all: bool = False
     description: str = ""
+    #: Third-party modules ``run`` imports on first use, imported by :meth:`preload` before its clock starts.
+    imports: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.inputs) - set(INPUTS))
         if unknown:
             raise ValueError(f"solver {self.name!r} reads {unknown}: a solver's inputs are among {', '.join(INPUTS)}")
+
+
+    def preload(self) -> None:
+        """Import :attr:`imports` (heavy modules kept out of ``import dse``), so that importing them costs
+        no part of a time limit."""
+        for module in self.imports:
+            importlib.import_module(module)
 
 
 def _named(entry: Solver[Any]) -> list[str]:

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dse.errors import SpecError
 from dse.sim.realtime import TRACE_COLUMNS as FRAME_COLUMNS
@@ -45,6 +44,8 @@ from dse.store.database import UNREADABLE, checked_job, connect_readonly
 from dse.util.files import write_text
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from dse.mapping.base import DecodedMapping, MappingProblem
 
 #: Trace rows of a multimodel simulation kept for a point's frame timeline (the first ones in time).
@@ -331,6 +332,8 @@ def write_trace(doc: Mapping[str, Any], path: str | Path) -> Path:
 def write_simulation_trace(folder: str | Path) -> Path | None:
     """``folder/trace.json`` from the ``iterations.csv`` a serving simulation wrote there, else from the
     ``trace.csv`` a ``dse simulate`` wrote; returns its path, or ``None`` when the folder has neither."""
+    import pandas as pd
+
     folder = Path(folder)
     source = folder / "iterations.csv"
     if source.is_file():

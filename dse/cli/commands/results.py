@@ -21,8 +21,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backend_bases import FigureCanvasBase
-
 from dse.cli.commands import Command, register_command
 from dse.cli.tables import fit_table, terminal_width
 from dse.errors import SpecError
@@ -71,6 +69,8 @@ def _check_out(args: argparse.Namespace) -> Path | None:
         raise SpecError("command line", "--out", str(args.out), "give --export csv|parquet, --plot or --trace with it")
     if args.out is not None:
         if args.plot:
+            from matplotlib.backend_bases import FigureCanvasBase
+
             kinds = FigureCanvasBase.get_supported_filetypes()
             suffix = args.out.suffix.lower().lstrip(".")
             if suffix not in kinds:

@@ -31,6 +31,7 @@ from dse.errors import SpecError
 from dse.inputs.builders import dnn, gcn, gemm, llm, random_dag, sparse
 from dse.inputs.builders.gemm import SOURCE
 from dse.model.workload import Workload
+from dse.util.numbers import parse_number
 from dse.util.suggest import did_you_mean
 
 __all__ = ["BUILDERS", "SOURCE", "build"]
@@ -59,6 +60,8 @@ def _coerce(builder: str, key: str, value: Any, annotation: Any) -> Any:
     accepted = _accepted(annotation)
     if not accepted:
         return value
+    if int in accepted or float in accepted:
+        value = parse_number(value)
     if value is None:
         if type(None) in accepted:
             return None

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
@@ -60,6 +59,8 @@ from dse.mapping.dag.chain_bound import chain_bound
 from dse.util.jit import may_compile
 
 if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
     from dse.mapping.dag.problem import DagProblem
 
 
@@ -186,6 +187,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon.
     Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
     :class:`ModelTooLarge` past :data:`MAX_PAIR_CONSTRAINTS`."""
+    from ortools.sat.python import cp_model
     t = problem.tables
     names = modelled_constraints(problem, include)
     tf = problem.tensor_per_device and t.n_edges > 0

@@ -25,7 +25,6 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
@@ -48,6 +47,8 @@ from dse.util.interrupt import interruptible, run_cpsat
 from dse.util.limits import budget_from_env
 
 if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
     from dse.cost import CostTables, LevelTables
     from dse.mapping.pipeline.problem import PipelineProblem
 
@@ -143,6 +144,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
 
     Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
     :class:`ModelTooLarge` (before building anything) past the literal budget (:func:`_check_model_size`)."""
+    from ortools.sat.python import cp_model
     t = problem.tables
     names = modelled_constraints(problem, include)
     _check_model_size(t)
@@ -358,6 +360,7 @@ def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str
     under the others, each with CP-SAT. Returns a one-line message; raises
     :class:`~dse.errors.InfeasibleError` for what a static check already proves.
     """
+    from ortools.sat.python import cp_model
     problem.check_feasible()
     by_name = {c.name: c for c in problem.constraints}
 
@@ -403,6 +406,7 @@ def _solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> 
 
 def _min_average_power(problem: PipelineProblem, include: list[str], time_limit: float) -> float | None:
     """min over mappings of energy / period (W), by Dinkelbach iterations on CP-SAT."""
+    from ortools.sat.python import cp_model
     ratio = None
     for _ in range(30):
         form = problem.cpsat(include=include)

@@ -15,18 +15,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.cpsat_common import check_build_time, objective_variables
 
 if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
     from dse.mapping.serving.problem import ServingProblem
 
 
 def build_serving_model(problem: ServingProblem, deadline: float | None = None) -> Formulation:
     """The exact model of ``problem``; raises :class:`~dse.mapping.cpsat_common.ModelBuildTimeout` past
     ``deadline``."""
+    from ortools.sat.python import cp_model
     t = problem.table
     model = cp_model.CpModel()
     options = [int(o) for o in np.flatnonzero(t.usable & (t.max_replicas > 0))]

@@ -20,10 +20,9 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
@@ -34,6 +33,9 @@ from dse.store.database import jobs_frame, objective_columns, points_frame
 from dse.store.trace import Timeline, mapping_timeline, simulation_timeline
 from dse.util.result_files import front_file
 from dse.util.units import column_unit, in_output_units
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Points whose mapping, breakdown and timeline are computed (distinct genomes, fronts in order).
 MAX_DETAILED_POINTS = 250
@@ -65,6 +67,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
+    import pandas as pd
     try:
         return pd.read_csv(path, keep_default_na=False, na_values={"start_ms": [""], "end_ms": [""]})
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -139,6 +142,7 @@ def _bands(table: pd.DataFrame | None, columns: Sequence[str], source: str = "fr
            ) -> list[dict[str, list[float]]]:
     """Per row of ``front.csv``: ``{column: [lo, hi]}`` for every objective with ``_lo``/``_hi`` columns;
     :class:`SpecError` naming ``source``, the column and row for a band that is no number."""
+    import pandas as pd
     if table is None:
         return []
     present = [c for c in columns if f"{c}_lo" in table and f"{c}_hi" in table]
@@ -293,6 +297,7 @@ def swept_columns(jobs: pd.DataFrame) -> list[str]:
 
 def store_data(store: Path) -> dict[str, Any]:
     """The report data of a batch store; see the module docstring."""
+    import pandas as pd
     jobs = jobs_frame(store)
     points = points_frame(store)
     swept = swept_columns(jobs)

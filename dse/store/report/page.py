@@ -18,8 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from plotly.offline import get_plotlyjs
-
 from dse.viz.regions import region_loops
 from dse.viz.scales import plan_axis
 
@@ -53,6 +51,7 @@ _TEMPLATE = """<!doctype html>
 @functools.cache
 def plotly_payload() -> str:
     """plotly.js gzip-compressed (fixed timestamp: the same bytes every time), base64-encoded."""
+    from plotly.offline import get_plotlyjs
     return base64.b64encode(gzip.compress(get_plotlyjs().encode(), compresslevel=9, mtime=0)).decode("ascii")
 
 
