@@ -6,6 +6,7 @@ budget). Counted by hand on the hand-computed instance (3 ops, each allowed on b
 from __future__ import annotations
 
 import pytest
+from ortools.sat.python import cp_model
 
 import dse
 import dse.mapping.pipeline.cpsat as pipeline_cpsat
@@ -21,7 +22,7 @@ def _never_built(*args, **kwargs):
 def test_a_model_one_literal_past_the_budget_is_refused_before_it_is_built(monkeypatch) -> None:
     problem = PipelineProblem(hand_tables(), ("throughput", "energy"), memory=False)
     monkeypatch.setenv(pipeline_cpsat.MODEL_BUDGET_ENV, "17")
-    monkeypatch.setattr(pipeline_cpsat.cp_model, "CpModel", _never_built)
+    monkeypatch.setattr(cp_model, "CpModel", _never_built)  # the builder imports ortools when called
     with pytest.raises(ModelTooLarge) as caught:
         pipeline_cpsat.build_pipeline_model(problem)
     assert "18 literals (6 assignment, 12 edge-pair) exceed the budget of 17" in str(caught.value)
@@ -38,7 +39,7 @@ def test_a_model_at_the_budget_is_built(monkeypatch) -> None:
 def test_cpsat_past_the_budget_returns_the_seeds_with_the_reason(monkeypatch) -> None:
     problem = PipelineProblem(hand_tables(), ("throughput", "energy"), memory=False)
     monkeypatch.setenv(pipeline_cpsat.MODEL_BUDGET_ENV, "17")
-    monkeypatch.setattr(pipeline_cpsat.cp_model, "CpModel", _never_built)
+    monkeypatch.setattr(cp_model, "CpModel", _never_built)  # the builder imports ortools when called
     front = dse.solve(problem, "cpsat", time_limit=30, seed=0)
     assert "exceed the budget of 17" in front.stats.message
     assert front.points and not any(p.proven for p in front.points)

@@ -9,7 +9,7 @@ objective values (and gap 0); and the CPU seconds of the serial run, of the work
 with the speed-up they imply when each worker has a core of its own (serial CPU over the workers'
 CPU per worker; on a busy machine the wall times measure the load as much as the solver).
 
-    .venv/bin/python benchmarks/distributed.py [--workers 2] [--seed 3] [--repeats 1]
+    .venv/bin/python benchmarks/distributed_exact.py [--workers 2] [--seed 3] [--repeats 1]
 """
 
 from __future__ import annotations
