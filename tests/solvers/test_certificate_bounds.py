@@ -27,21 +27,7 @@ from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.registry import families
 from dse.pareto import ParetoPoint, ParetoSet, SolveStats
 from dse.solvers.certificate import single_certificate, unbounded_certificate
-from dse.util.progress import Progress
-
-
-class _StopAfter(Progress):
-    """Progress that stops the solve (a KeyboardInterrupt, as Ctrl-C) after ``points`` front points."""
-
-    def __init__(self, points: int) -> None:
-        super().__init__("test", enabled=False)
-        self.points = points
-        self.seen = 0
-
-    def update(self, message: str, force: bool = False) -> None:
-        self.seen += 1
-        if self.seen >= self.points:
-            raise KeyboardInterrupt
+from tests.solvers.test_certificate import _StopAfter
 
 
 def _dvfs_problem(seed: int) -> PipelineProblem:
