@@ -16,6 +16,7 @@ some throughput when offline (``serves``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -370,6 +371,15 @@ class ServingProblem(MappingProblem):
         return " | ".join(parts) or "unused"
 
     # ------------------------------------------------------------------ exact model, references, checks
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Internal throughput is the table's rate bound minus the deployment's rate, and that bound is one
+        more than the most any deployment can serve (:attr:`ServingTable.rate_bound`): every mapping's value
+        is at least 1; energy (and cost) at least 0. A box whose throughput limit is below 1 holds nothing."""
+        bounds = tuple(1.0 if o.name == "throughput" else 0.0 for o in self.objectives)
+        if at_most is not None and any(a is not None and b > a for a, b in zip(at_most, bounds, strict=True)):
+            return tuple(math.inf for _ in self.objectives)
+        return bounds
+
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
         """The exact model over the option table (:mod:`dse.mapping.serving.cpsat`); every constraint is
