@@ -25,7 +25,7 @@ SPEC = {"name": "slow", "family": "pipeline", "platform": "edge_soc",
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("processes", [3, 3, 4, 4, 5, 5])
+@pytest.mark.parametrize("processes", [3, 4, 5])  # the six tries of the finding (4 of 6 failed) measured it once
 def test_sigterm_to_the_group_as_the_workers_start(tmp_path, processes: int) -> None:
     spec = write_yaml(tmp_path / "slow.yaml", SPEC)
     grid = write_yaml(tmp_path / "grid.yaml", {"solver.seed": [0, 1, 2, 3]})
