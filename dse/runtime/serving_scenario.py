@@ -27,6 +27,7 @@ from dse.runtime.serving import read_trace, summary_table, write_outputs
 from dse.runtime.serving_deploy import deployment_of
 from dse.sim.serving.engine import simulate
 from dse.sim.serving.inputs import Lengths, Requests, fixed, poisson, uniform
+from dse.solvers import solve
 from dse.util.interrupt import Interrupted
 
 #: Requests simulated when the scenario does not say.
@@ -123,8 +124,6 @@ def front_genome(problem: ServingProblem, scenario: ServingScenario, spec: Any, 
             raise SpecError(spec.source, "scenario.front", scenario.front,
                             f"is not a dse solve front.csv with genome and objective columns: {exc}") from None
     else:
-        from dse.solvers import solve  # the solver stack loads only when the front is solved here
-
         front = solve(problem, "cpsat", time_limit=spec.solver.time_limit_s, seed=seed, progress=False)
         genomes = np.array([list(p.genome) for p in front.points], dtype=np.int64).reshape(-1, problem.n_genes)
         F = np.array([p.internal for p in front.points], dtype=float).reshape(-1, len(names))

@@ -31,6 +31,7 @@ from dse.mapping.base import DecodedMapping, Formulation, MappingProblem, Object
 from dse.mapping.constraints import Constraint, ModelContext
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
+from dse.mapping.serving.cpsat import build_serving_model
 from dse.mapping.serving.inputs import (
     Fleet,
     ServingOptions,
@@ -384,8 +385,6 @@ class ServingProblem(MappingProblem):
               deadline: float | None = None) -> Formulation:
         """The exact model over the option table (:mod:`dse.mapping.serving.cpsat`); every constraint is
         modelled whatever ``include`` names (the options that break one have no variables)."""
-        from dse.mapping.serving.cpsat import build_serving_model
-
         return build_serving_model(self, deadline)
 
     def baselines(self) -> dict[str, np.ndarray]:
