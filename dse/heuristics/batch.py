@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dse.heuristics.base import HeuristicResult, finish, graph_of
+from dse.heuristics.base import HeuristicResult
 from dse.heuristics.ready_list import (
     Ready,
     ReadyState,
     best_device,
     earliest_finish,
-    ready_list_schedule,
+    schedule_by_rule,
 )
 
 if TYPE_CHECKING:
@@ -65,18 +65,15 @@ def _sufferage(state: ReadyState, ready: Ready) -> tuple[int, int]:
 
 
 def minmin(problem: DagProblem) -> HeuristicResult:
-    devices, order, _, _ = ready_list_schedule(graph_of(problem), _min_min)
-    return finish(problem, "minmin", devices, order, insertion=problem.insertion)
+    return schedule_by_rule(problem, "minmin", _min_min)
 
 
 def maxmin(problem: DagProblem) -> HeuristicResult:
-    devices, order, _, _ = ready_list_schedule(graph_of(problem), _max_min)
-    return finish(problem, "maxmin", devices, order, insertion=problem.insertion)
+    return schedule_by_rule(problem, "maxmin", _max_min)
 
 
 def sufferage(problem: DagProblem) -> HeuristicResult:
-    devices, order, _, _ = ready_list_schedule(graph_of(problem), _sufferage)
-    return finish(problem, "sufferage", devices, order, insertion=problem.insertion)
+    return schedule_by_rule(problem, "sufferage", _sufferage)
 
 
 def duplex(problem: DagProblem) -> HeuristicResult:

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dse.heuristics.base import HeuristicResult, finish, graph_of
-from dse.heuristics.ready_list import Ready, ReadyState, ready_list_schedule
+from dse.heuristics.base import HeuristicResult
+from dse.heuristics.ready_list import Ready, ReadyState, schedule_by_rule
 from dse.mapping.dag.structure import OPEN_END
 
 if TYPE_CHECKING:
@@ -49,10 +49,8 @@ def _met(state: ReadyState, ready: Ready) -> tuple[int, int]:
 
 
 def mct(problem: DagProblem) -> HeuristicResult:
-    devices, order, _, _ = ready_list_schedule(graph_of(problem), _mct)
-    return finish(problem, "mct", devices, order, insertion=problem.insertion)
+    return schedule_by_rule(problem, "mct", _mct)
 
 
 def met(problem: DagProblem) -> HeuristicResult:
-    devices, order, _, _ = ready_list_schedule(graph_of(problem), _met)
-    return finish(problem, "met", devices, order, insertion=problem.insertion)
+    return schedule_by_rule(problem, "met", _met)

@@ -23,11 +23,15 @@ memory capacities are respected while some allowed device still fits).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dse.heuristics.base import Graph, Placement
+from dse.heuristics.base import Graph, HeuristicResult, Placement, finish, graph_of
 from dse.mapping.dag.structure import OPEN_END
+
+if TYPE_CHECKING:
+    from dse.mapping.dag import DagProblem
 
 
 class Ready:
@@ -170,3 +174,10 @@ def best_device(ready: Ready) -> np.ndarray:
 def earliest_finish(ready: Ready) -> np.ndarray:
     """Per ready task its earliest finish over its candidate devices (the MCT of the batch literature)."""
     return ready.finish.min(axis=1)
+
+
+def schedule_by_rule(problem: DagProblem, name: str, rule: Rule) -> HeuristicResult:
+    """Heuristic ``name``'s result on ``problem``: :func:`ready_list_schedule` with ``rule``, decoded with the
+    problem's own insertion setting."""
+    devices, order, _, _ = ready_list_schedule(graph_of(problem), rule)
+    return finish(problem, name, devices, order, insertion=problem.insertion)
