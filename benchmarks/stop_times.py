@@ -7,6 +7,11 @@ Printed per command and signal: seconds from the signal to the exit, the exit
 status, the lines on stderr after the signal, whether a traceback appeared and
 whether any process of the group was left running.
 
+The ``-long`` cases are 10x longer scenarios (a 1,200-second XR scenario, a DyPe stream of 2,400
+inputs); ``solve-dag-build`` stops CP-SAT on a 2,000-task dag on 256 devices while it builds the
+problem, runs the seed heuristics and the model (minutes of work before any search); ``time-limit-dag``
+sends no signal and prints how long ``--time-limit 1`` on that dag ran past its start.
+
     .venv/bin/python benchmarks/stop_times.py [--only simulate-dype,batch] [--delay 5]
 """
 
@@ -34,6 +39,21 @@ XR_SMALL = {"name": "xr_small", "family": "multimodel", "platform": "Quad_4K_Het
             "cost_model": {"name": "accelerator", "blocks_per_model": 1},
             "options": {"search_duration_s": 2.0, "priority_levels": 2},
             "solver": {"name": "exhaustive", "time_limit_s": 600, "seed": 0}}
+#: A 2,000-task dag on 256 devices (128 of each of two kinds, a star of links): CP-SAT's model is refused as
+#: too large (197 M device-pair constraints) after the seed heuristics, which ran 65 s before the stop rule.
+BIG_DAG_DEVICES = [
+    {"name": "cpu", "kind": "cpu", "peak_tflops": {"fp32": 1.0}, "mem_bw_gbps": 100, "mem_gib": 64,
+     "idle_w": 20, "active_w": 100, "count": 128},
+    {"name": "gpu", "kind": "gpu", "peak_tflops": {"fp32": 10.0}, "mem_bw_gbps": 900, "mem_gib": 16,
+     "idle_w": 30, "active_w": 250, "count": 128}]
+BIG_DAG_NAMES = [f"cpu{i}" for i in range(128)] + [f"gpu{i}" for i in range(128)]
+BIG_DAG = {"name": "big_dag", "family": "dag",
+           "platform": {"name": "star256", "devices": BIG_DAG_DEVICES,
+                        "links": [{"a": BIG_DAG_NAMES[0], "b": other, "bandwidth_gbps": 16, "latency_us": 5,
+                                   "energy_pj_per_byte": 20} for other in BIG_DAG_NAMES[1:]]},
+           "workload": {"builder": "random_pipeline", "n_ops": 2000, "seed": 1},
+           "objectives": ["makespan", "energy"], "cost_model": {"name": "roofline"},
+           "solver": {"name": "cpsat", "time_limit_s": 600, "seed": 0}}
 SLOW_JOBS = {"name": "slow", "family": "pipeline", "platform": "edge_soc",
              "workload": {"builder": "random_pipeline", "n_ops": 40, "seed": 1},
              "solver": {"name": "cpsat", "time_limit_s": 60, "seed": 0}}
@@ -52,6 +72,11 @@ def cases(tmp: Path) -> dict[str, list[str]]:
     xr = yaml.safe_load((ROOT / "problems" / "xr_ar_gaming.yaml").read_text())
     xr["scenario"]["duration_s"] = 120.0  # minutes of frames
     (tmp / "xr.yaml").write_text(yaml.safe_dump(xr))
+    xr["scenario"]["duration_s"] = 1200.0  # 10x: one scheduler's run alone takes seconds to minutes
+    (tmp / "xr_long.yaml").write_text(yaml.safe_dump(xr))
+    dype["scenario"]["stream"]["length"] = 2400
+    (tmp / "dype_long.yaml").write_text(yaml.safe_dump(dype))
+    (tmp / "big_dag.yaml").write_text(yaml.safe_dump(BIG_DAG))
     dse = [sys.executable, "-m", "dse.cli"]
     return {
         "solve-cpsat": dse + ["solve", str(tmp / "hard.yaml"), "--solver", "cpsat", "--out", str(tmp / "o1"), "--quiet"],
@@ -59,6 +84,10 @@ def cases(tmp: Path) -> dict[str, list[str]]:
         "solve-exhaustive-multimodel": dse + ["solve", str(tmp / "xr_small.yaml"), "--out", str(tmp / "o3"), "--quiet"],
         "simulate-dype": dse + ["simulate", str(tmp / "dype.yaml"), "--out", str(tmp / "o4"), "--quiet"],
         "simulate-xr": dse + ["simulate", str(tmp / "xr.yaml"), "--out", str(tmp / "o5"), "--quiet"],
+        "simulate-xr-long": dse + ["simulate", str(tmp / "xr_long.yaml"), "--out", str(tmp / "o7"), "--quiet"],
+        "simulate-dype-long": dse + ["simulate", str(tmp / "dype_long.yaml"), "--out", str(tmp / "o8"), "--quiet"],
+        "solve-dag-build": dse + ["solve", str(tmp / "big_dag.yaml"), "--solver", "cpsat", "--out", str(tmp / "o9"),
+                                  "--quiet"],
         "batch": dse + ["batch", str(tmp / "slow.yaml"), "--grid", str(tmp / "grid.yaml"), "--store",
                         str(tmp / "s.sqlite"), "--workers", "2", "--quiet"],
         "calibrate": dse + ["calibrate", "--devices", "cpu:t1", "--out", str(tmp / "cal.yaml"),
@@ -80,9 +109,12 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-#: Extra seconds before the signal, per case: a sweep's local cluster takes seconds to start on a busy
-#: machine, and a stop during that start waits for it (the case measures a running sweep).
-EXTRA_DELAY = {"batch": 12.0}
+#: Extra seconds before the signal, per case (``--extra-delay`` replaces them): a sweep's local cluster takes
+#: seconds to start on a busy machine, and a stop during that start waits for it (the case measures a running
+#: sweep).
+#: The long XR case waits for its first schedulers (fcfs alone: 8 to 20 s of events at 1,200 s, with its rows), so
+#: that the signal lands in a later one, after a scheduler's rows were written.
+EXTRA_DELAY = {"batch": 12.0, "simulate-xr-long": 34.0}
 
 
 def measure(argv: list[str], sig: signal.Signals, delay: float) -> dict[str, object]:
@@ -111,18 +143,39 @@ def measure(argv: list[str], sig: signal.Signals, delay: float) -> dict[str, obj
             "traceback": "Traceback" in err, "children_left": left, "last_line": lines[-1][:150] if lines else ""}
 
 
+def time_limit_run(argv: list[str]) -> dict[str, object]:
+    """Run ``argv`` to its end, no signal: seconds from the start to the exit and the exit status."""
+    start = time.monotonic()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                          stdin=subprocess.DEVNULL, check=False)
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    return {"run_s": round(time.monotonic() - start, 2), "exit": proc.returncode,
+            "last_line": lines[-1][:150] if lines else ""}
+
+
+#: Cases that run with ``--time-limit 1`` and no signal (what is printed: the whole run's seconds).
+TIME_LIMIT_CASES = {"time-limit-dag": "solve-dag-build"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", help="comma-separated case names")
     parser.add_argument("--delay", type=float, default=6.0, help="seconds between the start and the signal")
+    parser.add_argument("--extra-delay", type=float, help="seconds added to --delay for every case chosen (default: "
+                        "each case's own, e.g. 34 s for simulate-xr-long so that the signal lands after fcfs)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dse-stop-") as folder:
         tmp = Path(folder)
         table = cases(tmp)
-        names = args.only.split(",") if args.only else list(table)
+        names = args.only.split(",") if args.only else [*table, *TIME_LIMIT_CASES]
         for name in names:
+            if name in TIME_LIMIT_CASES:
+                row = time_limit_run(table[TIME_LIMIT_CASES[name]] + ["--time-limit", "1"])
+                print(f"{name:<28} {'none':<7} " + "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+                continue
             for sig in (signal.SIGINT, signal.SIGTERM):
-                row = measure(table[name], sig, args.delay + EXTRA_DELAY.get(name, 0.0))
+                extra = args.extra_delay if args.extra_delay is not None else EXTRA_DELAY.get(name, 0.0)
+                row = measure(table[name], sig, args.delay + extra)
                 print(f"{name:<28} {sig.name:<7} " + "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 

@@ -77,8 +77,14 @@ class GenomeError(DseError, ValueError):
     exit_code = 2
 
 
-class OutputError(DseError, OSError):
-    """A result file could not be written (a full disk, a folder made read-only mid-run); nothing half-written
-    is left. The message names the file and the system's reason."""
+class GenomeTypeError(GenomeError, TypeError):
+    """A genome whose genes are not integers (booleans, fractions, NaN, strings): a ``TypeError`` naming the
+    expected type, and a :class:`GenomeError` (exit 2) for the command line."""
 
-    exit_code = 1
+
+class OutputError(DseError, OSError):
+    """A result file could not be written (a full disk, an I/O error, a quota, a folder made read-only mid-run),
+    or its path is refused (a device node, a FIFO, a folder, a read-only file); nothing half-written is left
+    and a refused path is left as it was. The message names the file and the reason."""
+
+    exit_code = 2

@@ -3,6 +3,20 @@
 Internally every objective is an integer to minimize (``ParetoPoint.internal``);
 ``ParetoPoint.objectives`` holds the same values in user units and senses
 (throughput in items/s is maximized, energy in mJ/item minimized).
+
+**Hypervolume**, one convention for :meth:`ParetoSet.hypervolume`, :meth:`ParetoSet.compare`, the
+certificates (:class:`Certificate`, :mod:`dse.solvers.certificate`) and the ``dse`` commands: the
+measure of the part of objective space that a front's points dominate and that is better than the
+*reference point* in every objective, in the objectives' user units multiplied together (for
+throughput and energy: items/s x mJ/item). The reference point belongs to the problem, not to a run,
+so that two runs' hypervolumes and gaps compare: per objective, the worst value among the problem's
+feasible baselines (each device alone, the static partition, ...: ``ParetoSet.baselines``), made
+:data:`REFERENCE_MARGIN` (10%) worse in internal units, where every objective is minimized (a period
+10% longer, an energy 10% higher). It is stated in user units and senses: a throughput reference is
+a positive throughput, the worst baseline's divided by 1.1; an energy reference is the worst
+baseline's energy times 1.1. A point not better than the reference in every objective counts for
+nothing. Only when no baseline is feasible do the fronts' own points stand in for the baselines
+(the reference then depends on the points found).
 """
 
 from __future__ import annotations
@@ -17,7 +31,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.cost.error_bands import front_and_baselines, robust_indices, stable_indices
+from dse.errors import SpecError
+from dse.util.arguments import expect, real_vector, relative_error
+from dse.util.files import replace_atomically, write_text
 from dse.util.genome import Genome
+from dse.util.result_files import front_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,6 +86,50 @@ def nondominated(F: np.ndarray) -> np.ndarray:
     return first[keep]
 
 
+#: How much worse than the worst feasible baseline the reference point lies, as a share of that value in
+#: internal units (module docstring).
+REFERENCE_MARGIN = 0.1
+
+
+def minimization_signs(objectives: Sequence[Objective]) -> np.ndarray:
+    """Per objective ``-1`` (maximized in user terms) or ``1``: user values times these are minimized."""
+    return np.array([-1.0 if o.sense == "max" else 1.0 for o in objectives])
+
+
+def reference_internal(baselines: np.ndarray, points: np.ndarray) -> np.ndarray | None:
+    """The reference point in internal units (module docstring): per objective the largest value of
+    ``baselines`` (the feasible baselines' internal values, (n, k)), or of ``points`` when there is no
+    baseline, plus :data:`REFERENCE_MARGIN` of its magnitude (at least one unit); None when both are empty."""
+    rows = np.asarray(baselines if len(baselines) else points, dtype=np.float64)
+    if not len(rows):
+        return None
+    nadir = rows.max(axis=0)
+    return nadir + REFERENCE_MARGIN * np.maximum(np.abs(nadir), 1.0)
+
+
+def user_reference(objectives: Sequence[Objective], internal: np.ndarray) -> np.ndarray:
+    """A reference point in internal units (:func:`reference_internal`) in user units and senses."""
+    return np.array([float(o.to_user(np.array([float(v)]))[0]) for o, v in zip(objectives, internal, strict=True)])
+
+
+def hypervolume(points: np.ndarray, reference: np.ndarray) -> float:
+    """Hypervolume of ``points`` up to ``reference``, both in minimization form (user units, maximized
+    objectives negated); rows not below the reference in every objective count for nothing; infinite
+    when a counted row has an infinite coordinate.
+
+    Example: ``hypervolume(np.array([[1.0, 3.0], [3.0, 1.0]]), np.array([4.0, 4.0]))`` -> 5.0.
+    """
+    points = np.asarray(points, dtype=np.float64).reshape(-1, len(reference))
+    points = points[(points < reference).all(axis=1)]
+    if not len(points):
+        return 0.0
+    if not np.isfinite(points).all():
+        return float("inf")
+    from pymoo.indicators.hv import HV
+
+    return float(HV(ref_point=np.asarray(reference, dtype=np.float64))(points))
+
+
 @dataclass(frozen=True)
 class ParetoPoint:
     """One mapping on a front."""
@@ -99,13 +161,16 @@ class Certificate:
     """How far a front can be from the true Pareto front.
 
     With two or more objectives: ``hypervolume`` is what the front reaches and ``hypervolume_bound`` an
-    upper bound on the true front's, both in user units in minimization form (maximized objectives
-    negated, as :meth:`ParetoSet.F`) up to ``reference``; ``gap = (bound - hypervolume) / bound``.
-    ``region`` holds the boxes ``(lower, upper)`` (user units, as the front's columns) where Pareto points
-    not found yet can still lie; ``proven`` is true when none is left. The bound holds because every
-    undiscovered Pareto point lies in some box of ``region`` and so is dominated by, or equal to, the
-    box's lower corner (proven by the solver's bounds). Points worse than ``reference`` in some
-    objective count for neither side. With one objective: ``value``, its proven lower ``bound`` (for a
+    upper bound on the true front's, both as :meth:`ParetoSet.hypervolume` measures them (module
+    docstring) up to ``reference`` (user units and senses: the problem's reference point, the same as
+    the front's ``reference_point()``); ``gap = (bound - hypervolume) / bound``, the share of the bound
+    that the front may still miss. ``region`` holds the boxes ``(lower, upper)`` (user units, as the
+    front's columns) where Pareto points not found yet can still lie; ``proven`` is true when none is
+    left. The bound holds because every undiscovered Pareto point lies in some box of ``region`` and so
+    is dominated by, or equal to, the box's lower corner (proven by the solver's bounds and the
+    problem's own objective bounds). Points worse than ``reference`` in some objective count for
+    neither side. ``infeasible``: proven that no mapping meets the constraints (the front is empty and
+    there is nothing to measure). With one objective: ``value``, its proven lower ``bound`` (for a
     minimized objective; upper for a maximized one) and ``gap = |value - bound| / |value|``.
     """
 
@@ -117,9 +182,12 @@ class Certificate:
     region: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()
     value: float | None = None
     bound: float | None = None
+    infeasible: bool = False
 
     def describe(self) -> str:
         """One line: "certified within 3.1% of the optimal front's hypervolume" and the like."""
+        if self.infeasible:
+            return "proven infeasible: no mapping meets the constraints (an empty front, nothing to measure)"
         if self.value is not None and self.bound is None:
             return "not certified: no bound was proven"
         if self.value is not None:
@@ -139,7 +207,7 @@ class Certificate:
             return {"value": self.value, "bound": _finite(self.bound), "gap": self.gap, "proven": self.proven}
         return {"hypervolume": self.hypervolume, "hypervolume_bound": _finite(self.hypervolume_bound),
                 "gap": self.gap,
-                "reference": list(self.reference), "proven": self.proven,
+                "reference": list(self.reference), "proven": self.proven, "infeasible": self.infeasible,
                 "region": [[list(lo), list(hi)] for lo, hi in self.region]}
 
 
@@ -184,35 +252,36 @@ class ParetoSet:
         if not self.points:
             return np.zeros((0, len(self.objectives)))
         values = np.array([[p.objectives[c] for c in self.columns] for p in self.points], dtype=float)
-        signs = np.array([-1.0 if o.sense == "max" else 1.0 for o in self.objectives])
-        return values * signs
+        return values * minimization_signs(self.objectives)
 
     def internal(self) -> np.ndarray:
         """Internal integer objective values, shape (n, n_obj)."""
         return np.array([p.internal for p in self.points], dtype=np.int64).reshape(-1, len(self.objectives))
 
     # ------------------------------------------------------------------ indicators
-    def reference_point(self, others: Sequence[ParetoSet] = (), margin: float = 0.1) -> np.ndarray:
-        """Nadir of this and ``others`` (minimization form), pushed out by ``margin`` of the range."""
-        F = np.vstack([s.F() for s in (self, *others) if len(s)] or [np.zeros((0, len(self.objectives)))])
-        if len(F) == 0:
-            raise ValueError("no points to derive a reference point from")
-        lo, hi = F.min(axis=0), F.max(axis=0)
-        span = np.where(hi > lo, hi - lo, np.maximum(np.abs(hi), 1.0))
-        return hi + margin * span
+    def reference_point(self, others: Sequence[ParetoSet] = ()) -> np.ndarray:
+        """The reference point of the hypervolume (module docstring), in user units and senses: from the
+        feasible baselines of this front and ``others``, or from their points when no baseline is
+        feasible. Raises ``ValueError`` when there is neither."""
+        k = len(self.objectives)
+        fronts = (self, *others)
+        baselines = np.array([p.internal for s in fronts for p in s.baselines.values() if p.feasible],
+                             dtype=np.int64).reshape(-1, k)
+        reference = reference_internal(baselines, np.vstack([s.internal() for s in fronts]))
+        if reference is None:
+            raise ValueError("no feasible baseline and no point to derive a reference point from")
+        return user_reference(self.objectives, reference)
 
     def hypervolume(self, ref: Sequence[float] | np.ndarray | None = None) -> float:
-        """Hypervolume in user units (minimization form) w.r.t. ``ref`` (default: own nadir + 10%)."""
+        """Hypervolume (module docstring) up to ``ref``, in user units and senses (default: the front's
+        :meth:`reference_point`); 0 for an empty front. Raises ``TypeError`` when ``ref`` is not a sequence
+        of numbers and ``ValueError`` when it is not one finite number per objective."""
+        if ref is not None:
+            ref = real_vector(ref, len(self.objectives), "ParetoSet.hypervolume", "ref")
         if not self.points:
             return 0.0
-        from pymoo.indicators.hv import HV
-
-        ref_point = self.reference_point() if ref is None else np.asarray(ref, dtype=float)
-        F = self.F()
-        F = F[(F < ref_point).all(axis=1)]
-        if len(F) == 0:
-            return 0.0
-        return float(HV(ref_point=ref_point)(F))
+        ref_point = self.reference_point() if ref is None else ref
+        return hypervolume(self.F(), ref_point * minimization_signs(self.objectives))
 
     def knee(self) -> ParetoPoint:
         """The point closest to the ideal point after normalizing each objective to [0, 1]."""
@@ -224,7 +293,16 @@ class ParetoSet:
         return self.points[int(np.argmin(np.linalg.norm(norm, axis=1)))]
 
     def compare(self, other: ParetoSet) -> dict[str, Any]:
-        """Hypervolumes on a shared reference point and how many points of each the other dominates."""
+        """Hypervolumes on the shared reference point (:meth:`reference_point` of both; user units and
+        senses, ``reference_point`` in the result) and how many points of each the other dominates.
+
+        Raises ``TypeError`` when ``other`` is not a :class:`ParetoSet` and ``ValueError`` when it is a
+        front of another problem or of other objectives (its numbers would compare nothing)."""
+        expect(other, ParetoSet, "ParetoSet.compare", "other")
+        if other.problem != self.problem or other.columns != self.columns:
+            raise ValueError(f"ParetoSet.compare: the fronts solve different problems ({self.problem!r} with "
+                             f"{', '.join(self.columns)}; {other.problem!r} with {', '.join(other.columns)}): "
+                             "compare fronts of one problem")
         ref = self.reference_point([other])
         mine, theirs = self.F(), other.F()
 
@@ -249,19 +327,21 @@ class ParetoSet:
     def robust(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
         """The points that no other point (of the front or its baselines) dominates with certainty when
         every objective may be off by the relative error ``r`` (one value, or one per point): see
-        :mod:`dse.cost.error_bands`. Raises ``ValueError`` for a bad ``r``."""
-        F, rs = self._banded(r, front_and_baselines)
+        :mod:`dse.cost.error_bands`. Raises ``TypeError`` when ``r`` is not a number or numbers and
+        ``ValueError`` for one out of range."""
+        F, rs = self._banded(r, "ParetoSet.robust")
         return tuple(self.points[i] for i in robust_indices(F, rs, len(self.points)))
 
     def stable(self, r: float | Sequence[float]) -> tuple[ParetoPoint, ...]:
         """The points that no other point (of the front or its baselines) can dominate when every objective
         may be off by ``r``: Pareto-optimal whatever the true values within the bands."""
-        F, rs = self._banded(r, front_and_baselines)
+        F, rs = self._banded(r, "ParetoSet.stable")
         return tuple(self.points[i] for i in stable_indices(F, rs, len(self.points)))
 
-    def _banded(self, r: float | Sequence[float], combine: Any) -> tuple[np.ndarray, list[float]]:
-        return combine([p.objectives for p in self.points], [p.objectives for p in self.baselines.values()],
-                       self.columns, [o.sense for o in self.objectives], r)
+    def _banded(self, r: float | Sequence[float], where: str) -> tuple[np.ndarray, list[float]]:
+        return front_and_baselines([p.objectives for p in self.points],
+                                   [p.objectives for p in self.baselines.values()], self.columns,
+                                   [o.sense for o in self.objectives], relative_error(r, where, "r"))
 
     # ------------------------------------------------------------------ export
     def to_records(self) -> list[dict[str, Any]]:
@@ -284,7 +364,10 @@ class ParetoSet:
         return frame
 
     def to_csv(self, path: str | Path) -> None:
-        self.to_frame().to_csv(path, index=False)
+        """Write :meth:`to_frame` to ``path`` whole or not at all (:func:`dse.util.files.replace_atomically`:
+        :class:`~dse.errors.OutputError` for a full disk or a device node, a FIFO, a read-only file)."""
+        frame = self.to_frame()
+        replace_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -309,10 +392,12 @@ class ParetoSet:
             "baselines": {k: _point_dict(p) for k, p in self.baselines.items()},
         }
 
-    def to_json(self, path: str | Path | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=2, default=_json_default)
+    def to_json(self, path: str | Path | None = None, indent: int | None = 2) -> str:
+        """The front as JSON text (:meth:`to_dict`), also written to ``path`` when given; ``indent`` None
+        gives one line (json's C encoder: several times faster on a front of long genomes)."""
+        text = json.dumps(self.to_dict(), indent=indent, default=_json_default)
         if path is not None:
-            Path(path).write_text(text)
+            write_text(path, text)
         return text
 
 
@@ -320,13 +405,16 @@ def read_front_genomes(path: str | Path) -> list[np.ndarray]:
     """Distinct genomes of every point in a ``front.json`` written by ``dse solve`` (one document with
     ``fronts``) or by :meth:`ParetoSet.to_json` (one front), in file order.
 
-    Raises ``ValueError`` when the file is not such a document (:class:`GeneRangeError` for a gene out of
-    range).
+    Raises ``ValueError`` when the file is not such a document: :class:`~dse.errors.SpecError` naming the
+    field and value where it does not fit :class:`dse.util.result_files.FrontFile` (a gene as text, past
+    :data:`MAX_GENE_VALUE`, a front that is no object...).
     """
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = front_file(json.loads(Path(path).read_text()), str(path))
         fronts = doc["fronts"] if "fronts" in doc else [doc]
         rows = [tuple(int(g) for g in point["genome"]) for front in fronts for point in front["points"]]
+    except SpecError:
+        raise
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
     for row in rows:  # range-checked before numpy sees them (a huge integer would overflow int64)

@@ -14,16 +14,27 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 import numpy as np
 
+from dse.cli.tables import fit_table, terminal_width
 from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
 from dse.inputs.catalog import spec_path, time_unit_note
 from dse.pareto import GeneRangeError, ParetoSet, read_front_genomes
+from dse.runs.given_front import spec_digest
 from dse.runs.runner import check_some_feasible, run_spec_solvers, write_fronts
-from dse.solvers.registry import solvers
+from dse.solvers.heuristic import small_one_off
+from dse.solvers.registry import (
+    SolverNotApplicableError,
+    UnknownSolverError,
+    lookup,
+    not_applying,
+    solver_names,
+    solvers,
+)
+from dse.store.batch import cluster_client
 from dse.store.trace import chrome_trace, mapping_timeline, write_trace
 from dse.util.files import check_out_folder
 from dse.util.interrupt import Interrupted, interruptible
@@ -31,6 +42,10 @@ from dse.util.jit import time_limit_ends
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.suggest import did_you_mean
 from dse.version import __version__
+
+if TYPE_CHECKING:
+    from dse.mapping.base import MappingProblem
+    from dse.runs.spec import ProblemSpec
 
 #: The folder under which ``dse solve`` writes ``<problem name>/`` when no ``--out`` is given (relative: under
 #: the working folder).
@@ -69,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("spec", help="problem spec YAML")
     solve.add_argument("--solver", help=" | ".join([n for n in solvers() if n != "heuristic"] + ["all", "heuristic:NAME"])
                        + " (default: the spec's; heuristic:NAME runs one of the family's heuristics, e.g. heuristic:heft "
-                       "for dag: an unknown NAME lists them)")
+                       "for dag: an unknown NAME lists them; dse validate SPEC lists the solvers that take it)")
     solve.add_argument("--time-limit", type=float, help="seconds per solver (default: the spec's)")
     solve.add_argument("--seed", type=int, help="random seed (default: the spec's)")
     solve.add_argument("--out", type=Path,
@@ -78,6 +93,10 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--gantt", action="store_true", help="also draw the schedule of the knee point (gantt.png)")
     solve.add_argument("--point", type=int, metavar="N",
                        help="trace.json shows row N (0 = first) of front.csv (default: the first front's knee)")
+    solve.add_argument("--workers", type=int, metavar="N",
+                       help="cpsat: farm its regions out to a local Dask cluster of N worker processes")
+    solve.add_argument("--scheduler", metavar="ADDR",
+                       help="cpsat: farm its regions out to the Dask cluster at ADDR (tcp://HOST:8786)")
     solve.add_argument("--resume", type=Path, metavar="DIR",
                        help="continue from DIR/front.json of a previous run: its genomes seed nsga2 and hint cpsat")
     validate = sub.add_parser("validate", help="check a problem spec and print its size")
@@ -182,10 +201,14 @@ def _validate(spec_path: str) -> int:
     problem = build_problem(spec)
     problem.check_feasible()
     tables = problem.tables
+    applies, refused = solver_names(problem)
     print(f"{spec_path}: ok: family {spec.family}, platform {spec.platform.name} ({tables.n_dev} devices), "
           f"workload {spec.workload.name} ({tables.n_ops} ops, {tables.n_edges} edges), "
           f"{problem.n_genes} genes, {_space(problem)} genomes, objectives {', '.join(spec.objectives)}, "
-          f"constraints {', '.join(c.name for c in problem.constraints) or 'none'}")
+          f"constraints {', '.join(c.name for c in problem.constraints) or 'none'}, "
+          f"solvers {', '.join(applies)}{not_applying(refused)}")
+    for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
+        print(f"note: {note}")
     return 0
 
 
@@ -199,6 +222,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         check_out_folder(args.out)
     if args.point is not None and args.point < 0:
         raise SpecError("command line", "--point", args.point, "must be a row of front.csv (0 = first)")
+    if args.workers is not None and args.scheduler is not None:
+        raise SpecError("command line", "--workers", args.workers, "give --workers or --scheduler, not both")
+    if args.workers is not None and not (1 <= args.workers <= 4096):
+        raise SpecError("command line", "--workers", args.workers, "must be an integer in [1, 4096]")
 
 
 def _write_trace(out: Path, problem, fronts: list[ParetoSet], row: int | None) -> str | None:
@@ -234,13 +261,25 @@ def _solve_spec(args: argparse.Namespace) -> int:
     from dse.runs.spec import build_problem, load_spec
 
     _check_arguments(args)
+    spec_sha256 = spec_digest(args.spec)  # before it is read: dse certify refuses the spec once it changed
     spec = load_spec(args.spec)
     spec_file = str(spec_path(args.spec).resolve())
     out: Path = args.out if args.out is not None else default_out(spec.name)
     problem = build_problem(spec)
+    name = args.solver or spec.solver.name
+    one_off = small_one_off(problem) if name.startswith("heuristic:") else contextlib.nullcontext()
+    with one_off:  # a small problem's heuristic: its kernels run interpreted, numba stays unloaded (dse.util.jit)
+        return _solve_problem(args, problem, spec, name, out, spec_file, spec_sha256)
+
+
+def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: ProblemSpec, name: str, out: Path,
+                   spec_file: str, spec_sha256: str | None) -> int:
+    """Run the solvers of ``dse solve`` on ``problem``, write and print their fronts; the exit status."""
     problem.check_feasible()
     settings = spec.solver
-    name = args.solver or settings.name
+    _check_solver_for(problem, name, *(("command line", "--solver") if args.solver else (args.spec, "solver.name")))
+    for note in problem.notes():  # constraints that cannot bind (cheap bounds): they shape no front
+        print(f"note: {note}")
     time_limit = args.time_limit if args.time_limit is not None else settings.time_limit_s
     seed = args.seed if args.seed is not None else settings.seed
     resume = _resume_genomes(args.resume, problem) if args.resume is not None else []
@@ -248,13 +287,14 @@ def _solve_spec(args: argparse.Namespace) -> int:
         check_out_folder(out)
     with interruptible() as token:
         def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
-            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file)
+            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
 
-        fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
-                                     on_front=written, resume=resume, source=str(args.spec))
+        with cluster_client(args.workers, args.scheduler, token) as client:
+            fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
+                                         on_front=written, resume=resume, source=str(args.spec), client=client)
     interrupted = token.stopped
     if interrupted and not fronts:
-        write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file)
+        write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
     _print_report(problem, fronts)
     traced = _write_trace(out, problem, fronts, args.point)
     print(f"wrote {out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else "")
@@ -267,6 +307,15 @@ def _solve_spec(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_solver_for(problem, name: str, source: str, field: str) -> None:
+    """:class:`SpecError` naming ``source``, ``field`` and ``name`` when no solver answers to ``name`` or the one
+    named does not take ``problem`` (the message says why, and lists the solvers that take it)."""
+    try:
+        lookup(name, problem)
+    except (UnknownSolverError, SolverNotApplicableError) as exc:
+        raise SpecError(source, field, name, str(exc)) from None
+
+
 def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
     """The genomes of every point in ``folder/front.json`` (a previous ``dse solve --out``), checked against
     ``problem``'s genome; SpecError (exit 2) naming ``--resume`` when the file is missing or does not fit."""
@@ -277,6 +326,8 @@ def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
                         "has no front.json (give the --out folder of a previous run)")
     try:
         genomes = read_front_genomes(path)
+    except SpecError:  # the file does not fit a front.json's schema: its field and value are named
+        raise
     except GeneRangeError as exc:  # e.g. a gene past int64: no genome of any problem
         raise SpecError(str(path), "fronts.points.genome", None, str(exc)) from None
     except ValueError as exc:
@@ -295,8 +346,6 @@ MAX_TABLE_ROWS = 25
 
 
 def _print_report(problem, fronts: list[ParetoSet]) -> None:
-    import pandas as pd
-
     from dse.mapping.registry import family_of
 
     for front in fronts:
@@ -317,8 +366,7 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
         frame["mapping"] = [problem.describe(front.points[i].genome) for i in frame.index]
         shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]
         cols = ["proven", *front.columns] + [c for c in shown if c in frame and c not in front.columns]
-        with pd.option_context("display.max_colwidth", 90, "display.width", 200, "display.float_format", "{:.5g}".format):
-            print(frame[[*cols, "mapping"]].to_string(index=False))
+        print(fit_table(frame[[*cols, "mapping"]], terminal_width(), wrap="mapping"))
     if fronts and fronts[0].baselines:
         print("\n== baselines")
         for name, p in fronts[0].baselines.items():

@@ -3,6 +3,7 @@ ops, host launch overhead, measured GEMM / SpMM where a calibration covers them,
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,19 +20,24 @@ from dse.cost.checks import (
     check_device_costs,
     ns_routes,
 )
+from dse.cost.mechanisms.bandwidth import declared_bandwidth
+from dse.cost.mechanisms.collective import COLLECTIVE_CLASS, collective_op_seconds
 from dse.cost.mechanisms.efficiency import declared_efficiency
 from dse.cost.mechanisms.fusion import fused_parts
 from dse.cost.mechanisms.overhead import call_seconds, entry_shares, launch_seconds
+from dse.cost.mechanisms.precision_efficiency import precision_efficiency
 from dse.cost.mechanisms.sparse_reuse import (
     declared_skew_sensitivity,
     declared_sparse_bandwidth,
     reused_bytes,
 )
 from dse.cost.mechanisms.tiling import tiling
-from dse.cost.tables import CostTables, LevelTables
+from dse.cost.tables import _INT64_LIMIT, CostTables, LevelTables
 from dse.model.device_defaults import FITTED
 from dse.model.platform import Device, Platform
 from dse.model.workload import Op, Workload
+from dse.util.interrupt import stop_point
+from dse.util.rounding import ceil_all
 
 #: Fraction of peak compute an op class reaches on a device kind (dense, typical sizes).
 #: ``None``: the device kind cannot run that class (e.g. a DLA has no sparse unit).
@@ -48,6 +54,8 @@ COMPUTE_EFFICIENCY: dict[str, dict[str, float | None]] = {
     "norm":      dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.50, npu=0.30, dla=0.30, generic=0.3),
     "embedding": dict(cpu=0.30, gpu=0.30, tensorcore=None, fpga=0.40, npu=None, dla=None, generic=0.3),
     "memcpy":    dict(cpu=1.00, gpu=1.00, tensorcore=None, fpga=1.00, npu=1.00, dla=1.00, generic=1.0),
+    # a collective's time is its link time (dse.cost.mechanisms.collective), not a compute rate
+    "collective": dict(cpu=1.00, gpu=1.00, tensorcore=None, fpga=1.00, npu=1.00, dla=None, generic=1.0),
     "generic":   dict(cpu=0.50, gpu=0.50, tensorcore=0.50, fpga=0.50, npu=0.50, dla=0.50, generic=0.5),
 }
 
@@ -121,9 +129,15 @@ class RooflineCostModel:
         ``None`` if the device cannot run it. DVFS scales only the compute-bound part (:mod:`dse.cost.dvfs`)."""
         eff = COMPUTE_EFFICIENCY.get(op.op_class, COMPUTE_EFFICIENCY["generic"]).get(device.kind)
         eff = declared_efficiency(device, op.op_class, eff)  # cost-mechanism hook (dse.cost.mechanisms.efficiency)
+        eff = precision_efficiency(device, op.op_class, op.precision, eff)  # hook (precision_efficiency)
         if eff is None or (op.flops and not device.peak_tflops and not op.device_costs):
             return None  # the kind cannot run this class, or the device has no FLOP rate to cost it with
-        bw_eff = BANDWIDTH_EFFICIENCY[device.kind]
+        kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)
+        launch = launch_seconds(device, LAUNCH_OVERHEAD_S[device.kind], kernels) if self.launch_overhead else 0.0
+        if op.op_class == COLLECTIVE_CLASS and not op.device_costs:
+            link = collective_op_seconds(op, device)  # cost-mechanism hook (collective): time on the links
+            return None if link is None else (0.0, link, launch)
+        bw_eff = declared_bandwidth(device, op.op_class, BANDWIDTH_EFFICIENCY[device.kind])  # hook (bandwidth)
         moved = op.bytes_moved
         if op.op_class == "spmm":
             sensitivity = declared_skew_sensitivity(device, SKEW_SENSITIVITY[device.kind])  # hook (sparse_reuse)
@@ -149,11 +163,21 @@ class RooflineCostModel:
         eff = eff * tiled.utilization
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
         memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
-        kernels = op.features.get("kernels", 1.0)  # launches the op stands for (cost-mechanism hook: overhead)
-        launch = launch_seconds(device, LAUNCH_OVERHEAD_S[device.kind], kernels) if self.launch_overhead else 0.0
         reduction = (tiled.reduction_bytes / (device.mem_bw_gbps * 1e9 * BANDWIDTH_EFFICIENCY[device.kind])
                      if tiled.reduction_bytes else 0.0)
         return (compute, memory, launch + reduction)
+
+    def _cell_parts(self, op: Op, dev: Device, share: float, calibration: Any) -> tuple[float, float, float] | None:
+        """(compute, memory, launch) seconds of ``op`` on ``dev`` with the cost mechanisms' hooks (fusion,
+        per-call overhead) and a calibration's measured time where it covers them; ``None`` when ``dev``
+        cannot run ``op``."""
+        found = self.op_time_parts(op, dev)
+        if found is None or not _type_ok(op, dev):
+            return None
+        found = fused_parts(op, dev, share == 0.0, found)  # cost-mechanism hook (fusion)
+        found = (found[0], found[1], found[2] + call_seconds(dev, share))  # hook (call overhead)
+        measured = calibrated_seconds(calibration, op, dev) if calibration is not None else None
+        return found if measured is None else (measured, 0.0, 0.0)
 
     def _calibration(self, platform: Platform) -> Any:
         """The calibration in use: ``self.calibration``, else the platform's file (machine kind checked:
@@ -170,30 +194,24 @@ class RooflineCostModel:
         """
         check_device_costs(workload, platform)
         n, m = workload.n_ops, len(platform.devices)
-        time = np.zeros((n, m), dtype=np.int64)
-        energy = np.zeros((n, m), dtype=np.int64)
-        mem = np.zeros((n, m), dtype=np.int64)
         allowed = np.zeros((n, m), dtype=bool)
         calibration = self._calibration(platform)
         parts = np.zeros((n, m, 3))
         shares = entry_shares(workload)  # cost-mechanism hook (dse.cost.mechanisms): fusion, per-call overhead
+        alike = _alike_devices(platform.devices)
         for i, op in enumerate(workload.ops):
-            for j, dev in enumerate(platform.devices):
-                found = self.op_time_parts(op, dev)
-                if found is None or not _type_ok(op, dev):
-                    continue
-                found = fused_parts(op, dev, shares[i] == 0.0, found)  # cost-mechanism hook (fusion)
-                found = (found[0], found[1], found[2] + call_seconds(dev, shares[i]))  # hook (call overhead)
-                measured = calibrated_seconds(calibration, op, dev) if calibration is not None else None
-                parts[i, j] = found if measured is None else (measured, 0.0, 0.0)
-                seconds = max(parts[i, j, 0], parts[i, j, 1]) + parts[i, j, 2]
-                allowed[i, j] = True
-                try:
-                    time[i, j] = max(1, _ceil_int(seconds * 1e9, "time"))
-                    energy[i, j] = _ceil_int((dev.active_w - dev.idle_w) * 1e3 * time[i, j], "energy")
-                    mem[i, j] = _ceil_int(op.resident_bytes + op.output_bytes, "mem")
-                except _Unfit as exc:
-                    raise _cell_error(workload, platform, i, j, exc, "ns") from None
+            stop_point()  # one op on every device: 1,024 devices take milliseconds
+            named = set(op.device_costs or ()) | ({op.device_type} if op.device_type is not None else set())
+            for group, names in alike:
+                # devices alike but for their names cost the same unless the op or a calibration names one
+                each = calibration is not None or not names.isdisjoint(named)
+                for j in (group if each else group[:1]):
+                    found = self._cell_parts(op, platform.devices[j], shares[i], calibration)
+                    if found is not None:
+                        cells = [j] if each else group
+                        parts[i, cells] = found
+                        allowed[i, cells] = True
+        time, energy, mem = _base_tables(workload, platform, parts, allowed)
         tables = _assemble(workload, platform, time, energy, mem, allowed, ns_routes(platform))
         if calibration is not None:  # measured times replace the model's where they cover: the fitted path
             tables = tables.replaced(device_paths=tuple(FITTED for _ in platform.devices))
@@ -212,20 +230,97 @@ def _attach_dvfs(tables: CostTables, workload: Workload, platform: Platform, par
     n_levels = int(counts.max())
     time = np.zeros((n_levels, n, m), dtype=np.int64)
     energy = np.zeros_like(time)
-    for j, dev in enumerate(platform.devices):
-        for level in range(n_levels):
-            if len(dev.dvfs) >= 2:
-                point = dev.dvfs[min(level, len(dev.dvfs) - 1)]
-                ts, ps = point.time_scale, point.power_scale
-            else:
-                ts, ps = 1.0, 1.0
-            for i in np.flatnonzero(allowed[:, j]):
-                seconds = max(parts[i, j, 0] * ts, parts[i, j, 1]) + parts[i, j, 2]
-                try:
-                    time[level, i, j] = max(1, _ceil_int(seconds * 1e9, "time"))
-                    energy[level, i, j] = _ceil_int((dev.active_w - dev.idle_w) * ps * 1e3 * time[level, i, j],
-                                                    "energy")
-                except _Unfit as exc:
-                    raise _cell_error(workload, platform, int(i), j, exc, "ns") from None
+    bad = np.zeros((m, n_levels, n), dtype=bool)  # by device, level, op: the order they were once filled in
+    levels = []
+    for level in range(n_levels):
+        points = [d.dvfs[min(level, len(d.dvfs) - 1)] if len(d.dvfs) >= 2 else None for d in platform.devices]
+        time_scale = np.array([p.time_scale if p is not None else 1.0 for p in points])
+        power_mw = np.array([(d.active_w - d.idle_w) * (p.power_scale if p is not None else 1.0) * 1e3
+                             for d, p in zip(platform.devices, points, strict=True)])
+        cells = _integer_cells(_seconds(parts, time_scale), power_mw, allowed)
+        time[level], energy[level] = cells.time, cells.energy
+        bad[:, level, :] = (cells.bad_time | cells.bad_energy).T
+        levels.append(cells)
+    if bad.any():
+        j, level, i = (int(k) for k in np.argwhere(bad)[0])
+        raise _cell_error(workload, platform, i, j, levels[level].first_unfit(i, j), "ns") from None
     freqs = tuple(tuple(p.freq_mhz for p in d.dvfs) if len(d.dvfs) >= 2 else () for d in platform.devices)
     return tables.replaced(levels=LevelTables(time, energy, counts, freqs))
+
+
+def _alike_devices(devices: tuple[Device, ...]) -> list[tuple[list[int], set[str]]]:
+    """The platform's devices grouped by everything but their names (a ``count: 128`` entry is one group),
+    in the order of each group's first device: (indices, names) per group."""
+    groups: dict[str, tuple[list[int], set[str]]] = {}
+    for j, dev in enumerate(devices):
+        indices, names = groups.setdefault(repr(dataclasses.replace(dev, name="")), ([], set()))
+        indices.append(j)
+        names.add(dev.name)
+    return list(groups.values())
+
+
+def _seconds(parts: np.ndarray, time_scale: float | np.ndarray) -> np.ndarray:
+    """Per (op, device) ``max(compute * time_scale, memory) + launch`` seconds from ``parts`` (n, m, 3),
+    ``time_scale`` per device; Python's ``max`` on equal or NaN values (the first argument unless the
+    second is larger)."""
+    compute, memory = parts[:, :, 0] * time_scale, parts[:, :, 1]
+    return np.where(memory > compute, memory, compute) + parts[:, :, 2]
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """The int64 ``time`` (ns) and ``energy`` (pJ) of the allowed cells of one table, with the float values
+    rounded (``ns``, ``pj``) and the cells whose time or energy does not fit int64 (``bad_time``,
+    ``bad_energy``)."""
+
+    time: np.ndarray
+    energy: np.ndarray
+    ns: np.ndarray
+    pj: np.ndarray
+    bad_time: np.ndarray
+    bad_energy: np.ndarray
+
+    def first_unfit(self, i: int, j: int) -> _Unfit:
+        """The :class:`_Unfit` of op ``i`` on device ``j``: its time when that does not fit, else its energy."""
+        return _Unfit("time", self.ns[i, j]) if self.bad_time[i, j] else _Unfit("energy", self.pj[i, j])
+
+
+def _integer_cells(seconds: np.ndarray, power_mw: np.ndarray, allowed: np.ndarray) -> _Cells:
+    """Time ``seconds`` rounded up to ns (at least 1) and energy ``power_mw`` per device times that time,
+    rounded up to pJ, in the ``allowed`` cells, as :func:`~dse.cost.checks._ceil_int` rounds one value."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        ns = seconds * 1e9
+        bad_time = allowed & ~(ns < _INT64_LIMIT)
+        time = np.where(allowed & ~bad_time, np.maximum(1.0, _ceil_positive(ns)), 0.0).astype(np.int64)
+        pj = power_mw[None, :] * time.astype(np.float64)
+        bad_energy = allowed & ~bad_time & ~(pj < _INT64_LIMIT)
+        energy = np.where(allowed & ~bad_time & ~bad_energy, _ceil_positive(pj), 0.0).astype(np.int64)
+    return _Cells(time, energy, ns, pj, bad_time, bad_energy)
+
+
+def _base_tables(workload: Workload, platform: Platform, parts: np.ndarray, allowed: np.ndarray,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The int64 (time ns, energy pJ, memory bytes) tables of the ``allowed`` cells from their ``parts``.
+    Raises the :class:`SpecError` of the first cell, row by row, whose time, energy or memory does not
+    fit int64 (the order in which the cells were once filled in one by one)."""
+    power_mw = np.array([(d.active_w - d.idle_w) * 1e3 for d in platform.devices])
+    cells = _integer_cells(_seconds(parts, 1.0), power_mw, allowed)
+    mem_row = np.zeros(workload.n_ops, dtype=np.int64)
+    bad_mem = np.zeros(workload.n_ops, dtype=bool)
+    for i, op in enumerate(workload.ops):
+        try:
+            mem_row[i] = _ceil_int(op.resident_bytes + op.output_bytes, "mem")
+        except _Unfit:
+            bad_mem[i] = True
+    bad = cells.bad_time | cells.bad_energy | (allowed & bad_mem[:, None])
+    if bad.any():
+        i, j = (int(k) for k in np.argwhere(bad)[0])
+        unfit = (_Unfit("mem", workload.ops[i].resident_bytes + workload.ops[i].output_bytes)
+                 if not (cells.bad_time[i, j] or cells.bad_energy[i, j]) else cells.first_unfit(i, j))
+        raise _cell_error(workload, platform, i, j, unfit, "ns") from None
+    return cells.time, cells.energy, np.where(allowed, mem_row[:, None], 0)
+
+
+def _ceil_positive(x: np.ndarray) -> np.ndarray:
+    """:func:`~dse.util.rounding.ceil_int` of every positive element, 0 elsewhere (as floats)."""
+    return np.where(x > 0, ceil_all(x), 0.0)

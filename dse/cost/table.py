@@ -23,6 +23,7 @@ from dse.cost.tables import _INT64_LIMIT, CostTables
 from dse.errors import SpecError
 from dse.model.platform import Platform
 from dse.model.workload import Workload
+from dse.util.numbers import parse_number
 from dse.util.rounding import ceil_all
 
 
@@ -74,7 +75,8 @@ class TableCostModel:
 
     def __post_init__(self) -> None:
         for name, positive in (("scale", True), ("seconds_per_time_unit", True), ("send_ops", False)):
-            value = getattr(self, name)
+            value = parse_number(getattr(self, name))
+            object.__setattr__(self, name, value)
             ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
             if not ok or value < 0 or (positive and value == 0):
                 raise SpecError("cost_model", name, value, f"must be a finite number {'>' if positive else '>='} 0")

@@ -253,15 +253,41 @@ class CostTables:
     def transfer_over_pairs(self, what: str = "transfer_time", chunk_cells: int = 1 << 22) -> tuple[np.ndarray,
                                                                                                      np.ndarray]:
         """Per edge the sum and the maximum of ``what`` over every device pair (a != b), in chunks of edges
-        (memory O(chunk_cells)): two int64 arrays of shape (n_edges,)."""
+        (memory O(chunk_cells)): two int64 arrays of shape (n_edges,). Computed from the sizes and rates,
+        each distinct pair of rates is costed once (a platform of many alike devices has a few)."""
         total = np.zeros(self.n_edges, dtype=np.int64)
         top = np.zeros(self.n_edges, dtype=np.int64)
+        if not self.__dict__[f"_{what}_explicit"]:
+            return self._over_distinct_rates(what, total, top, chunk_cells)
         step = max(1, chunk_cells // max(self.n_dev * self.n_dev, 1))
         for lo in range(0, self.n_edges, step):
             block = self.transfer_block(np.arange(lo, min(lo + step, self.n_edges)), what)
             block[:, np.arange(self.n_dev), np.arange(self.n_dev)] = 0
             total[lo: lo + len(block)] = block.sum(axis=(1, 2))
             top[lo: lo + len(block)] = block.reshape(len(block), -1).max(axis=1, initial=0)
+        return total, top
+
+    def _over_distinct_rates(self, what: str, total: np.ndarray, top: np.ndarray,
+                             chunk_cells: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`transfer_over_pairs` of a table computed from sizes and rates: the value of each edge at
+        each distinct (latency, time per byte) or energy-per-byte pair of rates among the device pairs,
+        rounded as :meth:`_edge_transfer` rounds it, summed with the number of pairs that share it."""
+        off = ~np.eye(self.n_dev, dtype=bool)
+        if what == "transfer_time":
+            rates = np.column_stack([self.link_latency[off], self.link_time_per_byte[off]])
+        else:
+            rates = np.column_stack([np.zeros(int(off.sum())), self.link_energy_per_byte[off]])
+        if not len(rates) or not self.n_edges:
+            return total, top
+        distinct, count = np.unique(rates, axis=0, return_counts=True)
+        step = max(1, chunk_cells // len(distinct))
+        for lo in range(0, self.n_edges, step):
+            size = self.edge_size[lo: lo + step, None]
+            raw = distinct[None, :, 0] + size * distinct[None, :, 1] if what == "transfer_time" else \
+                size * distinct[None, :, 1]
+            block = np.maximum(ceil_all(raw), 0.0).astype(np.int64)
+            total[lo: lo + len(block)] = block @ count.astype(np.int64)
+            top[lo: lo + len(block)] = block.max(axis=1, initial=0)
         return total, top
 
     @property

@@ -1,7 +1,9 @@
 """Classic partitioning and scheduling heuristics for the ``dag`` family, behind one interface.
 
-* list schedulers (:data:`LIST_SCHEDULERS`): ``heft``, ``cpop``, ``peft``, each
-  ``(problem) -> HeuristicResult`` with ``insertion=True``;
+* list schedulers (:data:`LIST_SCHEDULERS`): ``heft``, ``cpop``, ``peft`` (insertion), and the
+  ready-set schedulers ``etf``, ``flb``, ``dps``, ``mct``, ``met``, ``minmin``, ``maxmin``,
+  ``sufferage``, ``duplex`` (choices made by machine ready times, :mod:`dse.heuristics.ready_list`;
+  decoded with the problem's own ``insertion``), each ``(problem) -> HeuristicResult``;
 * partitioners (:data:`PARTITIONERS`): ``hash``, ``cp``, ``icp``, ``mite``,
   ``batchsplit``, ``dfs``, each ``(problem) -> devices``;
 * schedulers (:data:`SCHEDULERS`): ``fifo``, ``lro``, ``pct``, ``msr``, each
@@ -20,17 +22,24 @@ from __future__ import annotations
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dse.heuristics.base import HeuristicResult, finish, repaired_devices
+from dse.heuristics.batch import duplex, maxmin, minmin, sufferage
 from dse.heuristics.cpop import cpop
+from dse.heuristics.dps import dps
+from dse.heuristics.etf import etf
+from dse.heuristics.flb import flb
 from dse.heuristics.heft import heft
+from dse.heuristics.immediate import mct, met
 from dse.heuristics.partitioners import PARTITIONERS
 from dse.heuristics.peft import peft
 from dse.heuristics.schedulers import fifo, lro, msr, pct
 from dse.solvers.registry import HeuristicProvider, register_heuristics
+from dse.util.interrupt import Cut, cut_point, without_deadline
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -44,6 +53,15 @@ LIST_SCHEDULERS: dict[str, Callable[[DagProblem], HeuristicResult]] = {
     "heft": heft,
     "cpop": cpop,
     "peft": peft,
+    "etf": etf,
+    "flb": flb,
+    "dps": dps,
+    "mct": mct,
+    "met": met,
+    "minmin": minmin,
+    "maxmin": maxmin,
+    "sufferage": sufferage,
+    "duplex": duplex,
 }
 
 SCHEDULERS: dict[str, Callable[[DagProblem, np.ndarray], np.ndarray]] = {
@@ -72,7 +90,7 @@ def names() -> list[str]:
 
 
 def run(problem: DagProblem, name: str) -> HeuristicResult:
-    """Run the heuristic ``name`` (``heft``, ``cpop``, ``peft`` or ``PARTITIONER+SCHEDULER``).
+    """Run the heuristic ``name`` (a key of :data:`LIST_SCHEDULERS` or ``PARTITIONER+SCHEDULER``).
 
     Raises ``ValueError`` listing the valid names for an unknown one.
     """
@@ -82,7 +100,9 @@ def run(problem: DagProblem, name: str) -> HeuristicResult:
     part, _, sched = key.partition("+")
     if part in PARTITIONERS and sched in SCHEDULERS:
         devices = repaired_devices(problem, PARTITIONERS[part](problem))
+        cut_point(f"{key}: partitioned")
         order = SCHEDULERS[sched](problem, devices)
+        cut_point(f"{key}: scheduled")
         return finish(problem, f"{part}+{sched}", devices, order, insertion=False)
     raise ValueError(f"unknown heuristic {name!r}; valid names: {', '.join(names())}")
 
@@ -114,15 +134,26 @@ def seed_genomes(problem: DagProblem, names: Sequence[str] | None = None) -> lis
     See :func:`genome_of` for the genome of an insertion heuristic.
 
     A heuristic that raises loses its seed and the others go on; a :class:`SeedHeuristicWarning`
-    names it, the problem and the error, once per heuristic and problem.
+    names it, the problem and the error, once per heuristic and problem. A stop request or the end of
+    the enclosing :func:`~dse.util.interrupt.work_limits` block (a solver's time limit) ends the list
+    there: the heuristics check it in their loops (:func:`~dse.util.interrupt.cut_point`) and the genomes
+    of those that finished are returned. The first heuristic (``heft`` by default) is started whatever the
+    limit, so that a time limit too short for any search still returns its schedule; a stop request (Ctrl-C)
+    still cuts it.
     """
     if names is None:
         names = _all_names() if problem.n_tasks <= LARGE_GRAPH_TASKS else LARGE_GRAPH_SEEDS
     out: list[np.ndarray] = []
     seen: set[bytes] = set()
-    for name in names:
+    for k, name in enumerate(names):
         try:
-            genome = genome_of(problem, run(problem, name))
+            if k:
+                cut_point(f"before heuristic {name}")
+            # the first runs to its end past the time limit (never past a stop request)
+            with without_deadline() if k == 0 else nullcontext():
+                genome = genome_of(problem, run(problem, name))
+        except Cut:
+            break
         except Exception as exc:  # noqa: BLE001 - a failing heuristic only loses its seed, said once
             _warn_failed(problem, name, exc)
             continue

@@ -87,6 +87,7 @@ import numpy as np
 
 from dse.errors import InfeasibleError
 from dse.heuristics.base import Graph, Placement, graph_of, quantize
+from dse.util.interrupt import cut_point
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
@@ -371,6 +372,7 @@ def icp_partition(problem: DagProblem, graph: Graph | None = None) -> np.ndarray
                 place.assign_group(i, d)
 
     while open_.any():
+        cut_point("icp: a path per round")  # one round per path: thousands on a large graph
         path = _longest_open_path(g, open_, w)
         # cut the path into maximal pieces that one device may run (and hold) entirely
         piece: list[int] = []

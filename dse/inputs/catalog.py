@@ -98,7 +98,7 @@ BUILDER_PARAMETERS: dict[str, str] = {
     "batch": "samples per inference (each op's FLOPs and activations scale with it; weights do not)",
     "precision": "element type of tensors and rate used: fp32, fp16, bf16 or int8 (4, 2, 2, 1 bytes)",
     "granularity": "layer (one op per layer) or block (one op per residual / inverted-residual block)",
-    "seq_len": "tokens per sequence (at most 512)",
+    "seq_len": "tokens per sequence (bert_base: at most 512; llm: the prompt, or a decode step's KV-cache length)",
     "layers": "number of layers (encoder layers for bert_base, GCN layers for gcn)",
     "hidden": "hidden feature width of the GCN layers (features per node)",
     "dataset": "graph dataset: cora, citeseer, pubmed (Planetoid statistics) or custom",

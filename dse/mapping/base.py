@@ -15,6 +15,7 @@ bookkeeping.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dse.cost import CostTables
-from dse.errors import GenomeError
+from dse.errors import GenomeError, GenomeTypeError
 from dse.mapping.constraints import Constraint
 from dse.mapping.population import FlatTables, Population
 from dse.mapping.registry import family_of
@@ -98,6 +99,114 @@ def leading_device_genes(tables: CostTables, genome: Sequence[int]) -> dict[str,
     return {op: tables.device_names[int(d)] for op, d in zip(tables.op_names, genome[: tables.n_ops], strict=True)}
 
 
+@dataclass(frozen=True)
+class DeviceCost:
+    """One device's share of a decoded mapping, in the breakdown's internal units.
+
+    ``ops``: the ops (tasks, chunks, blocks) it runs; ``busy``: the time it works; ``dynamic_energy``: what
+    its ops spend at the operating point the genome chose; ``idle_energy``: its idle power over the time
+    the family charges it (0 where the family charges none); ``memory``/``capacity``: resident bytes and
+    what the device holds (None where the family does not track them); ``level``: the operating point
+    the genome chose (``"765 MHz"``), None for a device without DVFS or one that runs nothing.
+    """
+
+    name: str
+    ops: int
+    busy: int
+    dynamic_energy: int
+    idle_energy: int = 0
+    memory: int | None = None
+    capacity: int | None = None
+    level: str | None = None
+
+    @property
+    def energy(self) -> int:
+        """Dynamic plus idle energy."""
+        return self.dynamic_energy + self.idle_energy
+
+
+@dataclass(frozen=True)
+class LinkCost:
+    """One link's share: ``name`` is what every view calls it (``"link cpu->gpu"``, ``"host link gpu"``),
+    ``busy`` the time it carries data, ``energy`` what its transfers spend."""
+
+    name: str
+    busy: int
+    energy: int
+
+
+@dataclass(frozen=True)
+class Activity:
+    """One op on a device, or one transfer on a link (``where``), from ``start`` to ``finish`` with the
+    ``energy`` it spends there (internal units)."""
+
+    name: str
+    where: str
+    start: int
+    finish: int
+    energy: int
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Where a decoded mapping's time and energy go, at the operating points its genome chose.
+
+    ``devices`` (every device of the problem, in table order), ``links`` (those that carry data or spend
+    energy), ``ops`` and ``transfers`` (one item's, one schedule's or one split's activities; empty where
+    the family has no such timeline) and ``totals``: the quantities the family's objectives report
+    (every objective's ``internal_name``: ``period``, ``energy``...). Values are integers in
+    ``time_unit`` and ``energy_unit`` (pJ); ``display_time_unit`` and ``display_per_time_unit`` say how
+    every view shows times; ``per`` says what the energy is spent on (``"item"``, ``"schedule"``...).
+
+    The parts add up: :attr:`energy` (devices' dynamic and idle energy plus links') equals
+    ``totals["energy"]``, the ops' energies add up to the devices' dynamic energy and the transfers'
+    to the links' energy (each family's tests check it).
+    """
+
+    devices: tuple[DeviceCost, ...]
+    links: tuple[LinkCost, ...]
+    ops: tuple[Activity, ...]
+    transfers: tuple[Activity, ...]
+    totals: Mapping[str, int]
+    time_unit: str
+    display_time_unit: str
+    display_per_time_unit: float
+    per: str
+    energy_unit: str = "pJ"
+
+    @property
+    def energy(self) -> int:
+        """The devices' dynamic and idle energy plus the links' (internal unit)."""
+        return sum(d.energy for d in self.devices) + sum(link.energy for link in self.links)
+
+    @property
+    def dynamic_energy(self) -> int:
+        """What the ops spend (the devices' dynamic energy)."""
+        return sum(d.dynamic_energy for d in self.devices)
+
+    @property
+    def idle_energy(self) -> int:
+        """The devices' idle energy."""
+        return sum(d.idle_energy for d in self.devices)
+
+    @property
+    def transfer_energy(self) -> int:
+        """What the links spend."""
+        return sum(link.energy for link in self.links)
+
+    def display_time(self, value: float) -> float:
+        """A time of this breakdown in ``display_time_unit``."""
+        return float(value) * self.display_per_time_unit
+
+    def millijoules(self, value: float) -> float:
+        """An energy of this breakdown in mJ."""
+        return float(value) * ENERGY_TO_MJ[self.energy_unit]
+
+
+#: mJ per unit of a breakdown's ``energy_unit``.
+ENERGY_TO_MJ = {"pJ": 1e-9, "nJ": 1e-6, "uJ": 1e-3, "mJ": 1.0, "J": 1e3}
+
+
 class DecodedMapping(ABC):
     """What ``decode`` returns: one mapping, explained.
 
@@ -120,6 +229,40 @@ class DecodedMapping(ABC):
     @abstractmethod
     def assignment(self) -> dict[str, str]:
         """Op name -> device name."""
+
+    def breakdown(self) -> Breakdown | None:
+        """Time and energy per device, link, op and transfer at the operating points the genome chose
+        (:class:`Breakdown`); None where the family gives none (every built-in family gives one)."""
+        return None
+
+
+#: What a caller who gave a spec path or a spec where a problem belongs should call instead.
+PROBLEM_HINT = "give the problem object: dse.load_problem('quickstart' or a spec path), or dse.build_problem(spec)"
+
+
+def _integer_array(X: np.ndarray | Sequence[int], problem: str) -> np.ndarray:
+    """``X`` as an ``int64`` array; :class:`GenomeTypeError` naming ``problem`` and the first gene that is
+    not an integer (booleans, fractions, NaN and strings are not; nor is an integer past int64)."""
+    try:
+        given = np.asarray(X)
+    except (ValueError, TypeError) as exc:  # ragged nesting
+        raise GenomeTypeError(f"problem '{problem}': genomes must be integer arrays ({exc})") from None
+    if given.dtype.kind in "iu":
+        return given.astype(np.int64, copy=False)
+    if given.dtype.kind == "f":
+        fraction = ~np.isfinite(given) | (given != np.round(given)) | (np.abs(given) > 2**62)
+        if not fraction.any():
+            return given.astype(np.int64)
+        bad = given[fraction].flat[0]
+    elif given.dtype.kind == "O":
+        flat = given.ravel()
+        bad = next((v for v in flat if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer)
+                    or not -(2**63) <= int(v) < 2**63), None)
+        if bad is None:
+            return given.astype(np.int64)
+    else:
+        bad = given.flat[0] if given.size else given.dtype
+    raise GenomeTypeError(f"problem '{problem}': genes must be integers, got {type(bad).__name__} {str(bad)[:20]}")
 
 
 class MappingProblem(ABC):
@@ -169,8 +312,10 @@ class MappingProblem(ABC):
 
     def integer_genomes(self, X: np.ndarray | Sequence[int]) -> np.ndarray:
         """``X`` (one genome or a population, any integer values) as ``int64``, the same shape;
-        :class:`GenomeError` naming the problem when its last axis is not ``n_genes`` long."""
-        X = np.asarray(X, dtype=np.int64)
+        :class:`GenomeError` naming the problem when its last axis is not ``n_genes`` long, and
+        :class:`~dse.errors.GenomeTypeError` (a ``TypeError``) when a gene is not an integer: a boolean, a
+        fraction, NaN or a string (a float with an integer value, ``2.0``, is that integer)."""
+        X = _integer_array(X, self.name)
         if X.ndim == 0 or X.shape[-1] != self.n_genes:
             genes = X.shape[-1] if X.ndim else 0
             raise GenomeError(f"problem '{self.name}': a genome has {genes} gene{'s' * (genes != 1)}, this problem takes "
@@ -312,6 +457,16 @@ class MappingProblem(ABC):
         """
         raise NotImplementedError(self.exact_unsupported() or "no exact formulation")
 
+    # ------------------------------------------------------------------ objective bounds
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Per objective, in internal units (minimized), a lower bound that every feasible mapping meets whose
+        internal objective values are at most ``at_most`` (one entry per objective, None: no limit; default:
+        no limits); for a maximized objective it is the matching upper bound (a least period is a greatest
+        throughput). A bound above its limit proves that no feasible mapping meets the limits (a family
+        then returns ``inf`` throughout). ``-inf`` where nothing is known: this default, which leaves the
+        bounds to the exact model's own (its objective variables' domains, which the solvers add)."""
+        return tuple(-math.inf for _ in self.objectives)
+
     # ------------------------------------------------------------------ references and checks
     def baselines(self) -> dict[str, np.ndarray]:
         """Named reference genomes (single devices, static partitions)."""
@@ -322,13 +477,32 @@ class MappingProblem(ABC):
         for c in self.constraints:
             c.check(self.tables)
 
+    def quantity_bounds(self) -> dict[str, float]:
+        """Upper bounds over every mapping (each op on a device that can run it) of the quantities the
+        constraints bound, in internal units by name (``latency``, ``makespan``, ``power_mw``): cheap figures
+        from the tables, never a search. Families override; the default knows none."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """One line per constraint that binds no mapping, so that it cannot have shaped a front (``constraint
+        deadline_ms = 400 binds no mapping (every mapping's latency is at most 12.3 ms)``); ``dse validate``
+        and ``dse solve`` print them. From the family's :meth:`quantity_bounds` and the tables, never a
+        search: a constraint not named may still bind nothing."""
+        bounds = self.quantity_bounds()
+        return [note for c in self.constraints if (note := c.binds_nothing(self.tables, bounds)) is not None]
+
     def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
-        """One line on why no feasible mapping was found; families refine it.
+        """One line on why no feasible mapping was found: the line ``dse solve`` exits 3 with, and the note
+        ``dse.solve`` adds to a front without a feasible point (``front.notes``). Families refine it.
 
         Raises :class:`~dse.errors.InfeasibleError` for what a static check
         proves. Otherwise, among ``candidates`` (e.g. the heuristics' genomes),
         names the constraint that the closest one still violates, and by how much.
-        ``proven``: an exact solver proved that no feasible mapping exists.
+        ``proven``: an exact solver proved that no feasible mapping exists; ``time_limit``: seconds for
+        each search a family's diagnosis runs (the pipeline family's CP-SAT checks).
+
+        Example: ``problem.diagnose()`` -> ``"power cap 5 W cannot be met: the lowest average power of any
+        mapping meeting the other constraints is 84.67 W"``.
         """
         self.check_feasible()
         unproven = ("no mapping satisfies the constraints (proven by the exact solver)" if proven

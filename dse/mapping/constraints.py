@@ -8,7 +8,9 @@ Each component gives
 * ``check(tables)``: raises :class:`~dse.errors.InfeasibleError` when no
   mapping at all can meet it, naming the op and the figures;
 * ``unmet(best)``: the one-line diagnosis once the best reachable value of
-  the bounded quantity is known (``None`` where that does not apply).
+  the bounded quantity is known (``None`` where that does not apply);
+* ``binds_nothing(tables, bounds)``: a note when no mapping at all can violate it,
+  from cheap upper bounds on the quantities (``None`` otherwise).
 
 A family lists its components in ``problem.constraints``; the template in
 :class:`~dse.mapping.base.MappingProblem` stacks their violations into ``G``
@@ -76,6 +78,14 @@ class Constraint(ABC):
 
     def unmet(self, best: float, proven: bool = True) -> str | None:
         """Diagnosis when the best reachable value of the bounded quantity is ``best`` (None: not applicable)."""
+        return None
+
+    def binds_nothing(self, tables: CostTables, bounds: Mapping[str, float]) -> str | None:
+        """One line when no mapping (each op on a device that can run it) can violate the constraint, naming
+        the spec field, its value and the bound (``constraint deadline_ms = 400 binds no mapping (every
+        mapping's latency is at most 12.3 ms)``); None when some mapping may, or when that is not known.
+        ``bounds``: the family's upper bounds over every mapping, in internal units by quantity
+        (:meth:`~dse.mapping.base.MappingProblem.quantity_bounds`). Default: None."""
         return None
 
 
@@ -149,6 +159,16 @@ class MemoryCapacity(Constraint):
         for d, column in terms.items():
             ctx.model.add(sum(column) <= int(t.mem_capacity[d]))
 
+    def binds_nothing(self, tables: CostTables, bounds: Mapping[str, float]) -> str | None:
+        """A note when every device can hold the data of all the ops it can run at once."""
+        t = tables
+        most = np.where(t.allowed, t.mem, 0).sum(axis=0)  # per device: every op it can run, all at once
+        if (most > t.mem_capacity).any():
+            return None
+        share = float((most / np.maximum(t.mem_capacity, 1)).max(initial=0.0))
+        return (f"constraint memory binds no mapping (every device holds the data of all the {self.noun}s it "
+                f"can run at once: at most {share * 100:.3g}% of its capacity)")
+
     def check(self, tables: CostTables) -> None:
         t = tables
         fits = t.allowed & (t.mem <= t.mem_capacity[None, :])
@@ -197,6 +217,16 @@ class Deadline(Constraint):
         return (f"deadline {self._show(self.deadline)} cannot be met: the fastest mapping takes {self._show(best)}"
                 + ("" if proven else " (best found, not proven)"))
 
+    def binds_nothing(self, tables: CostTables, bounds: Mapping[str, float]) -> str | None:
+        """A note when ``bounds[quantity]`` (every mapping's latency or makespan at most) is within the deadline."""
+        most = bounds.get(self.quantity)
+        if most is None or most > self.deadline:
+            return None
+        unit, per = tables.display_time_unit, tables.display_per_time_unit  # as the spec gives it: ms or tu
+        field = "deadline_ms" if unit == "ms" else "deadline"
+        return (f"constraint {field} = {self.deadline * per:.6g} binds no mapping "
+                f"(every mapping's {self.quantity} is at most {most * per:.4g} {unit})")
+
 
 @dataclass(frozen=True)
 class PowerCap(Constraint):
@@ -224,6 +254,14 @@ class PowerCap(Constraint):
             return None
         return (f"power cap {self.cap_mw / 1e3:.4g} W cannot be met: the lowest average power of any "
                 f"mapping meeting the other constraints is {best:.4g} W")
+
+    def binds_nothing(self, tables: CostTables, bounds: Mapping[str, float]) -> str | None:
+        """A note when ``bounds["power_mw"]`` (every mapping's average power at most) is within the cap."""
+        most = bounds.get("power_mw")
+        if most is None or most > self.cap_mw:
+            return None
+        return (f"constraint power_w = {self.cap_mw / 1e3:.6g} binds no mapping (every mapping's average power "
+                f"is at most {most / 1e3:.4g} W)")
 
 
 @dataclass(frozen=True, eq=False)

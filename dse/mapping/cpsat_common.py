@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from dse.errors import DseError
+from dse.util.interrupt import cut_status
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
@@ -38,11 +39,14 @@ class ModelledProblem(Protocol):
 
 
 class ModelBuildTimeout(DseError):
-    """Building the CP-SAT model took the whole time limit; ``where`` says how far it got."""
+    """Building the CP-SAT model took the whole time limit, or was stopped (``stopped``: a stop request);
+    ``where`` says how far it got."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, stopped: bool = False) -> None:
         self.where = where
-        super().__init__(f"the CP-SAT model was still being built when the time limit ran out ({where})")
+        self.stopped = stopped
+        why = "a stop was requested" if stopped else "the time limit ran out"
+        super().__init__(f"the CP-SAT model was still being built when {why} ({where})")
 
 
 class ModelTooLarge(ModelBuildTimeout):
@@ -52,11 +56,18 @@ class ModelTooLarge(ModelBuildTimeout):
 
     def __init__(self, where: str) -> None:
         self.where = where
+        self.stopped = False
         DseError.__init__(self, f"the CP-SAT model was not built: {where}")
 
 
 def check_build_time(deadline: float | None, where: str) -> None:
-    """Raise :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline`` (None: no limit)."""
+    """Raise :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline`` (None: no limit) or a
+    stop was requested (:func:`~dse.util.interrupt.cut_status`: the run's token, or the enclosing
+    :func:`~dse.util.interrupt.work_limits` block's deadline); ``stopped`` tells the two apart. The
+    builders call it between phases and in every loop over ops, edges or devices."""
+    state = cut_status()
+    if state is not None:
+        raise ModelBuildTimeout(where, stopped=state)
     if deadline is not None and time.monotonic() > deadline:
         raise ModelBuildTimeout(where)
 
@@ -125,6 +136,7 @@ def used_literals(model: cp_model.CpModel, x: dict[tuple[int, int], cp_model.Int
     """``used[d]`` is true exactly when some op ``i`` has ``x[i, d]`` true."""
     used = []
     for d in range(m):
+        check_build_time(None, f"device-use literal {d} of {m}")
         u = model.new_bool_var(f"used[{d}]")
         col = [x[i, d] for i in range(n) if (i, d) in x]
         for lit in col:

@@ -33,6 +33,10 @@ class Workspace(threading.local):
     def __init__(self) -> None:
         self._buffers: dict[tuple[str, str], np.ndarray] = {}
 
+    def __reduce__(self) -> tuple[type[Workspace], tuple[()]]:
+        """Pickled empty: scratch space, rebuilt where it is used (a problem sent to a Dask worker)."""
+        return (Workspace, ())
+
     def array(self, name: str, shape: tuple[int, ...], dtype: type = np.int64) -> np.ndarray:
         """An uninitialized array of ``shape``, backed by the buffer ``name`` (grown when too small)."""
         size = math.prod(shape)

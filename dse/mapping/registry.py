@@ -35,10 +35,11 @@ BUILTIN_FAMILY_MODULES = (
     "dse.mapping.dag.problem",
     "dse.mapping.split.problem",
     "dse.mapping.multimodel.problem",
+    "dse.mapping.serving.problem",
 )
 #: Modules that give built-in families their run-time scenario (:func:`register_scenario`): simulators
 #: that use a family's solutions live above the families, so they add themselves to its entry.
-BUILTIN_SCENARIO_MODULES = ("dse.runtime.stream", "dse.runtime.xr_scenario")
+BUILTIN_SCENARIO_MODULES = ("dse.runtime.stream", "dse.runtime.xr_scenario", "dse.runtime.serving_scenario")
 
 
 class NoOptions(BaseModel):

@@ -40,7 +40,8 @@ from dse.util.yamlio import read_yaml
 #: Fields of a device file that a data sheet (or the device's configuration) gives; what a device
 #: "declared by its data sheet alone" declares. Everything else is a mechanism field.
 DATASHEET_FIELDS = ("name", "kind", "peak_tflops", "mem_bw_gbps", "mem_gib", "idle_w", "active_w", "speed",
-                    "count", "dvfs", "compute_units", "cache_mib", "device_class", "runtime", "sources")
+                    "count", "dvfs", "compute_units", "cache_mib", "device_class", "runtime", "sources",
+                    "intra_node_gbps", "intra_node_latency_us", "inter_node_gbps", "inter_node_latency_us")
 #: Mechanism fields (:mod:`dse.cost.mechanisms`) a runtime or the class defaults may fill.
 MECHANISM_FIELDS = ("launch_overhead_us", "call_overhead_us", "fused_op_classes", "compute_efficiency",
                     "skew_sensitivity", "sparse_bandwidth_efficiency", "gemm_tile")

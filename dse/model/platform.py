@@ -13,21 +13,32 @@ built (:mod:`dse.cost`), naming the op and the device.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import itertools
-from collections.abc import Mapping
+import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dse.errors import SpecError
 from dse.model.device_defaults import DeviceDefaults, catalog_defaults, resolve_device
 from dse.model.workload import OP_CLASSES
+from dse.util.graphs import is_connected
+from dse.util.interrupt import stop_point
 from dse.util.validation import spec_error_from_validation
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
+#: Precision class of each compute precision, the keys of ``precision_efficiency``
+#: (:mod:`dse.cost.mechanisms.precision_efficiency`): fp16 and bf16 GEMMs run on the same tensor-core rate
+PRECISION_CLASS: Mapping[str, str] = {"fp8": "fp8", "fp16": "fp16", "bf16": "fp16", "int8": "int8",
+                                      "tf32": "fp32", "fp32": "fp32"}
 
 # Bounds of platform figures. Each is far past any real device, and each keeps the int64 cost
 # tables safe: power <= 1e9 mW, memory <= 1.1e15 bytes, a hop's latency <= 1e12 ns, and a
@@ -99,6 +110,10 @@ class Device:
     call_overhead_us: float = 0.0
     fused_op_classes: tuple[str, ...] = ()
     compute_efficiency: Mapping[str, float] = field(default_factory=dict)
+    #: fraction of peak per op class and precision class (dse.cost.mechanisms.precision_efficiency)
+    precision_efficiency: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: fraction of peak memory bandwidth per op class (dse.cost.mechanisms.bandwidth)
+    bandwidth_efficiency: Mapping[str, float] = field(default_factory=dict)
     #: last-level cache in MiB (0: none declared); sparse gathers reuse it (dse.cost.mechanisms.sparse_reuse)
     cache_mib: float = 0.0
     #: slow-down of sparse ops per unit of row-length CV (None: the kind's default); fitted per class
@@ -116,6 +131,12 @@ class Device:
     #: "kind default"), and the device file's citation of each figure
     provenance: Mapping[str, str] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
+    #: per-device link bandwidth (GB/s, one direction) and per-step latency inside a node (NVLink, PCIe)
+    #: and between nodes (InfiniBand, Ethernet); 0: none declared (dse.cost.mechanisms.collective)
+    intra_node_gbps: float = 0.0
+    intra_node_latency_us: float = 0.0
+    inter_node_gbps: float = 0.0
+    inter_node_latency_us: float = 0.0
 
     def peak_flops(self, precision: str) -> float | None:
         """Peak FLOP/s for ``precision``; an unlisted precision runs at the fp32 rate if fp32 is listed,
@@ -180,32 +201,64 @@ class Platform:
 
 
 def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """Every connected ordered pair's route: a direct link, else the path of fewest links with the widest
+    bottleneck, the first such path in :func:`networkx.all_shortest_paths`' order when several tie (its
+    summed latency and energy). One breadth-first search per source device (not two per pair); a fully
+    linked platform needs none, and does not import networkx."""
+    direct: dict[tuple[str, str], Link] = {}
+    for link in platform.links:  # the last of parallel links counts, as in a networkx Graph
+        direct[(link.a, link.b)] = direct[(link.b, link.a)] = link
+    names = platform.device_names
+    pairs = list(itertools.permutations(names, 2))
+    if all(pair in direct for pair in pairs):
+        return {pair: (direct[pair].bandwidth_gbps, direct[pair].latency_us, direct[pair].energy_pj_per_byte)
+                for pair in pairs}
+    import networkx as nx
+
     graph = nx.Graph()
-    graph.add_nodes_from(platform.device_names)
+    graph.add_nodes_from(names)
     for link in platform.links:
         graph.add_edge(link.a, link.b, link=link)
     routes: dict[tuple[str, str], tuple[float, float, float]] = {}
-    for a, b in itertools.permutations(platform.device_names, 2):
-        if graph.has_edge(a, b):  # a direct link is the only one-hop path
-            link = graph.edges[a, b]["link"]
-            routes[(a, b)] = (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
-            continue
-        if not nx.has_path(graph, a, b):
-            continue
-        # fewest hops, ties broken by the widest bottleneck
-        best: tuple[float, float, float] | None = None
-        for path in nx.all_shortest_paths(graph, a, b):
+    for a in names:
+        stop_point()  # 1,024 devices: a thousand searches
+        pred = nx.predecessor(graph, a)  # what all_shortest_paths searches from a, for every target at once
+        widest = _widest_bottlenecks(graph, a, pred)
+        for b in names:
+            if b == a or b not in pred:
+                continue
+            if graph.has_edge(a, b):  # a direct link is the only one-hop path
+                link = graph.edges[a, b]["link"]
+                routes[(a, b)] = (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
+                continue
+            path = _first_widest_path(graph, a, b, pred, widest)
             hops = [graph.edges[u, v]["link"] for u, v in itertools.pairwise(path)]
-            value = (
-                min(h.bandwidth_gbps for h in hops),
-                sum(h.latency_us for h in hops),
-                sum(h.energy_pj_per_byte for h in hops),
-            )
-            if best is None or value[0] > best[0]:
-                best = value
-        assert best is not None  # a path exists
-        routes[(a, b)] = best
+            routes[(a, b)] = (min(h.bandwidth_gbps for h in hops), sum(h.latency_us for h in hops),
+                              sum(h.energy_pj_per_byte for h in hops))
     return routes
+
+
+def _widest_bottlenecks(graph: nx.Graph, source: str, pred: dict[str, list[str]]) -> dict[str, float]:
+    """Per device reached from ``source``: the widest bottleneck bandwidth over its shortest paths from
+    ``source`` (``pred``: the breadth-first search's predecessor lists, devices in the order it found them)."""
+    widest = {source: math.inf}
+    for v in list(pred)[1:]:  # in the order found: a device's predecessors, one hop nearer, come before it
+        widest[v] = max(min(graph.edges[p, v]["link"].bandwidth_gbps, widest[p]) for p in pred[v])
+    return widest
+
+
+def _first_widest_path(graph: nx.Graph, source: str, target: str, pred: dict[str, list[str]],
+                       widest: dict[str, float]) -> list[str]:
+    """The first shortest path from ``source`` to ``target`` in :func:`networkx.all_shortest_paths`' order
+    (a depth-first walk back from ``target`` through each device's predecessors in list order) whose
+    bottleneck is ``widest[target]``: at each device the first predecessor that still reaches it."""
+    need = widest[target]
+    path = [target]
+    v = target
+    while v != source:
+        v = next(p for p in pred[v] if graph.edges[p, v]["link"].bandwidth_gbps >= need and widest[p] >= need)
+        path.append(v)
+    return path[::-1]
 
 
 # --------------------------------------------------------------------------- schema
@@ -259,6 +312,12 @@ class DeviceSpec(_Strict):
         default_factory=list, description="op classes the runtime fuses into their producer; dse.cost.mechanisms")
     compute_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=dict, description="fraction of peak per op class, in (0, 1]; dse.cost.mechanisms")
+    precision_efficiency: dict[str, dict[str, Annotated[float, Field(gt=0, le=1)]]] = Field(
+        default_factory=dict, description="fraction of peak per op class and precision class (fp8, fp16, int8, "
+                                          "fp32), in (0, 1]; dse.cost.mechanisms.precision_efficiency")
+    bandwidth_efficiency: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=dict, description="fraction of peak memory bandwidth per op class, in (0, 1]; "
+                                          "dse.cost.mechanisms.bandwidth")
     cache_mib: float = Field(default=0.0, ge=0, le=MAX_MEM_GIB * 1024,
                              description="last-level cache in MiB (0: none); dse.cost.mechanisms.sparse_reuse")
     skew_sensitivity: float | None = Field(
@@ -281,6 +340,18 @@ class DeviceSpec(_Strict):
         default=None, description="none: the plain analytic model, no runtime or class defaults (default: "
                                   "the platform's, else defaults)")
     sources: dict[str, str] = Field(default_factory=dict, description="where each figure was read")
+    intra_node_gbps: float = Field(
+        default=0.0, ge=0, le=MAX_BANDWIDTH_GBPS,
+        description="per-device link bandwidth inside a node, GB/s one direction (0: none); "
+                    "dse.cost.mechanisms.collective")
+    intra_node_latency_us: float = Field(default=0.0, ge=0, le=MAX_LATENCY_US,
+                                         description="per-step latency of a collective inside a node, us")
+    inter_node_gbps: float = Field(
+        default=0.0, ge=0, le=MAX_BANDWIDTH_GBPS,
+        description="per-device network bandwidth between nodes, GB/s one direction (0: none); "
+                    "dse.cost.mechanisms.collective")
+    inter_node_latency_us: float = Field(default=0.0, ge=0, le=MAX_LATENCY_US,
+                                         description="per-step latency of a collective between nodes, us")
 
     @field_validator("speed")
     @classmethod
@@ -297,22 +368,64 @@ class DeviceSpec(_Strict):
             raise ValueError(f"active_w {self.active_w} is below idle_w {self.idle_w}")
         if not self.peak_tflops and self.speed <= 0:
             raise ValueError("give peak_tflops (per precision) or a positive speed")
-        unknown = sorted(set(self.compute_efficiency) - set(OP_CLASSES))
-        if unknown:
-            raise ValueError(f"compute_efficiency: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
+        for name, declared in (("compute_efficiency", self.compute_efficiency),
+                               ("precision_efficiency", self.precision_efficiency),
+                               ("bandwidth_efficiency", self.bandwidth_efficiency)):
+            unknown = sorted(set(declared) - set(OP_CLASSES))
+            if unknown:
+                raise ValueError(f"{name}: {unknown[0]!r} is not an op class ({', '.join(OP_CLASSES)})")
+        for op_class, by_precision in self.precision_efficiency.items():
+            unknown = sorted(set(by_precision) - set(PRECISION_CLASS.values()))
+            if unknown:
+                raise ValueError(f"precision_efficiency.{op_class}: {unknown[0]!r} is not a precision class "
+                                 f"({', '.join(sorted(set(PRECISION_CLASS.values())))})")
         return self
 
 
 class LinkSpec(_Strict):
     """A link of a platform file: ``bandwidth_gbps`` in [MIN_BANDWIDTH_GBPS, MAX_BANDWIDTH_GBPS],
-    ``latency_us`` in [0, MAX_LATENCY_US], ``energy_pj_per_byte`` in [0, MAX_ENERGY_PJ_PER_BYTE]."""
+    ``latency_us`` in [0, MAX_LATENCY_US], ``energy_pj_per_byte`` in [0, MAX_ENERGY_PJ_PER_BYTE]. Read
+    for a table cost model (:func:`unit_free_links`), bandwidth and latency are abstract units, only
+    positive (latency: >= 0) and finite."""
 
     a: str
     b: str
-    bandwidth_gbps: _Bandwidth = Field(description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}]")
-    latency_us: float = Field(ge=0, le=MAX_LATENCY_US, description=f"us, in [0, {MAX_LATENCY_US:g}]")
+    bandwidth_gbps: float = Field(gt=0, description=f"GB/s, in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}] "
+                                                    "(a table cost model: size units per time unit, > 0)")
+    latency_us: float = Field(ge=0, description=f"us, in [0, {MAX_LATENCY_US:g}] (a table cost model: time units)")
     energy_pj_per_byte: float = Field(default=0.0, ge=0, le=MAX_ENERGY_PJ_PER_BYTE,
                                       description=f"pJ per byte, in [0, {MAX_ENERGY_PJ_PER_BYTE:g}]")
+
+    @field_validator("bandwidth_gbps")
+    @classmethod
+    def _physical_bandwidth(cls, value: float) -> float:
+        if not _UNIT_FREE.get() and not MIN_BANDWIDTH_GBPS <= value <= MAX_BANDWIDTH_GBPS:
+            raise ValueError(f"GB/s must be in [{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}] (a table cost "
+                             "model reads it in abstract units, with no bound)")
+        return value
+
+    @field_validator("latency_us")
+    @classmethod
+    def _physical_latency(cls, value: float) -> float:
+        if not _UNIT_FREE.get() and value > MAX_LATENCY_US:
+            raise ValueError(f"us must be in [0, {MAX_LATENCY_US:g}] (a table cost model reads it in time units, "
+                             "with no bound)")
+        return value
+
+
+_UNIT_FREE: contextvars.ContextVar[bool] = contextvars.ContextVar("dse_unit_free_links", default=False)
+
+
+@contextlib.contextmanager
+def unit_free_links() -> Iterator[None]:
+    """Within the block, platforms are read for a table cost model: a link's ``bandwidth_gbps`` (size units
+    per time unit) and ``latency_us`` (time units) are bounded only by > 0 (>= 0) and finite; the cost
+    tables still refuse a value whose cost does not fit int64, naming it."""
+    token = _UNIT_FREE.set(True)
+    try:
+        yield
+    finally:
+        _UNIT_FREE.reset(token)
 
 
 class PlatformSpec(_Strict):
@@ -391,13 +504,10 @@ def platform_from_dict(data: Mapping[str, Any], source: str = "<platform>", base
             raise SpecError(source, "calibration", spec.calibration, f"calibration file not found (looked for {path})")
         calibration = str(path)
     platform = Platform(spec.name, tuple(devices), tuple(links), spec.description, calibration)
-    if len(devices) > 1:
-        graph = nx.Graph()
-        graph.add_nodes_from(names)
-        graph.add_edges_from((lk.a, lk.b) for lk in links)
-        if not nx.is_connected(graph):
-            isolated = [n for n in names if graph.degree(n) == 0] or names
-            raise SpecError(source, "links", isolated[0], "device is not connected to the others by any link")
+    if len(devices) > 1 and not is_connected(names, [(lk.a, lk.b) for lk in links]):
+        linked = {lk.a for lk in links} | {lk.b for lk in links}
+        isolated = [n for n in names if n not in linked] or names
+        raise SpecError(source, "links", isolated[0], "device is not connected to the others by any link")
     return platform
 
 

@@ -18,14 +18,17 @@ import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import networkx as nx
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
+from dse.util.graphs import lexicographic_topological_order
 from dse.util.validation import spec_error_from_validation
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 # Size and value bounds of a workload. Far past any real model (GPT-3's whole training run is
 # ~3e23 FLOPs), and small enough that one op's bytes fit the int64 cost tables.
@@ -68,6 +71,7 @@ OP_CLASSES = (
     "norm",
     "embedding",
     "memcpy",
+    "collective",
     "generic",
 )
 
@@ -121,13 +125,20 @@ class Workload:
 
     def graph(self) -> nx.DiGraph:
         """The workload as a networkx DiGraph over op indices (node attr ``op``, edge attr ``bytes``)."""
+        import networkx as nx
+
         g = nx.DiGraph()
         g.add_nodes_from((i, {"op": op}) for i, op in enumerate(self.ops))
         g.add_edges_from((s, d, {"bytes": b}) for (s, d), b in zip(self.edges, self.edge_bytes, strict=True))
         return g
 
     def topological_order(self) -> list[int]:
-        return list(nx.lexicographical_topological_sort(self.graph()))
+        """Op indices in topological order, the smallest ready index first; raises ``ValueError`` on a
+        cycle (:func:`validate_workload` refuses one)."""
+        order = lexicographic_topological_order(self.n_ops, self.edges)
+        if len(order) < self.n_ops:
+            raise ValueError(f"workload {self.name!r}: the graph has a cycle")
+        return order
 
 
 def chain(name: str, ops: Sequence[Op], description: str = "") -> Workload:
@@ -207,9 +218,10 @@ def validate_workload(workload: Workload, source: str = "<workload>") -> Workloa
     for k, b in enumerate(() if _all_in_range(list(workload.edge_bytes), MAX_BYTES) else workload.edge_bytes):
         if _bad_number(b, MAX_BYTES):
             raise SpecError(source, f"edges[{k}].bytes", b, f"must be a finite number in [0, {MAX_BYTES:g}]")
-    graph = workload.graph()
-    if not nx.is_directed_acyclic_graph(graph):
-        cycle = nx.find_cycle(graph)
+    if len(lexicographic_topological_order(n, workload.edges)) < n:
+        import networkx as nx
+
+        cycle = nx.find_cycle(workload.graph())
         names = [workload.ops[u].name for u, _ in cycle]
         raise SpecError(source, "edges", " -> ".join(names + names[:1]), "the workload graph has a cycle")
     return workload

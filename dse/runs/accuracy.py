@@ -46,6 +46,7 @@ from dse.cost.tables import CostTables
 from dse.errors import SpecError
 from dse.inputs.builders import BUILDERS, build
 from dse.inputs.catalog import find, models_dir
+from dse.inputs.llm_runtime import runtime_fields
 from dse.mapping.pipeline import PipelineProblem
 from dse.model.accelerators import make_layer, system_from_dict
 from dse.model.device_defaults import DATASHEET_FIELDS, DeviceDefaults, catalog_defaults
@@ -70,6 +71,7 @@ WITHIN = 0.30
 BUILDER_OP_CLASS = {
     "gemm": "gemm", "resnet50": "cnn", "mobilenetv2": "cnn", "bert_base": "transformer",
     "gcn": "gnn", "graphsage": "gnn", "gin": "gnn", "cg": "sparse", "pagerank": "sparse", "spmm": "sparse",
+    "llm": "llm",
 }
 
 
@@ -102,6 +104,8 @@ class _DeviceSpec(_Strict):
     #: ``class`` in the files
     device_class: Literal["gpu", "cpu", "edge", "pe_array"] = Field(alias="class")
     platform: dict[str, Any] | None = None
+    #: an LLM runtime (models/llm/runtimes) whose fitted mechanism fields an inline platform device takes
+    llm_runtime: str | None = Field(default=None, min_length=1)
     catalog: _CatalogRef | None = None
     accelerator: dict[str, Any] | None = None
     sources: dict[str, str] = Field(min_length=1)
@@ -138,7 +142,8 @@ class _FileSpec(_Strict):
 class MeasuredDevice:
     """A device measurements were taken on: a platform :class:`~dse.model.platform.Device` or a PE-array
     :class:`~dse.model.accelerators.System` of one accelerator; ``sources`` cites each figure;
-    ``declared``: a platform device's fields as its file gives them (for :func:`datasheet_only`)."""
+    ``declared``: a platform device's fields as its file gives them (for :func:`datasheet_only`),
+    ``runtime_declared``: those of them its LLM runtime gives (kept by :func:`datasheet_only`)."""
 
     id: str
     device_class: str
@@ -146,6 +151,7 @@ class MeasuredDevice:
     system: Any = None
     sources: Mapping[str, str] = field(default_factory=dict)
     declared: Mapping[str, Any] = field(default_factory=dict)
+    runtime_declared: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -168,7 +174,7 @@ class Measurement:
 
     @property
     def op_class(self) -> str:
-        """``gemm``, ``cnn``, ``transformer``, ``gnn``, ``sparse`` (from the builder) or ``conv_layers``."""
+        """``gemm``, ``cnn``, ``transformer``, ``gnn``, ``sparse``, ``llm`` (from the builder) or ``conv_layers``."""
         if self.layers:
             return "conv_layers"
         return BUILDER_OP_CLASS.get(self.builder or "", "other")
@@ -293,6 +299,16 @@ def _catalog_entry(path: Path, device: str) -> dict[str, Any]:
     return {}
 
 
+def _catalog_platform(name: str) -> Path | None:
+    """The file of catalog platform ``name``, or None when ``name`` is no platform of the catalog's own folder
+    (a path, ``..``, a link out of it: a measurement file never makes the tool read, or quote, another file)."""
+    folder = (models_dir() / "platforms").resolve()
+    path = find("platforms", name)
+    if path is None or "/" in name or "\\" in name or path.resolve().parent != folder:
+        return None
+    return path
+
+
 def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
     """The :class:`MeasuredDevice` of a file's ``devices[index]``; :class:`SpecError` if ill-formed."""
 
@@ -300,6 +316,8 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
     given = [k for k in ("platform", "catalog", "accelerator") if getattr(spec, k) is not None]
     if len(given) != 1:
         raise SpecError(source, where, spec.id, "give exactly one of platform, catalog, accelerator")
+    if spec.llm_runtime is not None and spec.platform is None:
+        raise SpecError(source, f"{where}.llm_runtime", spec.llm_runtime, "only an inline platform device takes a runtime")
     if spec.accelerator is not None:
         if spec.device_class != "pe_array":
             raise SpecError(source, f"{where}.class", spec.device_class, "an accelerator is class pe_array")
@@ -307,9 +325,10 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
                                   f"{source}: {where}.accelerator")
         return MeasuredDevice(spec.id, spec.device_class, system=system, sources=dict(spec.sources))
     if spec.catalog is not None:
-        path = find("platforms", spec.catalog.platform)
+        path = _catalog_platform(spec.catalog.platform)
         if path is None:
-            raise SpecError(source, f"{where}.catalog.platform", spec.catalog.platform, "no such catalog platform")
+            raise SpecError(source, f"{where}.catalog.platform", spec.catalog.platform,
+                            "no such catalog platform (a name that dse catalog lists; a path is not read)")
         platform = load_platform(path)
         if spec.catalog.device not in platform.device_names:
             raise SpecError(source, f"{where}.catalog.device", spec.catalog.device,
@@ -317,10 +336,13 @@ def _device(spec: _DeviceSpec, source: str, index: int) -> MeasuredDevice:
         device = platform.devices[platform.index(spec.catalog.device)]
         declared = _catalog_entry(path, spec.catalog.device)
     else:
-        declared = dict(spec.platform or {})
+        runtime = {} if spec.llm_runtime is None else runtime_fields(spec.llm_runtime, source, f"{where}.llm_runtime")
+        declared = {**runtime, **(spec.platform or {})}  # a field the device declares wins over its runtime's
         platform = platform_from_dict({"name": spec.id, "devices": [{"name": spec.id, **declared}]},
                                       f"{source}: {where}.platform")
         device = platform.devices[0]
+        return MeasuredDevice(spec.id, spec.device_class, device=device, sources=dict(spec.sources),
+                              declared=declared, runtime_declared=runtime)
     return MeasuredDevice(spec.id, spec.device_class, device=device, sources=dict(spec.sources), declared=declared)
 
 
@@ -329,7 +351,8 @@ def datasheet_only(device: MeasuredDevice, defaults: DeviceDefaults | None = Non
     mechanism value from ``defaults`` (the catalog's when ``None``); a PE array unchanged (its own path)."""
     if device.device is None:
         return device
-    cut = {k: v for k, v in device.declared.items() if k in DATASHEET_FIELDS and k != "name"}
+    cut = {**device.runtime_declared,
+           **{k: v for k, v in device.declared.items() if k in DATASHEET_FIELDS and k != "name"}}
     platform = platform_from_dict({"name": device.id, "devices": [{"name": device.device.name, **cut}]},
                                   f"data sheet of {device.id}", defaults=defaults or catalog_defaults())
     return dataclasses.replace(device, device=platform.devices[0])

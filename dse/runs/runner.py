@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,8 @@ from dse import solvers  # solvers.solve looked up at each call (tests and embed
 from dse.cost.error_bands import band_columns, problem_bands, problem_error
 from dse.errors import InfeasibleError, SpecError
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
-from dse.solvers.context import RESUME
+from dse.solvers import INFEASIBLE_NOTE
+from dse.solvers.context import CLIENT, RESUME
 from dse.solvers.registry import collect_seeds, lookup
 from dse.util.files import replace_atomically
 from dse.util.progress import Progress
@@ -30,11 +32,12 @@ from dse.viz.schedules import plot_schedule
 
 def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
                      quiet: bool = False, on_front=None, resume: list[np.ndarray] | None = None,
-                     source: str = "<spec>") -> tuple[list[ParetoSet], list[str]]:
+                     source: str = "<spec>", client: Any = None) -> tuple[list[ParetoSet], list[str]]:
     """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
     with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
     skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
-    every solver; ``resume`` genomes (a previous front) go to every solver that reads them (its ``inputs``).
+    every solver; ``resume`` genomes (a previous front) and the Dask ``client`` go to every solver that reads
+    them (its ``inputs``).
     Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
     ``source``) when every solver skipped the problem and no stop was requested."""
     entries = lookup("all") if name == "all" else lookup(name, problem)
@@ -53,6 +56,8 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
         configured = settings.options.get(entry.name)
         options = dict(configured) if isinstance(configured, dict) else {}
         handed = resume if resume and RESUME in entry.inputs else []
+        if client is not None and CLIENT in entry.inputs:
+            options[CLIENT] = client
         if not quiet:
             print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
                   file=sys.stderr, flush=True)
@@ -73,16 +78,26 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
 
 
 def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
-    """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point."""
-    if not any(p.feasible for f in fronts for p in f.points):
+    """Raise :class:`InfeasibleError` with the problem's diagnosis when no front has a feasible point: the
+    note :func:`dse.solve <dse.solvers.solve>` gave a front (:func:`dse.solvers.diagnosed`; one proven
+    infeasible first), or else the problem's diagnosis now."""
+    if any(p.feasible for f in fronts for p in f.points):
+        return
+    ordered = sorted(fronts, key=lambda f: f.status != INFEASIBLE)  # a proof first
+    noted = next((n for f in ordered for n in f.notes if n.startswith(INFEASIBLE_NOTE)), None)
+    if noted is None:
         proven = any(f.status == INFEASIBLE for f in fronts)
-        raise InfeasibleError(f"infeasible: {problem.diagnose(candidates=collect_seeds(problem), proven=proven)}")
+        noted = INFEASIBLE_NOTE + problem.diagnose(candidates=collect_seeds(problem), proven=proven)
+    raise InfeasibleError(noted)
 
 
-def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None) -> None:
+def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None,
+                 spec_sha256: str | None = None) -> None:
     """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
     front yet, the files still say so (a header-only CSV, an empty plot). ``spec``: the spec file's path,
-    recorded in front.json (``dse certify`` rebuilds the problem from it)."""
+    recorded in front.json (``dse certify`` rebuilds the problem from it), with ``spec_sha256``, the
+    SHA-256 of its bytes at solve time (:func:`dse.runs.given_front.spec_digest`: ``dse certify``
+    refuses a spec changed since)."""
     import pandas as pd
 
     out.mkdir(parents=True, exist_ok=True)
@@ -98,7 +113,8 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
     replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
     doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
            "error_bands": [b.as_dict() for b in problem_bands(problem)],
-           "fronts": [json.loads(f.to_json()) for f in fronts]}
+           **({"spec_sha256": spec_sha256} if spec_sha256 else {}),
+           "fronts": [json.loads(f.to_json(indent=None)) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
     replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
     if gantt:

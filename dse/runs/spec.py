@@ -18,6 +18,8 @@ field and the value.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +32,11 @@ from dse.errors import DseError, SpecError
 from dse.inputs import catalog
 from dse.mapping.base import MappingProblem
 from dse.mapping.registry import Family, ProblemInputs, families, family
-from dse.model.platform import Platform, platform_from_dict
+from dse.model.platform import Platform, platform_from_dict, unit_free_links
 from dse.model.workload import Workload, validate_workload, workload_from_dict
+from dse.util.arguments import expect
 from dse.util.limits import MAX_DEADLINE_TU, MAX_SEED, MAX_TIME_LIMIT_S
+from dse.util.numbers import parse_number
 from dse.util.suggest import did_you_mean, nearest
 from dse.util.validation import spec_error_from_validation
 from dse.util.yamlio import read_yaml
@@ -105,11 +109,28 @@ class ProblemSpec:
     scenario: BaseModel | None = None
     #: The folder the spec's relative paths are read from (the spec file's folder).
     base: Path = Path(".")
+    #: The spec mapping as written (before its platform and workload were resolved): what
+    #: :meth:`with_changes` changes and validates again.
+    written: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def path(self, ref: str | Path) -> Path:
         """``ref`` as given when absolute, else under the spec's folder :attr:`base`."""
         ref = Path(ref)
         return ref if ref.is_absolute() else self.base / ref
+
+    def with_changes(self, changes: Mapping[str, Any]) -> ProblemSpec:
+        """A new spec: this one as written with each field of ``changes`` set, validated and resolved as a
+        spec file is (this spec is left as it is).
+
+        ``changes`` maps a field's dotted path to its new value, as a sweep's grid does:
+        ``{"constraints.power_w": 300}``, ``{"workload": {"builder": "gcn", "dataset": "pubmed"}}``,
+        ``{"platform": "edge_soc"}``, ``{"platform.devices.0.mem_gib": 16}`` (an inline platform).
+        Raises :class:`SpecError` naming the field and the value: a path that names no spec field, or a
+        value the field does not take (``constraints.power_w = -5``), the source read
+        ``<spec file> with changes``.
+        """
+        source = changed_source(self.source)
+        return spec_from_dict(changed(self.written, changes, source), source, self.base)
 
 
 def _deadline(spec: ProblemSpec, tables: CostTables) -> int | None:
@@ -248,7 +269,7 @@ def _resolve_workload(ref: str | Mapping[str, Any], source: str, base: Path) -> 
 def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, source: str) -> CostModel:
     """The spec's cost model; ``default`` is the family's choice for its options (see its registry entry)."""
     name = ref if isinstance(ref, str) else str(ref.get("name", "default"))
-    params = {} if isinstance(ref, str) else {k: v for k, v in ref.items() if k != "name"}
+    params = {} if isinstance(ref, str) else {k: parse_number(v) for k, v in ref.items() if k != "name"}
     if name == "default":
         name, defaults = fam.cost_model(options)
         params = {**defaults, **params}
@@ -260,6 +281,10 @@ def _cost_model(ref: str | Mapping[str, Any], fam: Family, options: BaseModel, s
         return factories[name](**params)
     except TypeError as exc:
         raise SpecError(source, "cost_model", dict(params), str(exc)) from None
+    except SpecError as exc:  # a cost model's own check names its parameter, not the spec file
+        if exc.source != "cost_model":
+            raise
+        raise SpecError(source, f"cost_model.{exc.field}", exc.value, exc.reason) from None
 
 
 def _scenario(fam: Family, raw: Mapping[str, Any] | None, source: str) -> BaseModel | None:
@@ -273,6 +298,86 @@ def _scenario(fam: Family, raw: Mapping[str, Any] | None, source: str) -> BaseMo
     except ValidationError as exc:
         err = spec_error_from_validation(source, exc, dict(raw), fam.scenario)
         raise SpecError(source, f"scenario.{err.field}", err.value, err.reason) from None
+
+
+# --------------------------------------------------------------------------- dotted field paths
+
+
+def _spec_fields() -> dict[str, set[str] | None]:
+    """Top-level spec fields; for fields that are fixed models, their own field names."""
+    nested: dict[str, set[str] | None] = {name: None for name in ProblemSpecModel.model_fields}
+    nested["constraints"] = set(ConstraintsSpec.model_fields)
+    nested["solver"] = set(SolverSpec.model_fields)
+    return nested
+
+
+def check_path(path: str, source: str = "grid") -> list[str]:
+    """The parts of dotted ``path``; :class:`SpecError` when it names no spec field."""
+    parts = path.split(".") if isinstance(path, str) else []
+    if not parts or any(not p for p in parts):
+        raise SpecError(source, str(path), None, "give a spec field's dotted path, e.g. constraints.power_w")
+    fields = _spec_fields()
+    if parts[0] not in fields:
+        raise SpecError(source, path, None, f"{parts[0]!r} is not a spec field; spec fields are {', '.join(fields)}")
+    known = fields[parts[0]]
+    if known is not None and len(parts) > 1 and parts[1] not in known:
+        raise SpecError(source, path, None, f"{parts[1]!r} is not a {parts[0]} field; "
+                                            f"{parts[0]} fields are {', '.join(sorted(known))}")
+    return parts
+
+
+def apply_override(spec: dict[str, Any], path: str, value: Any, source: str = "grid") -> None:
+    """Set the field at dotted ``path`` of ``spec`` (in place), creating missing mappings.
+
+    A numeric part indexes a list. Raises :class:`SpecError` when the path runs through a value that
+    is not a mapping (e.g. ``platform.devices`` where ``platform`` is a catalog name).
+    """
+    parts = check_path(path, source)
+    node: Any = spec
+    for i, part in enumerate(parts[:-1]):
+        here = ".".join(parts[: i + 1])
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            if node.get(part) is None:
+                node[part] = {}
+            node = node[part]
+        else:
+            raise SpecError(source, path, value, f"{here.rsplit('.', 1)[0]} is {node!r}, not a mapping")
+        if not isinstance(node, dict | list):
+            raise SpecError(source, path, value, f"{here} is {node!r}, not a mapping")
+    last = parts[-1]
+    if isinstance(node, list):
+        if not (last.isdigit() and int(last) < len(node)):
+            raise SpecError(source, path, value, f"index {last} is not in a list of {len(node)}")
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+def changed(data: Mapping[str, Any], changes: Mapping[str, Any], source: str = "<spec>") -> dict[str, Any]:
+    """A deep copy of the spec mapping ``data`` with each dotted path of ``changes`` set to its value
+    (:func:`apply_override`); raises :class:`SpecError` naming ``source`` for a path that names no spec field
+    or runs through a value that is not a mapping."""
+    if not isinstance(changes, Mapping):
+        raise SpecError(source, "changes", changes, "give a mapping of dotted field paths to values, "
+                                                    "e.g. {'constraints.power_w': 300}")
+    out = copy.deepcopy(dict(data))
+    for path, value in changes.items():
+        apply_override(out, path, copy.deepcopy(value), source)
+    return out
+
+
+#: The end of a changed spec's source (:func:`changed_source`).
+CHANGED = " with changes"
+
+
+def changed_source(source: str) -> str:
+    """What errors of a changed spec name as their source: ``<spec file> with changes`` (once)."""
+    return source if source.endswith(CHANGED) else source + CHANGED
+
+
+# --------------------------------------------------------------------------- specs
 
 
 def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) -> ProblemSpec:
@@ -291,7 +396,9 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
     _check_solver_name(model.solver.name, fam.name, source)
     _check_solver_options(model.solver.options, source)
     base = base or Path(".")
-    platform = (fam.resolve_platform or _resolve_platform)(model.platform, source, base)
+    cost_model = _cost_model(model.cost_model, fam, options, source)
+    with unit_free_links() if isinstance(cost_model, TableCostModel) else contextlib.nullcontext():
+        platform = (fam.resolve_platform or _resolve_platform)(model.platform, source, base)
     workload = (fam.resolve_workload or _resolve_workload)(model.workload, source, base)
     return ProblemSpec(
         source=source,
@@ -303,9 +410,10 @@ def spec_from_dict(data: Any, source: str = "<spec>", base: Path | None = None) 
         options=options.model_dump(),
         constraints=model.constraints,
         solver=model.solver,
-        cost_model=_cost_model(model.cost_model, fam, options, source),
+        cost_model=cost_model,
         scenario=_scenario(fam, model.scenario, source),
         base=base,
+        written=copy.deepcopy(dict(data)),
     )
 
 
@@ -335,13 +443,21 @@ def _check_solver_options(options: Mapping[str, Any], source: str) -> None:
         check_settings(known[name], settings, source, f"solver.options.{name}.")
 
 
-def load_spec(path: str | Path) -> ProblemSpec:
-    """Read and resolve a spec file, or the catalog problem of that name (``"quickstart"``);
-    raises :class:`SpecError`."""
+def load_spec(path: str | Path, changes: Mapping[str, Any] | None = None) -> ProblemSpec:
+    """Read and resolve a spec file, or the catalog problem of that name (``"quickstart"``), with the
+    dotted fields of ``changes`` set first (:meth:`ProblemSpec.with_changes`); raises :class:`SpecError`,
+    and ``TypeError`` when ``path`` is neither a string nor a path."""
+    expect(path, (str, Path), "dse.load_spec", "path", "a spec file's path or a catalog name, e.g. 'quickstart'")
     path = catalog.spec_path(path)
     if not path.exists():
         raise SpecError(str(path), "<file>", str(path), "file not found" + _nearest_specs(path))
-    return spec_from_dict(read_yaml(path), str(path), path.parent)
+    data = read_yaml(path)
+    if not changes:
+        return spec_from_dict(data, str(path), path.parent)
+    if not isinstance(data, Mapping):
+        raise SpecError(str(path), "<root>", type(data).__name__, "a problem spec must be a YAML mapping")
+    source = changed_source(str(path))
+    return spec_from_dict(changed(data, changes, source), source, path.parent)
 
 
 def _nearest_specs(path: Path) -> str:
@@ -356,7 +472,10 @@ def _nearest_specs(path: Path) -> str:
 
 
 def build_problem(spec: ProblemSpec) -> MappingProblem:
-    """Cost tables and the family's problem for a resolved spec; raises :class:`SpecError`."""
+    """Cost tables and the family's problem for a resolved spec; raises :class:`SpecError`, and
+    ``TypeError`` when ``spec`` is not a :class:`ProblemSpec`."""
+    expect(spec, ProblemSpec, "dse.build_problem", "spec", "read one with dse.load_spec(path), or call "
+           "dse.load_problem(path) for the problem at once")
     try:
         tables = spec.cost_model.tables(spec.workload, spec.platform)
     except (ValueError, KeyError) as exc:
@@ -382,12 +501,30 @@ def build_problem(spec: ProblemSpec) -> MappingProblem:
     return problem
 
 
-def load_problem(path: str | Path) -> MappingProblem:
-    """``load_spec`` then ``build_problem``: the problem object of a spec file or catalog problem name.
+def load_problem(path: str | Path, changes: Mapping[str, Any] | None = None) -> MappingProblem:
+    """``load_spec`` then ``build_problem``: the problem object of a spec file or catalog problem name, with
+    the dotted fields of ``changes`` set and validated first (:meth:`ProblemSpec.with_changes`).
 
-    Example::
+    Raises :class:`SpecError` naming the field and the value. Example::
 
         problem = dse.load_problem("problems/quickstart.yaml")
         problem = dse.load_problem("quickstart")          # the same, by its catalog name
+        tighter = dse.load_problem("quickstart", changes={"constraints.power_w": 300})
     """
-    return build_problem(load_spec(path))
+    return build_problem(load_spec(path, changes))
+
+
+def with_changes(problem: MappingProblem, changes: Mapping[str, Any]) -> MappingProblem:
+    """The problem of ``problem``'s spec with the dotted fields of ``changes`` set, validated and built again
+    (:meth:`ProblemSpec.with_changes`); ``problem`` is left as it is.
+
+    Raises :class:`SpecError` naming the field and the value, and naming ``problem`` when it was not built
+    from a spec (:func:`load_problem`, :func:`build_problem`). Example::
+
+        looser = dse.with_changes(problem, {"constraints.power_w": 400, "constraints.deadline_ms": None})
+    """
+    spec = getattr(problem, "spec", None)
+    if not isinstance(spec, ProblemSpec):
+        raise SpecError("dse.with_changes", "problem", getattr(problem, "name", type(problem).__name__),
+                        "was not built from a spec (dse.load_problem or dse.build_problem): it has none to change")
+    return build_problem(spec.with_changes(changes))

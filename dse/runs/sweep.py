@@ -32,6 +32,7 @@ from typing import Any
 
 from dse.errors import SpecError
 from dse.inputs import catalog
+from dse.runs.spec import apply_override, check_path
 from dse.util.yamlio import read_yaml
 
 #: Most jobs one sweep may expand to (a typo such as a 1,000-value range times a few others).
@@ -114,31 +115,6 @@ def make_job(spec: Mapping[str, Any], swept: Mapping[str, Any] | None = None, so
 
 
 # ------------------------------------------------------------------ grids
-def _spec_fields() -> dict[str, set[str] | None]:
-    """Top-level spec fields; for fields that are fixed models, their own field names."""
-    from dse.runs.spec import ConstraintsSpec, ProblemSpecModel, SolverSpec
-
-    nested: dict[str, set[str] | None] = {name: None for name in ProblemSpecModel.model_fields}
-    nested["constraints"] = set(ConstraintsSpec.model_fields)
-    nested["solver"] = set(SolverSpec.model_fields)
-    return nested
-
-
-def check_path(path: str, source: str = "grid") -> list[str]:
-    """The parts of dotted ``path``; :class:`SpecError` when it names no spec field."""
-    parts = path.split(".") if isinstance(path, str) else []
-    if not parts or any(not p for p in parts):
-        raise SpecError(source, str(path), None, "a grid key is a spec field's dotted path, e.g. constraints.power_w")
-    fields = _spec_fields()
-    if parts[0] not in fields:
-        raise SpecError(source, path, None, f"{parts[0]!r} is not a spec field; spec fields are {', '.join(fields)}")
-    known = fields[parts[0]]
-    if known is not None and len(parts) > 1 and parts[1] not in known:
-        raise SpecError(source, path, None, f"{parts[1]!r} is not a {parts[0]} field; "
-                                            f"{parts[0]} fields are {', '.join(sorted(known))}")
-    return parts
-
-
 def load_grid(grid: str | Path | Mapping[str, Any] | None) -> dict[str, list[Any]]:
     """A grid from a YAML file or a mapping: dotted path -> list of values (a scalar is one value).
 
@@ -160,35 +136,6 @@ def load_grid(grid: str | Path | Mapping[str, Any] | None) -> dict[str, list[Any
             raise SpecError(source, str(key), [], "give at least one value")
         out[str(key)] = listed
     return out
-
-
-def apply_override(spec: dict[str, Any], path: str, value: Any, source: str = "grid") -> None:
-    """Set the field at dotted ``path`` of ``spec`` (in place), creating missing mappings.
-
-    A numeric part indexes a list. Raises :class:`SpecError` when the path runs through a value that
-    is not a mapping (e.g. ``platform.devices`` where ``platform`` is a catalog name).
-    """
-    parts = check_path(path, source)
-    node: Any = spec
-    for i, part in enumerate(parts[:-1]):
-        here = ".".join(parts[: i + 1])
-        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        elif isinstance(node, dict):
-            if node.get(part) is None:
-                node[part] = {}
-            node = node[part]
-        else:
-            raise SpecError(source, path, value, f"{here.rsplit('.', 1)[0]} is {node!r}, not a mapping")
-        if not isinstance(node, dict | list):
-            raise SpecError(source, path, value, f"{here} is {node!r}, not a mapping")
-    last = parts[-1]
-    if isinstance(node, list):
-        if not (last.isdigit() and int(last) < len(node)):
-            raise SpecError(source, path, value, f"index {last} is not in a list of {len(node)}")
-        node[int(last)] = value
-    else:
-        node[last] = value
 
 
 # ------------------------------------------------------------------ specs and jobs

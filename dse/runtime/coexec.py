@@ -57,6 +57,9 @@ from dse.util.progress import Progress, silent
 ADAPT_THRESHOLD = 0.10  # |predicted - measured| / measured
 #: Seconds the background probe keeps the cores busy (:func:`probe_background`).
 PROBE_S = 0.3
+#: Ratio between two timings of one configuration above which the report says the machine was busy
+#: between them (below it, run-to-run noise).
+BUSY_RATIO = 1.1
 
 #: dtypes CPU worker groups run (numpy has no BLAS for fp16, no bf16 at all).
 CPU_DTYPES = {"fp64": np.float64, "fp32": np.float32}
@@ -540,6 +543,9 @@ class CoexecReport:
     predictor: str
     grid: tuple[tuple[tuple[int, ...], float], ...] = ()
     adapt: AdaptReport | None = None
+    #: The run was one device alone in the configuration of the best single device (that device, or a
+    #: group of as many threads): the two times are two runs of one configuration, not a speed-up.
+    same_as_best_single: bool = False
 
     @property
     def prediction_error(self) -> float:
@@ -548,7 +554,16 @@ class CoexecReport:
 
     @property
     def speedup_vs_best_single(self) -> float:
+        """The best single device's time over the run's; nan when the run was the best single device's
+        configuration itself (:attr:`same_as_best_single`): no speed-up of a configuration over itself."""
+        if self.same_as_best_single:
+            return math.nan
         return self.best_single_s / self.measured_s if self.measured_s > 0 else float("inf")
+
+    @property
+    def devices_run(self) -> tuple[DeviceReport, ...]:
+        """The devices that took rows in the run."""
+        return tuple(d for d in self.devices if d.rows > 0)
 
     def to_dict(self) -> dict[str, Any]:
         w = self.workload
@@ -559,7 +574,8 @@ class CoexecReport:
             "measured_s": self.measured_s, "predicted_s": self.predicted_s,
             "prediction_error": None if math.isnan(self.prediction_error) else self.prediction_error,
             "best_single_s": self.best_single_s, "best_single_device": self.best_single_device,
-            "speedup_vs_best_single": self.speedup_vs_best_single,
+            "speedup_vs_best_single": None if math.isnan(self.speedup_vs_best_single) else self.speedup_vs_best_single,
+            "same_as_best_single": self.same_as_best_single,
             "single_devices": [{"name": n, "predicted_s": p, "measured_s": m} for n, p, m in self.single_s],
             "cpu_blas_all_cores_s": self.all_cores_s,
             "predictor": self.predictor,
@@ -577,15 +593,32 @@ class CoexecReport:
             lines.append(f"{d.name:<16}{d.rows:>9}{d.predicted_s * 1e3:>15.4g}{d.measured_s * 1e3:>14.4g}"
                          f"{error:>9}")
         lines += self._adapt_lines()
+        ran = self.devices_run
+        what = "co-executed" if len(ran) > 1 else f"{ran[0].name} alone" if ran else "nothing ran"
         lines += [
-            f"co-executed: predicted {self.predicted_s * 1e3:.4g} ms, measured {self.measured_s * 1e3:.4g} ms "
+            f"{what}: predicted {self.predicted_s * 1e3:.4g} ms, measured {self.measured_s * 1e3:.4g} ms "
             f"({self.prediction_error:+.1%})",
-            f"best single device {self.best_single_device}: {self.best_single_s * 1e3:.4g} ms; "
-            f"speed-up {self.speedup_vs_best_single:.3f}x",
+            self._best_single_line(),
             f"one BLAS call on every core: {self.all_cores_s * 1e3:.4g} ms",
             f"check: {self.check} (relative error {self.rel_error:.2g}, tolerance {self.tolerance:.0e})",
         ]
         return "\n".join(lines)
+
+    def _best_single_line(self) -> str:
+        """The run against the best single device: the speed-up, or, when the run was the best single
+        device's configuration, the two timings of that configuration and what their ratio means."""
+        best = f"{self.best_single_s * 1e3:.4g} ms"
+        if not self.same_as_best_single:
+            return f"best single device {self.best_single_device}: {best}; speed-up {self.speedup_vs_best_single:.3f}x"
+        name = self.devices_run[0].name
+        line = f"ran {name} alone (the best single device): {self.measured_s * 1e3:.4g} ms"
+        if self.measured_s == self.best_single_s:  # the best single device's own run, reported as the answer
+            return f"{line}; no speed-up: no split beat one device"
+        ratio = max(self.measured_s, self.best_single_s) / min(self.measured_s, self.best_single_s)
+        other = "" if self.best_single_device == name else f" ({self.best_single_device})"
+        why = "the machine was busy" if ratio > BUSY_RATIO else "run-to-run noise"
+        return (f"{line}; the re-timed single-device run{other} {best}, a {ratio:.2f}x difference between two "
+                f"runs of the same configuration: {why}")
 
     def _adapt_lines(self) -> list[str]:
         a = self.adapt
@@ -822,9 +855,12 @@ def _measure(executor: CoExecutor, w: GemmWorkload, platform: SplitPlatform, spl
         bounds, timing = single_runs[best]
         predicted, total_pred = predict_rows(w, platform, predict, bounds, model)
         adapt = replace(adapt, fallback=note)
+    ran = [d for d, (a, b) in enumerate(bounds) if b > a]
+    same = len(ran) == 1 and platform.devices[ran[0]].fit_device == platform.devices[best].fit_device
     return CoexecReport(
         workload=w, split_mode=split if isinstance(split, str) else "explicit",
         devices=_device_reports(platform, bounds, predicted, timing.device_s),
         check="pass" if ok else "fail", rel_error=err, tolerance=tol, measured_s=timing.total_s,
         predicted_s=total_pred, best_single_s=best_s, best_single_device=best_name, single_s=tuple(singles),
-        all_cores_s=executor.all_cores_s(repeat), predictor=predictor_name or "given", grid=tuple(grid), adapt=adapt)
+        all_cores_s=executor.all_cores_s(repeat), predictor=predictor_name or "given", grid=tuple(grid), adapt=adapt,
+        same_as_best_single=same)

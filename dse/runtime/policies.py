@@ -155,10 +155,13 @@ class Figures:
         """Evaluate ``genomes`` on ``problem`` (period, energy, latency; memory and allowed devices as validity)."""
         t = problem.tables
         plain = PipelineProblem(t, ("throughput", "energy", "latency"), memory=problem.memory)
-        ev = plain.evaluate(plain.repair(np.atleast_2d(genomes)))
+        X = np.atleast_2d(genomes)
+        repaired = plain.repair(X)
+        ev = plain.evaluate(repaired)
         sec = t.seconds_per_time_unit
         period = np.maximum(ev.F[:, 0] * sec, 1e-300)
-        valid = ev.feasible & (plain.repair(np.atleast_2d(genomes)) == np.atleast_2d(genomes)).all(axis=1)
+        # valid: repair changes nothing but the level genes of devices that run no op (which change no cost)
+        valid = ev.feasible & (repaired == plain.canonical_levels(X)).all(axis=1)
         return Figures(1.0 / period, ev.F[:, 1] * 1e-12, ev.F[:, 2] * sec, valid)
 
 

@@ -83,10 +83,13 @@ def make_stream(scenario: ScenarioSpec, source: str = "scenario", seed: int = 0)
     """The stream's inputs, features analysed once per distinct input.
 
     Raises :class:`SpecError` naming ``scenario.inputs.NAME`` for an unknown dataset or bad synthetic
-    parameters, and ``scenario.stream`` for a stream with no inputs.
+    parameters, and ``scenario.stream`` for a stream with no inputs; :class:`Interrupted` once a stop was
+    requested (checked before each input's features and each drift step's graph).
     """
-    named = {name: input_features(ref, source, f"scenario.inputs.{name}", seed=seed)
-             for name, ref in scenario.inputs.items()}
+    named = {}
+    for name, ref in scenario.inputs.items():  # a dataset read or a graph generated per input: seconds each
+        stop_point()
+        named[name] = input_features(ref, source, f"scenario.inputs.{name}", seed=seed)
     s = scenario.stream
     out: list[StreamInput] = []
     if s.kind == "phases":
@@ -106,6 +109,7 @@ def make_stream(scenario: ScenarioSpec, source: str = "scenario", seed: int = 0)
 
         steps = []
         for j in range(d.steps):
+            stop_point()  # one generated graph per step
             frac = j / (d.steps - 1)
             density = math.exp(math.log(d.density_from) * (1 - frac) + math.log(d.density_to) * frac)
             degree = d.degree_from if frac < 0.5 else d.degree_to
@@ -306,10 +310,15 @@ def _label(genome: np.ndarray) -> str:
     return " ".join(str(int(g)) for g in genome)
 
 
+#: The columns of the summary (``summary.csv``), SI units in their names; docs/units.md says each one's unit.
+SUMMARY_COLUMNS = ("policy", "throughput_items_per_s", "energy_j_per_item", "optimal_share", "switches",
+                   "duration_s")
+
+
 def summarize(trace: pd.DataFrame) -> pd.DataFrame:
-    """One row per policy from a trace: ``policy, throughput_items_per_s, energy_j_per_item, optimal_share,
-    switches`` (items over the policy's span, all energy over its items, share of runs that were optimal,
-    switch rows)."""
+    """One row per policy from a trace (:data:`SUMMARY_COLUMNS`): items over the policy's span, all energy
+    (J) over its items, share of runs that were optimal, switch rows, and the span (s: first start to last
+    end) the figures are over."""
     import pandas as pd
 
     rows = []
@@ -321,9 +330,8 @@ def summarize(trace: pd.DataFrame) -> pd.DataFrame:
         rows.append(dict(policy=name, throughput_items_per_s=items / span if span > 0 else float("inf"),
                          energy_j_per_item=float(part["energy_j"].sum()) / items if items else float("nan"),
                          optimal_share=float(runs["optimal"].mean()) if len(runs) else float("nan"),
-                         switches=int((part["kind"] == "switch").sum())))
-    return pd.DataFrame(rows, columns=["policy", "throughput_items_per_s", "energy_j_per_item", "optimal_share",
-                                       "switches"])
+                         switches=int((part["kind"] == "switch").sum()), duration_s=span))
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
 def plot_timeline(trace: pd.DataFrame, path: str | Path) -> None:

@@ -102,7 +102,10 @@ class SimSetup:
 
 @dataclass
 class SimResult:
-    """Outcome of one run: totals, per-model counts, per-accelerator energy and (optionally) the trace rows."""
+    """Outcome of one run: totals, per-model counts, per-accelerator energy and (optionally) the trace rows.
+
+    ``acc_energy_pj`` is every accelerator's whole energy, ``block_energy_pj`` the part its executed blocks
+    spent (the rest is its idle power over the horizon)."""
 
     scheduler: str
     energy_pj: int
@@ -115,6 +118,7 @@ class SimResult:
     acc_energy_pj: np.ndarray
     horizon_ns: int
     rows: list[tuple[Any, ...]] = field(default_factory=list)
+    block_energy_pj: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def missed(self) -> int:
@@ -456,7 +460,8 @@ class RealTimeRun:
         acc_energy = np.array(self.block_energy_pj, dtype=np.int64) + idle
         return SimResult(self.scheduler.name, int(acc_energy.sum()), np.array(self.triggered, dtype=np.int64),
                          np.array(self.dropped, dtype=np.int64), np.array(self.late, dtype=np.int64),
-                         self.latency_ns, self.completed, busy // self.pods, acc_energy, horizon, self.rows)
+                         self.latency_ns, self.completed, busy // self.pods, acc_energy, horizon, self.rows,
+                         np.array(self.block_energy_pj, dtype=np.int64))
 
 
 def simulate(setup: SimSetup, scheduler: Scheduler, *, duration_s: float, seed: int = 0,

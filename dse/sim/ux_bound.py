@@ -22,19 +22,39 @@ the block's time. So, with ``m[op] = min over accelerators of (energy - idle pow
 The bound is ``min over k`` of ``(E_floor - S_k) x (forced misses + k + 1)`` where ``S_k`` is the sum of the
 ``k`` largest savings: the best a scheduler could do even if it dropped frames on purpose. It does not
 place frames in time (when each may use which accelerator), so a schedule may not reach it. A spatial
-scheduler (``pods > 1``) runs at other costs (sub-arrays) and is not bounded by it.
+scheduler (``pods > 1``, Planaria-style) runs at other costs (sub-arrays) and is not bounded by it: every
+place that shows the floor says so (:func:`scope`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from dse.cost.accelerator import MultiModelTables
-from dse.sim.realtime import SimSetup, make_frames
+from dse.sim.realtime import Scheduler, SimSetup, make_frames
 from dse.sim.xr_metrics import uxcost
+
+
+def on_whole_accelerators(scheduler: Scheduler) -> bool:
+    """Whether ``scheduler`` runs blocks on whole accelerators (``pods == 1``): the schedules the floor bounds."""
+    return scheduler.pods == 1
+
+
+def scope(uncovered: Sequence[str]) -> str:
+    """The floor's scope in one line: schedules on whole accelerators; ``uncovered`` names a run's schedulers
+    that run blocks on sub-arrays instead (Planaria-style, not :func:`on_whole_accelerators`).
+
+    Example: ``scope(["planaria"])`` -> ``"for schedules on whole accelerators; Planaria-style sub-array
+    schedules (planaria) are not covered"``.
+    """
+    if not uncovered:
+        return "for schedules on whole accelerators (every scheduler of this run)"
+    return (f"for schedules on whole accelerators; Planaria-style sub-array schedules ({', '.join(uncovered)}) "
+            "are not covered")
 
 
 @dataclass(frozen=True)

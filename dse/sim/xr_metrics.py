@@ -18,9 +18,12 @@ Example::
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Steepness of XRBench's timeliness sigmoid (per millisecond).
 TIMELINESS_K = 15.0
@@ -31,6 +34,7 @@ ENERGY_SCALE_MJ = 1500.0
 def frame_table(trace: pd.DataFrame) -> pd.DataFrame:
     """One row per (scheduler, model, frame) of a trace: ``arrival_ms, deadline_ms, completion_ms`` (NaN when
     dropped), ``dropped``, ``energy_mj`` (its executed blocks)."""
+    import pandas as pd
     keys = ["scheduler", "model", "frame"]
     executed = trace[trace["accelerator"].fillna("") != ""]
     drops = trace[trace["accelerator"].fillna("") == ""]

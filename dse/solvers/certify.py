@@ -15,11 +15,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dse.mapping.base import MappingProblem
+from dse.mapping.base import PROBLEM_HINT, MappingProblem
 from dse.pareto import ParetoSet
 from dse.solvers.context import solve_context
 from dse.solvers.cpsat import CPSAT, solve_cpsat
 from dse.solvers.registry import check_options
+from dse.util.arguments import expect, expect_items
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.progress import Progress
 
@@ -31,8 +32,10 @@ def certify(problem: MappingProblem, front: ParetoSet | Sequence[Sequence[int]] 
     ``time_limit`` seconds, with its certificate (``certificate()``): solver ``certify``, status as
     CP-SAT's (``optimal`` when the union is proven to be the whole front).
 
-    Raises ``NotImplementedError`` when the problem's family has no exact formulation,
-    :class:`~dse.errors.GenomeError` when a genome does not fit the problem, and
+    Raises ``TypeError`` when ``problem`` is not a problem or ``front`` neither a front nor genomes,
+    ``ValueError`` when ``front`` is a front of another problem, ``NotImplementedError`` when the
+    problem's family has no exact formulation, :class:`~dse.errors.GenomeError` when a genome does not
+    fit the problem (:class:`~dse.errors.GenomeTypeError` when a gene is not an integer), and
     :class:`~dse.errors.SpecError` for a time limit, seed or number of workers out of range.
 
     Example::
@@ -41,20 +44,23 @@ def certify(problem: MappingProblem, front: ParetoSet | Sequence[Sequence[int]] 
         certified = dse.certify(problem, approx, time_limit=30)
         print(certified.certificate().describe())
     """
+    expect(problem, MappingProblem, "dse.certify", "problem", PROBLEM_HINT)
     time_limit = check_time_limit(time_limit, "dse.certify", "time_limit")
     seed = check_seed(seed, "dse.certify", "seed")
     reason = problem.exact_unsupported()
     if reason is not None:
         raise NotImplementedError(reason)
+    if isinstance(front, ParetoSet) and front.problem != problem.name:
+        raise ValueError(f"dse.certify: the front solves {front.problem!r}, not {problem.name!r}")
     points = front.points if isinstance(front, ParetoSet) else ()
-    genomes = ([np.asarray(p.genome, dtype=np.int64) for p in points] if isinstance(front, ParetoSet)
-               else [np.asarray(g, dtype=np.int64) for g in front])
-    for genome in genomes:
-        problem.checked_genomes(genome)
+    raw = [p.genome for p in points] if isinstance(front, ParetoSet) else expect_items(
+        front, (Sequence, np.ndarray), "dse.certify", "front", "a ParetoSet or a list of genomes")
+    genomes = [problem.checked_genomes(g)[0] for g in raw]
     labels = [p.solver for p in points] if points else ["given"] * len(genomes)
     given = problem.evaluate(np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)).F
     origin = {tuple(int(v) for v in row): label for row, label in zip(given, labels, strict=True)}
     options = check_options(CPSAT, {} if workers is None else {"workers": workers}, "dse.certify")
+    CPSAT.preload()
     with solve_context(seed, time_limit, progress, resume=genomes) as ctx:
         found = solve_cpsat(problem, ctx, options)
     relabelled = tuple(dataclasses.replace(p, solver=origin.get(tuple(p.internal), "cpsat")) for p in found.points)

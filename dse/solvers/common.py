@@ -11,6 +11,7 @@ import numpy as np
 from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import (
+    INTERRUPTED,
     OPTIMAL,
     TIME_LIMIT,
     ParetoPoint,
@@ -93,20 +94,24 @@ def unsearched(problem: MappingProblem, ctx: SolveContext, status: str, message:
                seeds: Sequence[np.ndarray] = ()) -> ParetoSet:
     """The front of a CP-SAT run that ended before its search (a stop, or a model build that used up the
     time limit): the feasible, nondominated ``seeds`` it was handed or computed (none proven), so a found
-    mapping is never lost, with a certificate that proves no bound."""
+    mapping is never lost, with a certificate that proves no bound (the problem's own objective bounds only
+    while the run still has time and no stop was requested)."""
     X = front_of(problem, np.array(seeds, dtype=np.int64)) if len(seeds) else np.zeros((0, problem.n_genes),
                                                                                       dtype=np.int64)
     kept = f"; kept the {len(X)} best of {len(seeds)} heuristic or resumed mappings" if len(seeds) else ""
-    stats = SolveStats(wall_s=ctx.elapsed(), message=message + kept)
+    # the problem's own bounds take seconds to minutes on a large problem: not once the limit or a stop came
+    bounds = ctx.stop_status() is None
+    skipped = "" if bounds else "; the problem's own objective bounds were not computed (no time left)"
+    stats = SolveStats(wall_s=ctx.elapsed(), message=message + kept + skipped)
     front = result(problem, X, "cpsat", status, stats, exact=True)
-    return dataclasses.replace(front, certified=unbounded_certificate(problem, front.internal()))
+    return dataclasses.replace(front, certified=unbounded_certificate(problem, front.internal(), bounds))
 
 
 def build_timed_out(problem: MappingProblem, exc: ModelBuildTimeout, ctx: SolveContext,
                     seeds: Sequence[np.ndarray] = ()) -> ParetoSet:
-    """The front of a CP-SAT run whose model build used up the time limit (status ``time_limit``), see
-    :func:`unsearched`."""
-    return unsearched(problem, ctx, TIME_LIMIT, str(exc), seeds)
+    """The front of a CP-SAT run whose model build used up the time limit (status ``time_limit``) or was
+    stopped (``interrupted``), see :func:`unsearched`."""
+    return unsearched(problem, ctx, INTERRUPTED if exc.stopped else TIME_LIMIT, str(exc), seeds)
 
 
 def with_seeds(problem: MappingProblem, X: np.ndarray, proven: Sequence[bool],

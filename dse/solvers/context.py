@@ -9,7 +9,8 @@ A solver is ``run(problem, ctx, options) -> ParetoSet``: ``options`` its setting
 * the Python objects that are no setting, so no spec can give them: ``resume``, the genomes of a
   previous front to continue from (``dse solve --resume``, :func:`dse.certify`); ``seeds``, extra
   starting genomes; ``callback(step, elapsed_s, front_X, front_F)``, called after each step of a
-  search (an NSGA-II generation), which stops the run by returning True. A solver declares which of
+  search (an NSGA-II generation), which stops the run by returning True; ``client``, a Dask
+  ``distributed.Client`` to farm the work out to (:mod:`dse.solvers.cpsat_distributed`). A solver declares which of
   them it reads (:attr:`~dse.solvers.registry.Solver.inputs`, names from :data:`INPUTS`);
   :func:`dse.solve` refuses the others.
 
@@ -18,8 +19,10 @@ A solver is ``run(problem, ctx, options) -> ParetoSet``: ``options`` its setting
 points and ends with that status, returning the best it has, never less than the ``resume`` and
 seed genomes it was handed.
 
-:func:`solve_context` opens a context for a whole run: it enters :func:`~dse.util.interrupt.interruptible`
-and :func:`~dse.util.jit.time_limit_ends` once, so no solver enters them itself. A solver that runs
+:func:`solve_context` opens a context for a whole run: it enters :func:`~dse.util.interrupt.interruptible`,
+:func:`~dse.util.jit.time_limit_ends` and :func:`~dse.util.interrupt.work_limits` (the deadline and token that
+the loops inside one long step check, :func:`~dse.util.interrupt.cut_point`) once, so no solver enters them
+itself. A solver that runs
 another (the memetic search's NSGA-II phase, the LNS's local search, :func:`dse.certify`'s CP-SAT, the
 runtime library's configurations) hands it :meth:`SolveContext.derived`: a sub-deadline, the same token.
 
@@ -37,11 +40,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from dse.pareto import INTERRUPTED, TIME_LIMIT
-from dse.util.interrupt import StopToken, interruptible
+from dse.util.interrupt import StopToken, interruptible, work_limits
 from dse.util.jit import time_limit_ends
 from dse.util.progress import Progress, silent
 
@@ -49,8 +53,8 @@ from dse.util.progress import Progress, silent
 StepCallback = Callable[[int, float, np.ndarray, np.ndarray], bool | None]
 
 #: The context's Python objects that a solver may read (:attr:`~dse.solvers.registry.Solver.inputs`).
-RESUME, SEEDS, CALLBACK = "resume", "seeds", "callback"
-INPUTS = (RESUME, SEEDS, CALLBACK)
+RESUME, SEEDS, CALLBACK, CLIENT = "resume", "seeds", "callback", "client"
+INPUTS = (RESUME, SEEDS, CALLBACK, CLIENT)
 
 
 def _genomes(rows: Sequence[np.ndarray] | Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
@@ -61,7 +65,7 @@ def _genomes(rows: Sequence[np.ndarray] | Sequence[Sequence[int]]) -> tuple[np.n
 class SolveContext:
     """One solver run's shared state (module docstring): ``seed``, ``start`` and ``time_limit`` (seconds;
     ``math.inf``: none), the stop ``token``, the ``progress`` reporter, ``resume`` and ``seeds`` genomes and
-    the per-step ``callback``."""
+    the per-step ``callback``, the Dask ``client`` (None: this process only)."""
 
     seed: int
     time_limit: float
@@ -71,6 +75,7 @@ class SolveContext:
     resume: tuple[np.ndarray, ...] = ()
     seeds: tuple[np.ndarray, ...] = ()
     callback: StepCallback | None = None
+    client: Any = None
 
     @property
     def deadline(self) -> float:
@@ -120,7 +125,7 @@ class SolveContext:
 @contextmanager
 def solve_context(seed: int = 0, time_limit: float | None = None, progress: Progress | None = None, *,
                   resume: Sequence[np.ndarray] = (), seeds: Sequence[np.ndarray] = (),
-                  callback: StepCallback | None = None) -> Iterator[SolveContext]:
+                  callback: StepCallback | None = None, client: Any = None) -> Iterator[SolveContext]:
     """A :class:`SolveContext` for a whole run, starting now (``time_limit`` None: no deadline), within
     :func:`~dse.util.interrupt.interruptible` (its token: a signal stops the run, the caller's handlers
     come back after) and, with a limit, :func:`~dse.util.jit.time_limit_ends` (no kernel compiles inline
@@ -130,7 +135,8 @@ def solve_context(seed: int = 0, time_limit: float | None = None, progress: Prog
     with interruptible() as token:
         ctx = SolveContext(seed=seed, time_limit=limit, start=time.monotonic(), token=token,
                            progress=progress or silent(), resume=_genomes(resume), seeds=_genomes(seeds),
-                           callback=callback)
+                           callback=callback, client=client)
         # without a limit, the caller's (a command's reports, say) still holds
-        with time_limit_ends(ctx.deadline) if math.isfinite(limit) else nullcontext():
+        with time_limit_ends(ctx.deadline) if math.isfinite(limit) else nullcontext(), \
+                work_limits(ctx.deadline, token):
             yield ctx

@@ -34,11 +34,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
-from dse.mapping.base import Formulation, MappingProblem
+from dse.mapping.base import MappingProblem
 from dse.mapping.cpsat_common import ModelBuildTimeout
 from dse.pareto import (
     FEASIBLE,
@@ -52,87 +52,24 @@ from dse.pareto import (
 )
 from dse.solvers.certificate import Box, front_certificate
 from dse.solvers.common import STOPPED_BEFORE_BUILD, build_timed_out, result, unsearched, with_seeds
-from dse.solvers.context import RESUME, SolveContext
+from dse.solvers.context import CLIENT, RESUME, SolveContext
+from dse.solvers.cpsat_boxes import CpSatRunner, found_points, search_box, split_with_lowers
+from dse.solvers.cpsat_distributed import solve_cpsat_distributed
 from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_single
 from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
-from dse.util.interrupt import StopToken, run_cpsat
 from dse.util.rounding import ceil_int
 
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
 __all__ = ["CPSAT", "CpSatRunner", "CpsatOptions", "default_workers", "solve_cpsat", "solve_cpsat_boxes"]
-
-
-@dataclass
-class _Solve:
-    status: int
-    genome: np.ndarray | None
-    values: tuple[int, ...] | None
-    bound: float
-
-
-class CpSatRunner:
-    """Solves one Formulation repeatedly under changing objective bounds."""
-
-    def __init__(self, form: Formulation, seed: int, workers: int | None, deterministic: bool,
-                 token: StopToken | None = None) -> None:
-        self.form = form
-        self.token = token or StopToken()
-        self.seed = seed
-        self.workers = workers or default_workers()
-        self.deterministic = deterministic
-        self.calls = 0
-        self._bounds = {}
-        for var in form.objective_vars:
-            dom = list(form.model.proto.variables[var.index].domain)
-            self._bounds[var.index] = (dom[0], dom[-1])
-
-    def lower(self, var: cp_model.IntVar) -> int:
-        return self._bounds[var.index][0]
-
-    def upper(self, var: cp_model.IntVar) -> int:
-        return self._bounds[var.index][1]
-
-    def set_upper(self, var: cp_model.IntVar, upper: int | None) -> None:
-        """Restrict ``var`` to ``[lower, upper]`` (``None``: its original domain); ``upper >= lower``."""
-        lo, hi = self._bounds[var.index]
-        dom = self.form.model.proto.variables[var.index].domain
-        dom.clear()
-        dom.extend([lo, hi if upper is None else min(hi, upper)])
-
-    def proven_bound(self, var: cp_model.IntVar, solve: _Solve) -> int:
-        """The least value of ``var`` that ``solve`` (a minimization of ``var``) leaves possible: its optimum
-        when proven, else its objective bound, never below the variable's own lower bound."""
-        if solve.status == cp_model.OPTIMAL and solve.values is not None:
-            return int(solve.values[self.form.objective_vars.index(var)])
-        bound = solve.bound if np.isfinite(solve.bound) else self.lower(var)
-        return max(self.lower(var), ceil_int(bound))
-
-    def minimize(self, var: cp_model.IntVar, time_limit: float, hint: np.ndarray | None) -> _Solve:
-        model = self.form.model
-        model.minimize(var)
-        if hint is not None:
-            self.form.hint(hint)
-        solver = cp_model.CpSolver()
-        params = solver.parameters
-        params.max_time_in_seconds = max(0.01, time_limit)
-        params.random_seed = int(self.seed)
-        params.num_workers = self.workers
-        if self.deterministic:
-            params.interleave_search = True
-        self.calls += 1
-        status = run_cpsat(solver, model, self.token)
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            genome = self.form.to_genome(solver)
-            values = tuple(int(solver.value(v)) for v in self.form.objective_vars)
-            return _Solve(status, genome, values, solver.best_objective_bound)
-        if status == cp_model.UNKNOWN:  # cut short before any solution: the bound proven so far still holds
-            return _Solve(status, None, None, solver.best_objective_bound)
-        return _Solve(status, None, None, float("nan"))
 
 
 def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
     """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum;
     three or more, or ``ctx.resume`` genomes from a previous run's front: :func:`solve_cpsat_boxes`
-    (search-region boxes, which continue from those points).
+    (search-region boxes, which continue from those points); two or more with a Dask ``ctx.client``: the
+    same boxes farmed out to its workers (:func:`~dse.solvers.cpsat_distributed.solve_cpsat_distributed`).
 
     Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
     found so far, each marked proven or not (status ``time_limit`` or
@@ -142,8 +79,11 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
 
     Raises ``NotImplementedError`` if the family has no exact formulation.
     """
+    from ortools.sat.python import cp_model
     if len(problem.objectives) == 1:
         return solve_cpsat_single(problem, ctx, options)
+    if ctx.client is not None:
+        return solve_cpsat_distributed(problem, ctx, options, ctx.client)
     if len(problem.objectives) > 2 or len(ctx.resume):
         return solve_cpsat_boxes(problem, ctx, options)
     progress = ctx.progress
@@ -155,6 +95,7 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
         form = problem.cpsat(seeds=seeds, deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, seeds)
+    own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     f1, f2 = form.objective_vars
     hint = best_seed(problem, seeds)
@@ -218,7 +159,7 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
                        message=f"{runner.workers} workers; " + "; ".join(form.notes))
     front = result(problem, X, "cpsat", status, stats, proven=proven, exact=True)
     boxes = _open_boxes(steps, exhausted, eps, cut_bound, runner, f1, f2)
-    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), boxes))
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), boxes, own_bounds))
 
 
 @dataclass(frozen=True)
@@ -251,18 +192,6 @@ def _open_boxes(steps: Sequence[_Step], exhausted: bool, eps: int | None, cut_bo
     return boxes
 
 
-def _split_boxes(boxes: list[tuple[int, ...]], z: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """The local upper bounds after point ``z``: every box holding ``z`` (``z < u``) splits into one child per
-    objective (``u`` with ``u_j := z_j``); only the maximal boxes are kept (the others lie inside them)."""
-    kept = [u for u in boxes if not all(zj < uj for zj, uj in zip(z, u, strict=True))]
-    hit = [u for u in boxes if all(zj < uj for zj, uj in zip(z, u, strict=True))]
-    children = {u[:j] + (z[j],) + u[j + 1:] for u in hit for j in range(len(z))}
-    candidates = kept + sorted(children - set(kept))
-    arr = np.array(candidates, dtype=np.int64).reshape(len(candidates), len(z))
-    inside = np.all(arr[:, None, :] <= arr[None, :, :], axis=2) & np.any(arr[:, None, :] < arr[None, :, :], axis=2)
-    return [candidates[k] for k in np.flatnonzero(~inside.any(axis=1))]
-
-
 def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
     """Exact front of a problem with any number of objectives by search-region boxes (module docstring).
 
@@ -275,8 +204,8 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
     is closed, when no point can dominate it any more.
     """
+    from ortools.sat.python import cp_model
     progress = ctx.progress
-    k = len(problem.objectives)
     resume = list(ctx.resume)
     seeds = collect_seeds(problem) if options.hints else []
     stop = ctx.stop_status()
@@ -286,6 +215,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
         form = problem.cpsat(seeds=[*resume, *seeds], deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, [*resume, *seeds])
+    own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     objs = form.objective_vars
     top = tuple(runner.upper(v) + 1 for v in objs)  # "unbounded": past every value
@@ -294,16 +224,10 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     lowers = {top: tuple(runner.lower(v) for v in objs)}  # per box: its proven lower corner
     genomes: list[np.ndarray] = []
     values: list[tuple[int, ...]] = []
-    if len(resume):  # a previous front: its feasible points are found already and split the region
-        R = problem.repair(np.array(resume, dtype=np.int64).reshape(-1, problem.n_genes))
-        ev = problem.evaluate(R)
-        for row in np.flatnonzero(ev.feasible):
-            z = tuple(int(val) for val in ev.F[row])
-            if any(zj >= uj for zj, uj in zip(z, top, strict=True)):
-                continue
-            genomes.append(R[row])
-            values.append(z)
-            boxes, lowers = _split_with_lowers(boxes, lowers, z)
+    for genome, z in found_points(problem, resume, top):  # a previous front: found already, splits the region
+        genomes.append(genome)
+        values.append(z)
+        boxes, lowers = split_with_lowers(boxes, lowers, z)
     status = OPTIMAL
     try:
         while boxes:
@@ -315,22 +239,8 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
             if any(u - 1 < runner.lower(v) for u, v in zip(box, objs, strict=True)):
                 boxes.remove(box)  # empty by the objectives' own lower bounds
                 continue
-            for v, u in zip(objs, box, strict=True):
-                runner.set_upper(v, u - 1)
-            first = runner.minimize(objs[0], ctx.remaining(), hint)
-            solves = [first]
-            if first.genome is not None and first.values is not None:
-                runner.set_upper(objs[0], first.values[0])  # lock f1 at its optimum, then f2, ...
-                for j in range(1, k):
-                    if ctx.token.stopped:
-                        break
-                    step = runner.minimize(objs[j], max(ctx.remaining(), 0.01), solves[-1].genome)
-                    if step.genome is None or step.values is None:
-                        break
-                    solves.append(step)
-                    runner.set_upper(objs[j], step.values[j])
-            for v in objs:
-                runner.set_upper(v, None)
+            solves = search_box(runner, box, ctx.remaining, hint)
+            first = solves[0]
             if first.status == cp_model.INFEASIBLE:
                 boxes.remove(box)  # proven empty
                 continue
@@ -344,7 +254,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
             z = tuple(int(val) for val in best.values)
             genomes.append(best.genome)
             values.append(z)
-            boxes, lowers = _split_with_lowers(boxes, lowers, z)
+            boxes, lowers = split_with_lowers(boxes, lowers, z)
             hint = best.genome
             progress.update(f"{len(genomes)} front points, last {z}, {len(boxes)} open boxes, "
                             f"{runner.calls} solves")
@@ -364,24 +274,13 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
     open_boxes: list[Box] = [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
                              for u in boxes]
-    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes))
-
-
-def _split_with_lowers(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...], tuple[int, ...]],
-                       z: tuple[int, ...]) -> tuple[list[tuple[int, ...]], dict[tuple[int, ...], tuple[int, ...]]]:
-    """:func:`_split_boxes` with each box's proven lower corner: a new box lies inside every old box above
-    it, so it inherits the largest of their lower corners."""
-    new = _split_boxes(boxes, z)
-    out = {}
-    for c in new:
-        holders = [lowers[u] for u in boxes if all(cj <= uj for cj, uj in zip(c, u, strict=True))]
-        out[c] = tuple(int(v) for v in np.max(np.array(holders), axis=0))
-    return new, out
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes, own_bounds))
 
 
 #: The ``cpsat`` solver's registry entry (:func:`dse.certify` checks its options against it).
 CPSAT = register_solver(Solver(
-    "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME}),
+    "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT}),
     supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
+    imports=("ortools.sat.python.cp_model",),
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
 ))

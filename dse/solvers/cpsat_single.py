@@ -31,6 +31,9 @@ class CpsatOptions(SolverOptions):
     workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core)")
     deterministic: bool = Field(default=False, description="a run that repeats exactly, at some speed")
     hints: bool = Field(default=True, description="hint the search with the family's heuristic mappings")
+    region_time: float = Field(default=10.0, gt=0, le=30 * 24 * 3600,
+                               description="on a Dask cluster: each region's first time budget in seconds, "
+                               "doubled when it runs out")
 
 
 def solve_cpsat_single(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:

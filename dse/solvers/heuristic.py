@@ -11,6 +11,7 @@ evaluated one differs).
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager
 
 import numpy as np
 from pydantic import Field
@@ -20,6 +21,8 @@ from dse.pareto import FEASIBLE, UNKNOWN, ParetoSet, SolveStats
 from dse.solvers.common import baseline_points, result
 from dse.solvers.context import SolveContext
 from dse.solvers.registry import Solver, SolverOptions, heuristics_for, register_solver
+from dse.util.interrupt import Cut
+from dse.util.jit import one_off
 
 
 class HeuristicOptions(SolverOptions):
@@ -30,7 +33,7 @@ class HeuristicOptions(SolverOptions):
 
 def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: HeuristicOptions) -> ParetoSet:
     """Run heuristic ``options.name`` of the problem's family (deterministic and fast: ``ctx.seed`` plays
-    no part, and the stopping rule is asked once, before it runs: a run stopped already returns no
+    no part; the stopping rule is asked before it runs and in its loops: a run stopped there returns no
     mapping, with that status).
 
     Raises ``ValueError`` when the family has no heuristics or none of that name.
@@ -44,8 +47,13 @@ def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: Heurist
         return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, stop,
                       SolveStats(wall_s=ctx.elapsed(), message="stopped before the heuristic ran"))
     start = time.monotonic()
-    genome, message = provider.run(problem, options.name)
-    baselines, points = baseline_points(problem, genome[None, :], solver)  # one evaluation: mapping and baselines
+    with small_one_off(problem):
+        try:
+            genome, message = provider.run(problem, options.name)
+        except Cut as exc:  # the heuristic checks the stopping rule in its loops
+            return result(problem, np.zeros((0, problem.n_genes), dtype=np.int64), solver, ctx.cut_status(),
+                          SolveStats(wall_s=ctx.elapsed(), message=f"the heuristic was cut short: {exc}"))
+        baselines, points = baseline_points(problem, genome[None, :], solver)  # one evaluation: mapping, baselines
     feasible = points[0].feasible
     if not feasible:
         message += "; the mapping violates a constraint"
@@ -53,6 +61,13 @@ def solve_heuristic(problem: MappingProblem, ctx: SolveContext, options: Heurist
     # a violating mapping is kept (marked infeasible) but the front then holds no feasible point: status unknown
     status = FEASIBLE if feasible else UNKNOWN
     return result(problem, genome[None, :], solver, status, stats, proven=False, points=points, baselines=baselines)
+
+
+def small_one_off(problem: MappingProblem) -> AbstractContextManager[None]:
+    """:func:`dse.util.jit.one_off` for a run of one heuristic on ``problem`` and the evaluation, report
+    and trace of its mapping: a small problem's kernels run interpreted in a process without numba."""
+    tables = problem.tables
+    return one_off(tables.time.size + len(tables.edges) * tables.time.shape[1])
 
 
 def _supports(problem: MappingProblem) -> str | None:

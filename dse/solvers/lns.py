@@ -143,6 +143,7 @@ class LnsOptions(SolverOptions):
 
 register_solver(Solver(
     "lns", solve_lns, options=LnsOptions, inputs=frozenset({RESUME}), supports=_supports, in_all=False,
+    imports=("ortools.sat.python.cp_model",),
     description="dag, one objective: memetic local search, then CP-SAT re-solves windows of the schedule; "
                 "nothing proven",
 ))

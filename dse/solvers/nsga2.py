@@ -20,5 +20,6 @@ __all__ = ["Nsga2Options", "initial_population", "solve_nsga2"]
 
 register_solver(Solver(
     "nsga2", solve_nsga2, options=Nsga2Options, inputs=frozenset({RESUME, SEEDS, CALLBACK}), in_all=True,
+    imports=("pymoo.algorithms.moo.nsga2", "pymoo.indicators.hv"),
     description="pymoo's NSGA-II on the integer genome, seeded with the family's heuristics; any size, nothing proven",
 ))

@@ -32,6 +32,7 @@ Example (a solver of one's own)::
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,7 @@ from dse.errors import DseError, SpecError
 from dse.mapping.base import MappingProblem
 from dse.pareto import ParetoSet
 from dse.solvers.context import INPUTS, SolveContext
+from dse.util.interrupt import cut_status
 from dse.util.plugins import load_plugins_once
 from dse.util.suggest import did_you_mean
 
@@ -61,6 +63,13 @@ BUILTIN_SOLVER_MODULES = (
 
 class UnknownSolverError(DseError, ValueError):
     """A solver name that no registered solver answers to; the message lists the known ones."""
+
+    exit_code = 2
+
+
+class SolverNotApplicableError(DseError, NotImplementedError):
+    """A solver named for a problem it cannot take (its ``supports`` refuses it); the message says why and
+    which solvers can. A ``NotImplementedError``, as :func:`dse.solve` raises for such a solver."""
 
     exit_code = 2
 
@@ -90,11 +99,20 @@ class Solver(Generic[OptionsT]):
     exact: bool = False
     in_all: bool = False
     description: str = ""
+    #: Third-party modules ``run`` imports on first use, imported by :meth:`preload` before its clock starts.
+    imports: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.inputs) - set(INPUTS))
         if unknown:
             raise ValueError(f"solver {self.name!r} reads {unknown}: a solver's inputs are among {', '.join(INPUTS)}")
+
+
+    def preload(self) -> None:
+        """Import :attr:`imports` (heavy modules kept out of ``import dse``), so that importing them costs
+        no part of a time limit."""
+        for module in self.imports:
+            importlib.import_module(module)
 
 
 def _named(entry: Solver[Any]) -> list[str]:
@@ -193,19 +211,57 @@ def _providers(family: str | None) -> list[HeuristicProvider]:
     return [p for p in found if p is not None]
 
 
-def _unknown(name: str, family: str | None) -> UnknownSolverError:
+def refusals(problem: MappingProblem) -> dict[str, str]:
+    """The solvers (by the names a user types; ``heuristic`` stands for ``heuristic:NAME``) whose
+    ``supports`` refuses ``problem``, each with its reason."""
+    _load()
+    reasons = {name: entry.supports(problem) for name, entry in _SOLVERS.items()}
+    return {name: reason for name, reason in reasons.items() if reason is not None}
+
+
+def solver_names(problem: MappingProblem | None = None) -> tuple[list[str], list[str]]:
+    """The solver names a user may type, in alphabetical order with ``all`` last, that take ``problem`` (all
+    of them when None), and those that do not (:func:`refusals` says why); ``heuristic`` is left out (it is ``heuristic:NAME``)."""
+    refused = refusals(problem) if problem is not None else {}
+    names = sorted(n for n in _SOLVERS if n != "heuristic")  # not registration order: that follows imports
+    return [n for n in names if n not in refused] + ["all"], [n for n in names if n in refused]
+
+
+def _known(problem: MappingProblem | None, heur: Sequence[str], here: str = "") -> str:
+    """``known solvers[ for this problem]: a, b, all, heuristic:NAME with NAME one of ...[ (x, y do not
+    apply to it)]``: what the messages about a solver name list."""
+    applies, refused = solver_names(problem)
+    tail = f", heuristic:NAME with NAME one of {', '.join(heur)}" if heur else ""
+    where = here or (" for this problem" if problem is not None else "")
+    return f"known solvers{where}: {', '.join(applies)}{tail}{not_applying(refused)}"
+
+
+def not_applying(refused: Sequence[str]) -> str:
+    """`` (a and b do not apply to it)`` for the solver names ``refused`` ('' when none)."""
+    if not refused:
+        return ""
+    names = " and ".join([", ".join(refused[:-1]), refused[-1]] if len(refused) > 1 else refused)
+    return f" ({names} {'does' if len(refused) == 1 else 'do'} not apply to it)"
+
+
+def _unknown(name: str, family: str | None, problem: MappingProblem | None = None) -> UnknownSolverError:
     plain = [n for n in _SOLVERS if n != "heuristic"] + ["all"]
     heur = sorted({h for p in _providers(family) for h in p.names()})
-    tail = f", heuristic:NAME with NAME one of {', '.join(heur)}" if heur else ""
     key = str(name).strip()
     wanted = key.split(":", 1)[1].strip().lower() if key.startswith("heuristic:") else None
     if wanted is not None and family is not None:  # a heuristic of another family: say so
         others = sorted(p.family for p in _providers(None) if wanted in p.names() and p.family != family)
         if others:
             return UnknownSolverError(f"solver {name!r} exists for the {' and '.join(others)} family, not for "
-                                      f"{family}; known solvers here: {', '.join(plain)}{tail}")
+                                      f"{family}; {_known(problem, heur, ' here')}")
     hint = did_you_mean(key, [*plain, *(f"heuristic:{h}" for h in heur)])
-    return UnknownSolverError(f"unknown solver {name!r}{hint}; known solvers: {', '.join(plain)}{tail}")
+    return UnknownSolverError(f"unknown solver {name!r}{hint}; {_known(problem, heur)}")
+
+
+def _not_applicable(entry: Solver[Any], reason: str, problem: MappingProblem) -> SolverNotApplicableError:
+    applies, _ = solver_names(problem)
+    return SolverNotApplicableError(f"solver {entry.name!r} does not apply to this {problem.family} problem: "
+                                    f"{reason}; solvers for it: {', '.join(applies)}")
 
 
 def lookup(name: str, problem: MappingProblem | None = None, *,
@@ -216,7 +272,10 @@ def lookup(name: str, problem: MappingProblem | None = None, *,
     ``problem`` (every such solver when ``problem`` is None); ``heuristic:NAME``
     runs one heuristic of the problem's family (of ``family`` when given without a problem, as a spec
     is checked before its problem is built). Raises
-    :class:`UnknownSolverError` (exit 2) listing the known names.
+    :class:`UnknownSolverError` (exit 2) listing the known names (with a problem: those that take it,
+    and those that do not), and :class:`SolverNotApplicableError` (exit 2; a ``NotImplementedError``)
+    when ``problem`` is given and the one solver named refuses it, with the reason and the solvers that
+    take it.
     """
     _load()
     family = problem.family if problem is not None else family
@@ -228,14 +287,20 @@ def lookup(name: str, problem: MappingProblem | None = None, *,
         heuristic = key.split(":", 1)[1].strip().lower()
         if any(heuristic in p.names() for p in _providers(family)):
             return [(_SOLVERS["heuristic"], {"name": heuristic})]
-        raise _unknown(name, family)
+        raise _unknown(name, family, problem)
     if key in _SOLVERS and key != "heuristic":
-        return [(_SOLVERS[key], {})]
-    raise _unknown(name, family)
+        entry = _SOLVERS[key]
+        reason = entry.supports(problem) if problem is not None else None
+        if reason is not None and problem is not None:
+            raise _not_applicable(entry, reason, problem)
+        return [(entry, {})]
+    raise _unknown(name, family, problem)
 
 
 def collect_seeds(problem: MappingProblem) -> list[np.ndarray]:
-    """Seed genomes of ``problem``: its family's heuristics, then its baselines; computed once per problem."""
+    """Seed genomes of ``problem``: its family's heuristics, then its baselines; computed once per problem.
+    A stop request or the solver's time limit cuts the heuristics short (:func:`~dse.util.interrupt.cut_point`):
+    the seeds found so far are returned and not kept for the next call."""
     try:
         cached = _SEEDS.get(problem)
     except TypeError:
@@ -244,6 +309,8 @@ def collect_seeds(problem: MappingProblem) -> list[np.ndarray]:
         return list(cached)
     provider = heuristics_for(problem)
     seeds = (provider.seeds(problem) if provider is not None else []) + list(problem.baselines().values())
+    if cut_status() is not None:  # cut short: the next run, with its own limit, computes them all
+        return seeds
     try:
         _SEEDS[problem] = seeds
     except TypeError:

@@ -28,7 +28,8 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from dse.errors import DseError, InfeasibleError, SpecError
 from dse.runs.runner import check_some_feasible, run_spec_solvers
 from dse.runs.sweep import Job, SpecInput, expand_jobs
 from dse.store.database import RETRYABLE, JobResult, Store, jobs_frame, points_frame
-from dse.util.interrupt import children_ignore_sigint
+from dse.util.interrupt import StopToken, children_ignore_sigint
 from dse.util.progress import Progress
 from dse.version import __version__
 
@@ -148,6 +149,22 @@ def _local_client(workers: int | None, n_jobs: int) -> tuple[Any, Any]:
     return cluster, Client(cluster)
 
 
+def _start_local_client(workers: int | None, n_jobs: int, token: StopToken) -> tuple[Any, Any] | None:
+    """:func:`_local_client`, or None when a stop came before or while it started: a SIGTERM sent to the
+    whole process group kills the fork server and the workers it is starting as well as asking this
+    process to stop, so Dask's nannies fail to start and the cluster's start raises (LocalCluster's
+    ``silence_logs`` keeps what Dask logs meanwhile off the terminal). Raises what the start raised when
+    no stop came."""
+    if token.stopped:
+        return None
+    try:
+        return _local_client(workers, n_jobs)
+    except Exception:
+        if token.stopped:
+            return None
+        raise
+
+
 def _close(own: tuple[Any, Any] | None, stopped: bool) -> None:
     """Close the client and the cluster this run started. After a stop, quickly and without a word: the
     local worker processes are killed first (a job they were running is not in the store and runs again
@@ -164,8 +181,8 @@ def _close(own: tuple[Any, Any] | None, stopped: bool) -> None:
         client.close(timeout=timeout)
         if cluster is not None:
             cluster.close(timeout=timeout)
-    except (TimeoutError, OSError):
-        if not stopped:
+    except Exception:  # noqa: BLE001 - after a stop, whatever the close meets: a worker still starting
+        if not stopped:  # when the signal came (an AssertionError in the nanny's kill), a timeout, a dead pipe
             raise
 
 
@@ -332,7 +349,10 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
                     client = _connect(scheduler)
                     own = (None, client)
                 else:
-                    own = _local_client(workers, len(todo))
+                    own = _start_local_client(workers, len(todo), token)
+                    if own is None:  # stopped while the workers started: nothing ran
+                        return BatchReport(len(jobs), skipped, 0, 0, db.write_s, time.monotonic() - begin,
+                                           token.signum)
                     client = own[1]
             loop = _Run(client, db, todo, timeout_per_job, progress)
             try:
@@ -343,6 +363,30 @@ def execute(jobs: Sequence[Job], store: str | Path, client: Any = None, *, worke
                 _close(own, token.stopped)
         return BatchReport(len(jobs), skipped, loop.finished, loop.failed, db.write_s, time.monotonic() - begin,
                            token.signum, loop.infeasible, tuple(loop.diagnoses))
+
+
+@contextmanager
+def cluster_client(workers: int | None, scheduler: str | None, token: StopToken) -> Iterator[Any]:
+    """A Dask client for one search (``dse solve --workers N`` / ``--scheduler ADDR``): on the scheduler at
+    ``scheduler``, or on a LocalCluster of ``workers`` single-threaded processes started here (forked from
+    a fork server that ignores SIGINT, as :func:`execute`'s), or None when neither is given or a stop came
+    while the workers started. Closes what it started on exit. Raises :class:`SpecError` naming
+    ``--workers`` outside [1, 4096] or a ``--scheduler`` it cannot reach."""
+    if workers is not None and not (1 <= workers <= 4096):
+        raise SpecError("command line", "--workers", workers, "must be an integer in [1, 4096]")
+    if workers is None and scheduler is None:
+        yield None
+        return
+    import dask
+    import distributed  # noqa: F401 - its config defaults loaded before dask.config.set (see execute)
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        own = (None, _connect(scheduler)) if scheduler is not None else _start_local_client(workers, workers or 1,
+                                                                                             token)
+        try:
+            yield None if own is None else own[1]
+        finally:
+            _close(own, token.stopped)
 
 
 def _connect(address: str) -> Any:

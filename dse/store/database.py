@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from dse.errors import SpecError
 from dse.pareto import _json_default
+from dse.util.result_files import JobRecord, store_front, store_job
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,6 +99,28 @@ CREATE TABLE fronts (
     PRIMARY KEY (job_id, position)
 );
 """
+#: The highest row id a store's table may hold (a store of a billion jobs is far past any sweep; a crafted
+#: row id near 2^63 would make a salvage probe forever).
+MAX_ROWID = 2**32
+
+
+def _schema_objects(rows: Iterable[Sequence[Any]]) -> set[tuple[str, str, str, str]]:
+    """``(type, name, table, sql)`` of ``sqlite_master`` rows, the SQL's whitespace collapsed."""
+    return {(str(t), str(n), str(tb), " ".join(str(q or "").split())) for t, n, tb, q in rows}
+
+
+def _expected_objects() -> set[tuple[str, str, str, str]]:
+    """The schema objects a store holds: its three tables and their primary-key indexes, nothing more."""
+    with closing(sqlite3.connect(":memory:")) as conn:
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        return _schema_objects(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+
+
+#: What a store's ``sqlite_master`` holds, exactly (a trigger, a view or any other object is refused).
+STORE_OBJECTS = _expected_objects()
+
 _JOB_COLUMNS = ("job_id", "status", "message", "name", "family", "source", "spec", "swept", "wall_s",
                 "engine_version", "worker", "finished_at", "attempts")
 _FRONT_COLUMNS = ("job_id", "position", "solver", "status", "complete", "wall_s", "n_points", "front")
@@ -161,7 +184,8 @@ def check_store_file(path: Path, flag: str = "--store") -> bool:
 
 
 def _check_marker(conn: sqlite3.Connection, where: str, flag: str) -> None:
-    """The store marker: the three tables, ``meta.format`` and a known ``meta.schema_version``."""
+    """The store marker: the three tables, ``meta.format`` and a known ``meta.schema_version``; then the
+    schema exactly the store's (:func:`_check_schema`)."""
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = [t for t in _TABLES if t not in tables]
@@ -172,6 +196,37 @@ def _check_marker(conn: sqlite3.Connection, where: str, flag: str) -> None:
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('format', 'schema_version')"))
     except UNREADABLE as exc:
         raise SpecError("command line", flag, where, f"damaged store ({exc}); {SALVAGE_HINT}") from None
+    _check_format(meta, where, flag)
+    _check_schema(conn, where, flag)
+
+
+def _check_schema(conn: sqlite3.Connection, where: str, flag: str) -> None:
+    """The file's schema is exactly :data:`STORE_OBJECTS` (no trigger that would act while a batch writes, no
+    view, index or table of its own, no column changed) and no table's row id passes :data:`MAX_ROWID`;
+    :class:`SpecError` naming the first object that differs."""
+    try:
+        found = _schema_objects(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+        highest = {t: conn.execute(f"SELECT max(rowid) FROM {t}").fetchone()[0] for t in _TABLES}
+    except UNREADABLE as exc:
+        raise SpecError("command line", flag, where, f"damaged store ({exc}); {SALVAGE_HINT}") from None
+    extra = sorted(found - STORE_OBJECTS)
+    if extra:
+        kind, name, table = extra[0][:3]
+        raise SpecError("command line", flag, where,
+                        f"not a dse result store: its schema holds {kind} {_short(name)} on {_short(table)}, which "
+                        "a store never has (a store is only its tables meta, jobs and fronts)")
+    missing = sorted(STORE_OBJECTS - found)
+    if missing:
+        raise SpecError("command line", flag, where, f"not a dse result store: its schema lacks or changes "
+                        f"{missing[0][0]} {missing[0][1]}")
+    past = next(((t, v) for t, v in highest.items() if isinstance(v, int) and v > MAX_ROWID), None)
+    if past is not None:
+        raise SpecError("command line", flag, where, f"not a dse result store: table {past[0]} holds row id "
+                        f"{past[1]}, past {MAX_ROWID} (a store numbers its rows from 1)")
+
+
+def _check_format(meta: Mapping[str, Any], where: str, flag: str) -> None:
+    """``meta.format`` is the store's and ``meta.schema_version`` one this engine reads."""
     if meta.get("format") != STORE_FORMAT:
         raise SpecError("command line", flag, where,
                         f"not a dse result store (format {_short(meta.get('format'))}, "
@@ -265,6 +320,9 @@ class Store:
             raise SpecError("command line", "--store", where, "is not a file")
         if self.path.exists():  # refuse a foreign or damaged file before creating anything beside it
             check_store_file(self.path)
+            if not self.path.stat().st_mode & 0o222 or not os.access(self.path, os.W_OK):
+                raise SpecError("command line", "--store", where, "is a read-only file: a batch adds its jobs "
+                                "to the store (make it writable, or give a new file name for a new store)")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o644)
@@ -429,7 +487,8 @@ def _swept_columns(swepts: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def _select_jobs(conn: sqlite3.Connection, job_ids: Sequence[str] | None) -> list[tuple[Any, ...]]:
-    query = "SELECT job_id, status, message, name, family, swept, wall_s, engine_version, worker, attempts FROM jobs"
+    query = ("SELECT job_id, status, message, name, family, swept, wall_s, engine_version, worker, attempts, "
+             "finished_at FROM jobs")
     rows = conn.execute(query + " ORDER BY finished_at").fetchall()
     if job_ids is None:
         return rows
@@ -437,11 +496,27 @@ def _select_jobs(conn: sqlite3.Connection, job_ids: Sequence[str] | None) -> lis
     return [by_id[j] for j in job_ids if j in by_id]
 
 
-def _fronts(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
+def _fronts(conn: sqlite3.Connection, source: str) -> dict[str, list[dict[str, Any]]]:
+    """Every job's fronts, each checked as :func:`dse.util.result_files.store_front` (SpecError naming the
+    row, field and value)."""
     out: dict[str, list[dict[str, Any]]] = {}
-    for job_id, front in conn.execute("SELECT job_id, front FROM fronts ORDER BY job_id, position"):
-        out.setdefault(job_id, []).append(json.loads(front))
+    for job_id, position, front in conn.execute("SELECT job_id, position, front FROM fronts "
+                                                "ORDER BY job_id, position"):
+        where = f"fronts[job {str(job_id)[:12]}, position {position}]"
+        out.setdefault(str(job_id), []).append(store_front(json.loads(front), source, where))
     return out
+
+
+def checked_job(row: Mapping[str, Any], source: str) -> JobRecord:
+    """A job row (its ``swept`` as stored: JSON text) checked as :class:`dse.util.result_files.JobRecord`:
+    swept fields an object, a finite wall time, a finish time in seconds. Raises :class:`SpecError`."""
+    swept = row.get("swept")
+    try:
+        parsed = json.loads(swept) if isinstance(swept, str) else swept
+    except ValueError as exc:
+        raise SpecError(source, f"jobs[{str(row.get('job_id'))[:12]}].swept", swept,
+                        f"not JSON ({exc})") from None
+    return store_job({**row, "swept": parsed}, source, f"jobs[{str(row.get('job_id'))[:12]}]")
 
 
 def _read_jobs(store: str | Path, job_ids: Sequence[str] | None) -> tuple[list[Any], dict[str, list[dict[str, Any]]],
@@ -451,8 +526,9 @@ def _read_jobs(store: str | Path, job_ids: Sequence[str] | None) -> tuple[list[A
     try:
         with closing(connect_readonly(store, "store")) as conn:
             rows = _select_jobs(conn, job_ids)
-            fronts = _fronts(conn)
-        swepts = [json.loads(r[5]) for r in rows]
+            fronts = _fronts(conn, str(store))
+        swepts = [checked_job({"job_id": r[0], "status": r[1], "swept": r[5], "wall_s": r[6],
+                               "finished_at": r[10]}, str(store)).swept for r in rows]
     except (*UNREADABLE, ValueError, TypeError) as exc:
         if isinstance(exc, SpecError):
             raise
@@ -530,8 +606,10 @@ def objective_columns(store: str | Path) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     try:
         with closing(connect_readonly(store, "store")) as conn:
-            for (front,) in conn.execute("SELECT front FROM fronts ORDER BY job_id, position"):
-                for o in json.loads(front).get("objectives", []):
+            for job_id, position, front in conn.execute("SELECT job_id, position, front FROM fronts "
+                                                        "ORDER BY job_id, position"):
+                where = f"fronts[job {str(job_id)[:12]}, position {position}]"
+                for o in store_front(json.loads(front), str(store), where).get("objectives", []):
                     found.setdefault(str(o["column"]), str(o.get("sense", "min")))
     except (*UNREADABLE, ValueError, TypeError, KeyError, AttributeError) as exc:
         if isinstance(exc, SpecError):

@@ -19,6 +19,7 @@ from dse.store.database import (
     SQLITE_MAGIC,
     STATUSES,
     STORE_FORMAT,
+    STORE_OBJECTS,
     UNREADABLE,
     Store,
     _open_for_reading,
@@ -27,6 +28,9 @@ from dse.store.database import (
 from dse.util.files import check_writable_file
 
 __all__ = ["SalvageReport", "salvage"]
+
+#: Row ids probed one by one past four times the rows a plain scan read (rows a damaged page hides).
+MAX_PROBED_GAP = 100_000
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,9 @@ def _readable_rows(conn: sqlite3.Connection, table: str, columns: Sequence[str])
         highest = max(highest, int(top[0] or 0))
     except UNREADABLE:
         highest = max(highest, 1) * 2 + 1000
+    # a store numbers its rows from 1 without large gaps: the probe stops well past the rows the scan saw, so a
+    # crafted row id near 2^63 is not probed towards for ever
+    highest = min(highest, 4 * len(rows) + MAX_PROBED_GAP)
     for rowid in range(1, highest + 1):
         if rowid in rows:
             continue
@@ -81,6 +88,32 @@ def _intact(job: tuple[Any, ...], fronts: list[tuple[Any, ...]]) -> bool:
         return False
 
 
+def _check_is_store(conn: sqlite3.Connection, source: Path) -> None:
+    """Refuse a database that is not a dse store: where its schema can be read, it must hold the store's
+    tables with the store's columns (a foreign database with a ``jobs`` table is not salvaged) and, where
+    ``meta`` can be read, the store's format. A schema or ``meta`` that damage made unreadable is let through:
+    the rows are checked one by one."""
+    try:
+        tables = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall())
+    except UNREADABLE:
+        return
+    expected = {name: sql for kind, name, _, sql in STORE_OBJECTS if kind == "table"}
+    for name, sql in expected.items():
+        if name not in tables:
+            raise SpecError("command line", "store", str(source),
+                            f"not a dse result store (no {name} table): nothing to salvage")
+        if " ".join(str(tables[name] or "").split()) != sql:
+            raise SpecError("command line", "store", str(source),
+                            f"not a dse result store (its {name} table has other columns): nothing to salvage")
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+    except UNREADABLE:
+        return
+    if meta and meta.get("format") != STORE_FORMAT:  # rows of meta lost to damage are no verdict
+        raise SpecError("command line", "store", str(source),
+                        f"not a dse result store (format {_short(meta.get('format'))}): nothing to salvage")
+
+
 def salvage(source: str | Path, out: str | Path) -> SalvageReport:
     """Copy every intact job of the (possibly damaged) store ``source`` into a new store ``out``; returns a
     :class:`SalvageReport`. ``source`` is only read. ``out`` must not exist; it is written beside its final
@@ -96,13 +129,7 @@ def salvage(source: str | Path, out: str | Path) -> SalvageReport:
             raise SpecError("command line", "store", str(source), "not an SQLite database: nothing to salvage")
     check_writable_file(out, "command line", "--salvage")
     with closing(_open_for_reading(source, "store")) as conn:
-        try:
-            meta = dict(conn.execute("SELECT key, value FROM meta"))
-        except UNREADABLE:
-            meta = {}
-        if meta and meta.get("format") != STORE_FORMAT:
-            raise SpecError("command line", "store", str(source),
-                            f"not a dse result store (format {_short(meta.get('format'))})")
+        _check_is_store(conn, source)
         jobs = _readable_rows(conn, "jobs", _JOB_COLUMNS)
         fronts = _readable_rows(conn, "fronts", _FRONT_COLUMNS)
     by_job: dict[str, list[tuple[Any, ...]]] = {}

@@ -4,11 +4,13 @@ A :class:`Timeline` is a list of :class:`Span` (a name on a track between two
 times, with arguments) and instants (a drop, a switch), in one display unit.
 It is built from
 
-* a decoded mapping (:func:`mapping_timeline`): a ``dag`` or ``pipeline``
-  schedule (ops per device, transfers per link), a ``split``'s parts per device
-  and host link, a ``multimodel`` genome's simulated frames;
+* a decoded mapping (:func:`mapping_timeline`): its breakdown's ops per device
+  and transfers per link with their energies (a ``dag`` or ``pipeline``
+  schedule, a ``split``'s parts per device and host link), a ``multimodel``
+  genome's simulated frames;
 * a ``dse simulate`` trace table (:func:`simulation_timeline`): DREAM's frames
-  per accelerator, DyPe's runs and switches per policy;
+  per accelerator, DyPe's runs and switches per policy, the serving simulator's
+  iterations per pool (:func:`serving_timeline`);
 * a ``dse coexec`` report (:func:`coexec_timeline`) and a batch store's job
   timings (:func:`jobs_timeline`).
 
@@ -35,16 +37,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dse.errors import SpecError
 from dse.sim.realtime import TRACE_COLUMNS as FRAME_COLUMNS
-from dse.store.database import UNREADABLE, connect_readonly
-from dse.util.files import replace_atomically
-from dse.viz.schedules import transfers
+from dse.store.database import UNREADABLE, checked_job, connect_readonly
+from dse.util.files import write_text
 
 if TYPE_CHECKING:
-    from dse.mapping.base import MappingProblem
+    import pandas as pd
+
+    from dse.mapping.base import DecodedMapping, MappingProblem
 
 #: Trace rows of a multimodel simulation kept for a point's frame timeline (the first ones in time).
 MAX_FRAME_SPANS = 4000
@@ -108,12 +110,15 @@ def _track_order(spans: Sequence[Span]) -> list[str]:
 # --------------------------------------------------------------------------- builders
 
 
-def mapping_timeline(problem: MappingProblem, genome: Sequence[int] | np.ndarray) -> Timeline | None:
-    """The timeline of one genome of ``problem``: its schedule (ops per device, transfers per link), a
-    split's parts per device and host link, or a multimodel genome's simulated frames; ``None`` when the
-    family's decoded mapping has none of these."""
+def mapping_timeline(problem: MappingProblem, genome: Sequence[int] | np.ndarray,
+                     mapping: DecodedMapping | None = None) -> Timeline | None:
+    """The timeline of one genome of ``problem`` (``mapping``: its decoded mapping, when already at hand):
+    the ops per device and the transfers per link of its breakdown (:meth:`DecodedMapping.breakdown`),
+    each span with its energy there at the operating point the genome chose, or a multimodel genome's
+    simulated frames; for a family without a breakdown its schedule without energies; ``None`` when the
+    mapping has none of these."""
     x = np.asarray(genome, dtype=np.int64)
-    mapping = problem.decode(x)
+    mapping = problem.decode(x) if mapping is None else mapping
     t = problem.tables
     factor, unit = float(t.display_per_time_unit), str(t.display_time_unit)
     us = float(t.seconds_per_time_unit) * 1e6 / factor
@@ -121,45 +126,19 @@ def mapping_timeline(problem: MappingProblem, genome: Sequence[int] | np.ndarray
     result = getattr(mapping, "result", None)
     if result is not None and hasattr(problem, "run"):
         return _frames_timeline(problem, x, title)
-    if hasattr(mapping, "device_time") and hasattr(mapping, "pool_link"):
-        return _parts_timeline(problem, mapping, x, title, factor, unit, us)
-    if not mapping.schedule:
+    costs = mapping.breakdown()
+    if costs is None:
+        spans = [Span(op, dev, start * factor, end * factor, "device", "devices", {"op": op, "device": dev})
+                 for op, dev, start, end in mapping.schedule]
+    else:
+        energy = f"energy_{costs.energy_unit}"
+        spans = [Span(a.name, a.where, costs.display_time(a.start), costs.display_time(a.finish), "device", "devices",
+                      {"op": a.name, "device": a.where, energy: a.energy}) for a in costs.ops]
+        spans += [Span(a.name, a.where, costs.display_time(a.start), costs.display_time(a.finish), "link", "devices",
+                       {"edge": a.name, "link": a.where.removeprefix("link "), energy: a.energy})
+                  for a in costs.transfers]
+    if not spans:
         return None
-    energy = getattr(t, "energy", None)
-    ops = {name: k for k, name in enumerate(t.op_names)}
-    devs = {name: k for k, name in enumerate(t.device_names)}
-    spans = []
-    for op, dev, start, end in mapping.schedule:
-        args: dict[str, Any] = {"op": op, "device": dev}
-        if energy is not None and op in ops and dev in devs:
-            args[f"energy_{t.energy_unit}"] = int(energy[ops[op], devs[dev]])
-        spans.append(Span(op, dev, start * factor, end * factor, "device", "devices", args))
-    edge_index = {f"{t.op_names[s]}->{t.op_names[d]}": e for e, (s, d) in enumerate(np.asarray(t.edges).tolist())}
-    for label, link, begin, finish in transfers(problem, mapping, x):
-        args = {"edge": label, "link": link}
-        e = edge_index.get(label)
-        if e is not None:
-            a, b = (devs[n] for n in link.split("->"))
-            args[f"energy_{t.energy_unit}"] = int(t.edge_transfer_energy(e, a, b))
-        spans.append(Span(label, f"link {link}", begin * factor, finish * factor, "link", "devices", args))
-    return Timeline(title, unit, us, tuple(spans), tracks=tuple(_track_order(spans)))
-
-
-def _parts_timeline(problem: MappingProblem, mapping: Any, x: np.ndarray, title: str, factor: float, unit: str,
-                    us: float) -> Timeline:
-    """A split: each device computes its part from time 0 (all at once), each host link carries its pool's."""
-    spans = []
-    parts = getattr(problem.tables, "parts", None)
-    for d, (dev, busy) in enumerate(mapping.device_time.items()):
-        if busy <= 0:
-            continue
-        args: dict[str, Any] = {"chunks": int(mapping.counts.get(dev, 0)), "rows": list(mapping.rows.get(dev, ()))}
-        if parts is not None:
-            args["energy_pJ"] = int(parts.energy[d, int(np.clip(x[d], 0, parts.total))])
-        spans.append(Span(f"{dev} part", dev, 0.0, busy * factor, "device", "devices", args))
-    for pool, load in mapping.pool_link.items():
-        if load > 0:
-            spans.append(Span(f"{pool} transfers", f"host link {pool}", 0.0, load * factor, "link", "devices", {}))
     return Timeline(title, unit, us, tuple(spans), tracks=tuple(_track_order(spans)))
 
 
@@ -192,12 +171,15 @@ def _realtime(rows: Sequence[Mapping[str, Any]], title: str, group_key: str | No
 
 def simulation_timeline(trace: pd.DataFrame, title: str = "simulation") -> Timeline:
     """The timeline of a ``dse simulate`` trace table: DREAM's (columns ``scheduler, accelerator, start_ms,
-    ...``) with one process per scheduler and one track per accelerator (or sub-array group), or DyPe's
-    (``policy, kind, start_s, ...``) with one process per policy, runs and switches on one track.
+    ...``) with one process per scheduler and one track per accelerator (or sub-array group), DyPe's
+    (``policy, kind, start_s, ...``) with one process per policy, runs and switches on one track, or the
+    serving simulator's iterations (:func:`serving_timeline`).
     Raises ``ValueError`` for a table with neither set of columns."""
     columns = set(trace.columns)
     if {"scheduler", "accelerator", "start_ms", "end_ms"} <= columns:
         return _realtime(trace.to_dict("records"), title, group_key="scheduler")
+    if {"pool", "replica", "start_s", "end_s", "prefills", "decodes"} <= columns:
+        return serving_timeline(trace, title)
     if {"policy", "kind", "start_s", "end_s"} <= columns:
         spans, instants = [], []
         for r in trace.to_dict("records"):
@@ -214,6 +196,18 @@ def simulation_timeline(trace: pd.DataFrame, title: str = "simulation") -> Timel
             spans.append(Span(name, "platform", start, end, "device", str(r["policy"]), args))
         return Timeline(title, "s", 1e6, tuple(spans), tuple(instants), ("platform",))
     raise ValueError(f"not a simulation trace: columns {', '.join(map(str, trace.columns))}")
+
+
+def serving_timeline(iterations: pd.DataFrame, title: str = "serving") -> Timeline:
+    """The serving simulator's iterations (``iterations.csv``: ``pool, replica, start_s, end_s, prefills,
+    decodes, ...``) as one track per pool (its replicas' iterations, overlapping, on lanes of it), each
+    span named by its prefills and decodes, in seconds."""
+    spans = []
+    for r in iterations.to_dict("records"):
+        args = {k: _plain(r[k]) for k in ("replica", "prefill_tokens", "prefills", "decodes", "kv_tokens") if k in r}
+        spans.append(Span(f"prefill {int(r['prefills'])} + decode {int(r['decodes'])}", str(r["pool"]),
+                          float(r["start_s"]), float(r["end_s"]), "device", "pools", args))
+    return Timeline(title, "s", 1e6, tuple(spans), tracks=tuple(dict.fromkeys(str(p) for p in iterations["pool"])))
 
 
 def coexec_timeline(report: Mapping[str, Any]) -> Timeline:
@@ -239,11 +233,13 @@ def jobs_timeline(store: str | Path, job_ids: Sequence[str] | None = None) -> Ti
     if job_ids is not None:
         wanted = set(job_ids)
         rows = [r for r in rows if r[0] in wanted]
-    starts = [float(f) - float(w or 0.0) for _, _, _, w, _, f in rows]
+    records = [checked_job({"job_id": j, "status": st, "swept": sw or "{}", "wall_s": w, "finished_at": f},
+                           str(store)) for j, st, sw, w, _, f in rows]
+    starts = [r.finished_at - (r.wall_s or 0.0) for r in records]
     origin = min(starts, default=0.0)
     spans = []
-    for (job, status, swept, wall, worker, _), start in zip(rows, starts, strict=True):
-        fields = json.loads(swept) if swept else {}
+    for (job, status, _, wall, worker, _), record, start in zip(rows, records, starts, strict=True):
+        fields = record.swept
         name = ", ".join(f"{k}={v}" for k, v in fields.items()) or job[:12]
         spans.append(Span(name, str(worker or "worker"), start - origin, start - origin + float(wall or 0.0),
                           "device", "batch", {"job": job, "status": status, **{k: _plain(v) if not isinstance(
@@ -312,17 +308,36 @@ def chrome_trace(timeline: Timeline) -> dict[str, Any]:
             "otherData": {"title": timeline.title, "unit": timeline.unit, "us_per_unit": us}}
 
 
+def _strict_json(value: Any) -> Any:
+    """``value`` with NaN and infinities as ``None``: what JSON can hold (``NaN`` is no JSON, and trace
+    viewers refuse a file that holds it)."""
+    if isinstance(value, Mapping):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict_json(v) for v in value]
+    if isinstance(value, float | np.floating):
+        return float(value) if np.isfinite(value) else None
+    return value
+
+
 def write_trace(doc: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a trace document as JSON to ``path`` (replaced atomically); returns the path."""
+    """Write a trace document as strict JSON (a non-finite number as ``null``, never ``NaN``) to ``path``
+    through :func:`dse.util.files.write_text` (a device node, a FIFO, a read-only file refused; written whole
+    or not at all); returns the path."""
     target = Path(path)
-    replace_atomically(target, lambda tmp: Path(tmp).write_text(json.dumps(doc, separators=(",", ":"))))
+    write_text(target, json.dumps(_strict_json(doc), separators=(",", ":"), allow_nan=False))
     return target
 
 
 def write_simulation_trace(folder: str | Path) -> Path | None:
-    """``folder/trace.json`` from the ``trace.csv`` a ``dse simulate`` wrote there; returns its path, or
-    ``None`` when the folder has no trace table."""
+    """``folder/trace.json`` from the ``iterations.csv`` a serving simulation wrote there, else from the
+    ``trace.csv`` a ``dse simulate`` wrote; returns its path, or ``None`` when the folder has neither."""
+    import pandas as pd
+
     folder = Path(folder)
+    source = folder / "iterations.csv"
+    if source.is_file():
+        return write_trace(chrome_trace(serving_timeline(pd.read_csv(source), folder.name)), folder / "trace.json")
     source = folder / "trace.csv"
     if not source.is_file():
         return None

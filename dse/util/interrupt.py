@@ -24,12 +24,22 @@ one line (``interrupted: ...``) and exits 130 or 143. Child processes are
 started with SIGINT ignored (:func:`children_ignore_sigint`), so a Ctrl-C that
 reaches the whole process group stops only the parent, which stops them
 silently.
+
+**Inside one long step** (a heuristic seeding a solver, a CP-SAT model build,
+one scheduler's simulation) the same rule holds at a finer grain: the step calls
+:func:`cut_point` in its loops, at least every :data:`CHECK_EVERY_S` seconds of work
+whatever the input's size, which raises :class:`Cut` once a stop was requested or
+the deadline of the enclosing :func:`work_limits` block (a solver run's time limit)
+has passed. The caller catches it and keeps what finished before it.
 """
 
 from __future__ import annotations
 
+import contextvars
+import math
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -133,6 +143,73 @@ def stop_point(partial: Callable[[], Any] | None = None) -> None:
     token = _active
     if token is not None and token.stopped:
         raise Interrupted(token.signum, partial=partial() if partial is not None else None)
+
+
+#: Longest stretch of work between two checks for a stop inside a long step (seconds): loops call
+#: :func:`cut_point` (or :func:`stop_point`) at least this often, whatever the size of their input.
+CHECK_EVERY_S = 0.5
+
+#: The enclosing :func:`work_limits` block's deadline (a ``time.monotonic()`` value) and stop token.
+_LIMITS: contextvars.ContextVar[tuple[float, StopToken | None]] = contextvars.ContextVar(
+    "dse_work_limits", default=(math.inf, None))
+
+
+class Cut(Exception):  # noqa: N818 - a stop, not an error
+    """A long step stopped at a :func:`cut_point`: ``stopped`` True when a stop was requested (the
+    status ``interrupted``; ``signum``: the signal that asked, when one did), False when the deadline
+    passed (``time_limit``); ``where``: how far it got."""
+
+    def __init__(self, stopped: bool, where: str = "", signum: int | None = None) -> None:
+        self.stopped = stopped
+        self.where = where
+        self.signum = signum
+        reason = "a stop was requested" if stopped else "the time limit ran out"
+        super().__init__(f"{reason}{f' ({where})' if where else ''}")
+
+
+@contextmanager
+def work_limits(deadline: float = math.inf, token: StopToken | None = None) -> Iterator[None]:
+    """Within the block, :func:`cut_point` raises :class:`Cut` once ``token`` is set or ``time.monotonic()``
+    passes ``deadline`` (an enclosing block's earlier deadline still holds; ``token`` None keeps the
+    enclosing block's, or the :func:`interruptible` block's). Per thread (a context variable)."""
+    outer_deadline, outer_token = _LIMITS.get()
+    handle = _LIMITS.set((min(deadline, outer_deadline), token if token is not None else outer_token))
+    try:
+        yield
+    finally:
+        _LIMITS.reset(handle)
+
+
+@contextmanager
+def without_deadline() -> Iterator[None]:
+    """Within the block, :func:`cut_point` ignores the enclosing :func:`work_limits` deadline (a stop request
+    still cuts): for the one short step whose result a run returns however short its time limit."""
+    handle = _LIMITS.set((math.inf, _LIMITS.get()[1]))
+    try:
+        yield
+    finally:
+        _LIMITS.reset(handle)
+
+
+def cut_status() -> bool | None:
+    """True once a stop was requested (the :func:`work_limits` block's token, else the :func:`interruptible`
+    block's), False once the block's deadline passed, else None: an attribute read and a clock read."""
+    deadline, token = _LIMITS.get()
+    token = token if token is not None else _active
+    if token is not None and token.stopped:
+        return True
+    if deadline < math.inf and time.monotonic() > deadline:
+        return False
+    return None
+
+
+def cut_point(where: str = "") -> None:
+    """Raise :class:`Cut` (``where``: how far the step got) when :func:`cut_status` says stop; cheap
+    enough for every iteration of a loop whose iteration does a few microseconds of work or more."""
+    state = cut_status()
+    if state is not None:
+        token = _LIMITS.get()[1] or _active
+        raise Cut(state, where, token.signum if state and token is not None else None)
 
 
 @contextmanager

@@ -17,6 +17,10 @@ inside a solve's time limit. The rule:
   that is only worth doing compiled (the lower bounds) is skipped meanwhile.
 * **Cold cache, no time limit** (a script calling a family directly, the test suite): the kernels
   compile inline, as numba does by default.
+* **A small one-off run** (:func:`one_off`: one heuristic and its evaluation, with at most
+  :data:`PLAIN_WORK` cells) in a process that has not imported numba: the kernels run as plain Python,
+  warm cache or not. Importing numba and loading the cached kernels costs 0.5-1 s, where such a run
+  takes a few tens of milliseconds interpreted.
 
 ``python -m dse.solvers.warmup`` compiles every kernel in the foreground (``make demo`` runs it).
 This module imports neither numba nor any other module of the package: it sits at the bottom.
@@ -60,6 +64,11 @@ KERNEL_MODULES = (
     "util/jit.py",
 )
 
+#: The most work (tasks x devices + edges x devices) of a :func:`one_off` run that runs interpreted: a
+#: HEFT solve of 50 tasks, about 100 edges and 4 devices (600) takes about 40 ms so.
+PLAIN_WORK = 6_000
+
+_PLAIN: contextvars.ContextVar[bool] = contextvars.ContextVar("dse_plain_kernels", default=False)
 _ENDS: contextvars.ContextVar[float | None] = contextvars.ContextVar("dse_time_limit_ends", default=None)
 _state: dict[str, Any] = {"warm": False, "child": None, "announce": None, "told": False}
 
@@ -73,6 +82,18 @@ def time_limit_ends(monotonic_end: float | None) -> Iterator[None]:
         yield
     finally:
         _ENDS.reset(token)
+
+
+@contextlib.contextmanager
+def one_off(work: int) -> Iterator[None]:
+    """Within the block, :func:`may_compile` is False (kernels run as plain Python) while numba is not
+    imported and ``work`` (tasks x devices + edges x devices of the few kernel calls the block makes) is
+    at most :data:`PLAIN_WORK`; otherwise the block changes nothing."""
+    token = _PLAIN.set(work <= PLAIN_WORK)
+    try:
+        yield
+    finally:
+        _PLAIN.reset(token)
 
 
 def set_announce(callback: Callable[[str], None] | None) -> None:
@@ -149,7 +170,10 @@ def may_compile() -> bool:
     """True when a kernel may be compiled (or loaded from the cache) now: the cache is warm, no time limit
     is running, or more than :data:`INLINE_COMPILE_S` seconds of it are left. Otherwise starts the
     background compilation (once per process) and returns False: the caller runs its kernel as plain
-    Python, or skips work that is only worth doing compiled."""
+    Python, or skips work that is only worth doing compiled. False, starting nothing, inside a small
+    :func:`one_off` block while numba is not imported."""
+    if _PLAIN.get() and "numba" not in sys.modules:
+        return False
     if cache_is_warm():
         return True
     ends = _ENDS.get()

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from dse.errors import SpecError
+from dse.util.numbers import EXPONENT_PATTERN
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -47,7 +48,16 @@ MAX_YAML_VALUES = 2_000_000
 #: Deepest nesting of lists and mappings.
 MAX_YAML_DEPTH = 100
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE_LOADER):
+    """PyYAML's safe loader that also reads ``1e+07``, ``1e7`` and ``1.0e7`` as numbers (YAML 1.2 does;
+    YAML 1.1 takes them for text): :mod:`dse.util.numbers`."""
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT_PATTERN, list("-+.0123456789"))
+_LOADER: Any = _Loader
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

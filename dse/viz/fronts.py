@@ -1,19 +1,24 @@
 """Figures of Pareto fronts: several solvers on one axis, interactive fronts, a batch store's fronts.
 
 * :func:`plot_fronts`: two objectives on one axis, the exact front drawn above
-  the approximate ones, baselines as named colored markers, a log axis or an
-  inset when baselines squash the front, a capped legend; three or more
-  objectives as pairwise panels (or parallel coordinates on a given axis);
-  ``interactive=True`` returns a plotly figure whose points show their mapping
-  and metrics on hover.
+  the approximate ones, baselines as named coloured markers, a capped legend;
+  three or more objectives as pairwise panels (or parallel coordinates on a
+  given axis); ``interactive=True`` returns a plotly figure whose points show
+  their mapping and metrics on hover.
 * :func:`plot_store_fronts`: the fronts of a batch store's jobs, coloured by a
-  swept field (discrete colours for discrete values).
+  swept field (one colour and marker per value, both in the legend).
 
-Overlapping fronts stay visible (exact fronts below with large markers,
-approximate ones above with small markers), baselines sit below the fronts,
-units are written once per axis, and a figure made here saves whole with a
-plain ``savefig`` (its legend inside the figure). Every function draws without
-matplotlib warnings (the tests check stderr).
+Every axis follows one rule (:mod:`dse.viz.scales`, which ``dse report`` follows
+too): the fronts keep at least a third of each axis, a baseline farther out is
+an arrow at the axis's edge labelled with its value (:mod:`dse.viz.offaxis`),
+and an axis whose values span more than 10x is logarithmic. A certificate's
+region is one light grey outline beneath every point (:mod:`dse.viz.regions`);
+error bands have their legend entry; colours are colour-blind safe
+(:mod:`dse.viz.palette`). Overlapping fronts stay visible (exact fronts below
+with large markers, approximate ones above with small markers), baselines sit
+below the fronts, units are written once per axis, and a figure made here saves
+whole with a plain ``savefig`` (its legend inside the figure). Every function
+draws without matplotlib warnings (the tests check stderr).
 """
 
 from __future__ import annotations
@@ -26,35 +31,42 @@ import numpy as np
 
 from dse.cost.error_bands import band
 from dse.inputs.catalog import time_unit_note
+from dse.pareto import ParetoSet
+from dse.util.arguments import expect, expect_items
+from dse.viz import palette
 from dse.viz.figures import axis_or_new, new_figure
+from dse.viz.offaxis import OffAxisMark, draw_arrow, label_edges
+from dse.viz.regions import region_loops
+from dse.viz.scales import AxisPlan, plan_axis
 
-__all__ = ["INSET_AREA", "LOG_RATIO", "MAX_NAMED_BASELINES", "column_label", "plot_fronts", "plot_fronts_interactive",
-           "plot_store_fronts"]
+__all__ = ["MAX_NAMED_BASELINES", "MAX_STORE_VALUES", "column_label", "plot_fronts", "plot_fronts_interactive", "plot_store_fronts"]
 
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
-    from dse.pareto import ParetoPoint, ParetoSet
+    from dse.pareto import ParetoPoint
 
 _STYLES = {
-    "cpsat": dict(marker="o", color="tab:blue", label="CP-SAT (exact)"),
-    "exhaustive": dict(marker="s", color="tab:green", label="exhaustive"),
-    "nsga2": dict(marker="x", color="tab:orange", label="NSGA-II"),
+    "cpsat": dict(marker="o", color=palette.BLUE, label="CP-SAT (exact)"),
+    "exhaustive": dict(marker="s", color=palette.BLUISH_GREEN, label="exhaustive"),
+    "nsga2": dict(marker="x", color=palette.ORANGE, label="NSGA-II"),
+    "certify": dict(marker="d", color=palette.REDDISH_PURPLE, label="dse certify"),
 }
 #: Marker areas (points^2): exact fronts large and below, approximate fronts small and above them, so
 #: both stay visible where they coincide; baselines below both.
 EXACT_SIZE, APPROX_SIZE, BASELINE_SIZE = 90.0, 28.0, 70.0
-#: Drawing order: baselines, then exact fronts, then approximate fronts on top.
-BASELINE_Z, EXACT_Z, APPROX_Z = 2, 4, 6
-#: Colors and markers of baselines, distinct from the solvers' (blue, green, orange).
-_BASELINE_COLORS = ("tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "black", "tab:gray")
-_BASELINE_MARKERS = "^v<>PX*Dph"
+#: Drawing order: a certificate's region, baselines, then exact fronts, then approximate fronts on top.
+REGION_Z, BASELINE_Z, EXACT_Z, APPROX_Z = 0.5, 2, 4, 6
+#: Colours and markers of baselines: the first colours distinct from the solvers' (blue, green, orange,
+#: purple); no triangles, which mark a baseline off the axis (:mod:`dse.viz.offaxis`).
+_BASELINE_COLORS = (palette.SKY_BLUE, palette.BLACK, palette.VERMILLION, "#7F7F7F", palette.YELLOW,
+                    palette.BLUISH_GREEN, palette.ORANGE, palette.BLUE)
+_BASELINE_MARKERS = "PXD*phH8"
 #: Baselines named in the legend; the others are drawn as small grey dots under one entry.
 MAX_NAMED_BASELINES = 8
-#: A front whose bounding box covers less than this share of the axes' area (baselines included,
-#: on the axes' scales) gets an inset.
-INSET_AREA = 0.04
-#: Positive values spanning more than this ratio get a log axis.
-LOG_RATIO = 20.0
+#: A store plot colours up to this many distinct numbers one by one (a legend entry each); more get a colour bar.
+MAX_STORE_VALUES = 10
+#: Markers of a store plot's values, in order (the value's legend entry shows it).
+_STORE_MARKERS = "osD^vP*Xph"
 
 
 def _baselines(fronts: Sequence[ParetoSet]) -> dict[str, ParetoPoint]:
@@ -63,7 +75,8 @@ def _baselines(fronts: Sequence[ParetoSet]) -> dict[str, ParetoPoint]:
 
 
 #: Colours and markers of a second, third... front of one solver (two settings of one problem, say).
-_REPEAT_STYLES = (("navy", "D"), ("darkgoldenrod", "^"), ("indigo", "v"), ("darkslategray", "P"))
+_REPEAT_STYLES = ((palette.SKY_BLUE, "D"), (palette.REDDISH_PURPLE, "P"), (palette.BLACK, "X"),
+                  (palette.VERMILLION, "h"))
 
 
 def _repeat(front: ParetoSet, k: int, fronts: Sequence[ParetoSet]) -> int:
@@ -76,7 +89,7 @@ def _repeat(front: ParetoSet, k: int, fronts: Sequence[ParetoSet]) -> int:
 def _style(front: ParetoSet, k: int, fronts: Sequence[ParetoSet] = ()) -> dict[str, Any]:
     """Marker, colour and legend label of front ``k``; a second front of the same solver among ``fronts``
     gets its own colour and marker, and each is labelled with its problem (or its number)."""
-    fallback_colors = ("tab:cyan", "tab:olive", "tab:pink", "tab:brown")
+    fallback_colors = (palette.REDDISH_PURPLE, palette.SKY_BLUE, palette.BLACK, palette.VERMILLION)
     style = dict(_STYLES.get(front.solver, dict(marker="d", color=fallback_colors[k % len(fallback_colors)],
                                                  label=front.solver)))
     same = [f for f in fronts if f.solver == front.solver]
@@ -119,15 +132,25 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
 
     Two objectives: first on x, second on y; exact fronts on top of approximate
     ones, points filled when proven and hollow when not; the first front's
-    baselines as named colored markers (at most :data:`MAX_NAMED_BASELINES` in
-    the legend); a log axis when positive values span more than
-    :data:`LOG_RATIO`, and an inset on the fronts when baselines still squash
-    them. One objective: a dot per solver and baseline. Three or more: pairwise
-    panels in a new figure (the first panel's axis is returned), or parallel
-    coordinates when ``ax`` is given. ``problem`` adds each point's mapping to
-    the interactive hover text. ``error``: a relative error drawn as each point's band on a
-    two-objective plot (:mod:`dse.cost.error_bands`).
+    baselines as named coloured markers (at most :data:`MAX_NAMED_BASELINES` in
+    the legend); each axis planned by :func:`dse.viz.scales.plan_axis`
+    (baselines that would squash the fronts drawn off the axis with their
+    values, a log axis past 10x); a certificate's region as one light outline
+    beneath the points. One objective: a dot per solver and baseline. Three or
+    more: pairwise panels in a new figure (the first panel's axis is returned),
+    or parallel coordinates when ``ax`` is given. ``problem`` adds each point's
+    mapping to the interactive hover text. ``error``: a relative error drawn as
+    each point's band on a two-objective plot (:mod:`dse.cost.error_bands`),
+    with its legend entry.
+
+    Raises ``TypeError`` when ``fronts`` is not a sequence of :class:`~dse.pareto.ParetoSet` or ``ax`` is
+    neither None nor a matplotlib axis.
     """
+    expect_items(fronts, ParetoSet, "dse.plot_fronts", "fronts", "a list of fronts, e.g. [front]")
+    if ax is not None:
+        from matplotlib.axes import Axes
+
+        expect(ax, Axes, "dse.plot_fronts", "ax", "a matplotlib axis, e.g. plt.subplots()[1], or None")
     if interactive:
         return plot_fronts_interactive(fronts, baselines=baselines, title=title, problem=problem)
     if not fronts:
@@ -146,7 +169,6 @@ def plot_fronts(fronts: Sequence[ParetoSet], ax: Any = None, baselines: bool = T
     ax = axis_or_new(ax, constrained=True)
     _draw_pair(ax, fronts, 0, 1, baselines, legend=True, error=error)
     ax.set_title(_with_note(title or f"Pareto front: {fronts[0].problem}", note))
-    _inset_if_squashed(ax, fronts, 0, 1)
     return ax
 
 
@@ -156,48 +178,65 @@ def _with_note(title: str, note: str) -> str:
 
 def _draw_pair(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, baselines: bool, legend: bool,
                error: float | None = None) -> None:
-    """Objectives ``i`` (x) and ``j`` (y) of every front and baseline on ``ax`` (with ``error``, each front
-    point's error band)."""
+    """Objectives ``i`` (x) and ``j`` (y) of every front and baseline on ``ax``, each axis planned by
+    :func:`dse.viz.scales.plan_axis` (with ``error``, each front point's error band)."""
     objs = fronts[0].objectives
     xcol, ycol = objs[i].column, objs[j].column
+    shown = _baselines(fronts) if baselines else {}
+    plans = [plan_axis([p.objectives[col] for f in fronts for p in f.points],
+                       [p.objectives[col] for p in shown.values()]) for col in (xcol, ycol)]
+    _draw_regions(ax, fronts, i, j, plans[0], plans[1])
     for k, front in _drawing_order(fronts):
         _draw_front(ax, front, k, xcol, ycol, steps=objs[i].sense == "min" and objs[j].sense == "min" and (i, j) == (0, 1),
                     fronts=fronts)
         if error is not None:
-            _draw_bands(ax, front, xcol, ycol, error, _style(front, k, fronts)["color"])
-    if baselines:
-        _draw_baselines(ax, _baselines(fronts), xcol, ycol)
-    _log_if_wide(ax, fronts, xcol, ycol, baselines)
-    _draw_regions(ax, fronts, i, j)
+            _draw_bands(ax, front, xcol, ycol, error, _style(front, k, fronts))
+    for axis, plan in zip((ax.xaxis, ax.yaxis), plans, strict=True):
+        _apply_plan(ax, axis, plan)
+    if shown:
+        _draw_baselines(ax, shown, (objs[i], objs[j]), plans[0], plans[1])
     ax.set_xlabel(_label(objs[i]))
     ax.set_ylabel(_label(objs[j]))
     ax.grid(True, alpha=0.3)
-    if legend and ax.get_legend_handles_labels()[0]:  # outside the axis: never over points or an inset
+    if legend and ax.get_legend_handles_labels()[0]:  # outside the axis: never over points
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
 
 
-def _draw_regions(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> None:
-    """Shade, for each front with a certificate, the regions where undiscovered Pareto points can still lie
-    (objectives ``i`` and ``j`` of its boxes), clipped to the axis as drawn so they never rescale it."""
-    from matplotlib.patches import Rectangle
+def _apply_plan(ax: Any, axis: Any, plan: AxisPlan) -> None:
+    """Scale and limits of ``axis`` (``ax.xaxis`` or ``ax.yaxis``) as ``plan`` says; a log axis ticked at 1,
+    2 and 5 times each power of ten, written plainly."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
-    for k, front in enumerate(fronts):
+    is_x = axis is ax.xaxis
+    if plan.log:
+        (ax.set_xscale if is_x else ax.set_yscale)("log")
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())  # no crowded 2x10^1, 3x10^1 ... labels
+    (ax.set_xlim if is_x else ax.set_ylim)(*plan.limits())
+
+
+def _draw_regions(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int, xplan: AxisPlan, yplan: AxisPlan) -> None:
+    """For each front with a certificate, the union of its region's boxes (where undiscovered Pareto points
+    can still lie; objectives ``i`` and ``j``) as one light grey patch with a dashed outline beneath every
+    point, clipped to the axis so it never rescales it; one legend entry each."""
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+
+    window = [plan.window() for plan in (xplan, yplan)]
+    for front in fronts:
         certificate = front.certificate()
         if certificate is None or not certificate.region:
             continue
-        color = _style(front, k, fronts)["color"]
-        label: str | None = f"{front.solver}: unexplored, gap {certificate.gap:.1%}"
-        for lower, upper in certificate.region:
-            xa, xb = sorted((min(max(lower[i], x0), x1), min(max(upper[i], x0), x1)))
-            ya, yb = sorted((min(max(lower[j], y0), y1), min(max(upper[j], y0), y1)))
-            if xb <= xa or yb <= ya:
-                continue
-            ax.add_patch(Rectangle((xa, ya), xb - xa, yb - ya, facecolor=color, alpha=0.12, edgecolor=color,
-                                   linewidth=0.6, linestyle="--", hatch="//", zorder=0.5, label=label))
-            label = None
-    ax.set_xlim(x0, x1)
-    ax.set_ylim(y0, y1)
+        boxes = [((lower[i], lower[j]), (upper[i], upper[j])) for lower, upper in certificate.region]
+        loops = region_loops(boxes, *window)
+        if not loops:
+            continue
+        vertices = [v for loop in loops for v in (*loop, loop[0])]
+        codes = [c for loop in loops for c in (Path.MOVETO, *[Path.LINETO] * (len(loop) - 1), Path.CLOSEPOLY)]
+        ax.add_patch(PathPatch(Path(vertices, codes), facecolor=palette.NEUTRAL_FILL, edgecolor=palette.NEUTRAL,
+                               linewidth=0.9, linestyle="--", zorder=REGION_Z,
+                               label=f"{front.solver}: unexplored region (gap {certificate.gap:.1%})"))
 
 
 def _drawing_order(fronts: Sequence[ParetoSet]) -> list[tuple[int, ParetoSet]]:
@@ -236,8 +275,9 @@ def _draw_front(ax: Any, front: ParetoSet, k: int, xcol: str, ycol: str, steps: 
                    zorder=zorder, s=size, linewidths=1.5, **kw)
 
 
-def _draw_bands(ax: Any, front: ParetoSet, xcol: str, ycol: str, error: float, color: str) -> None:
-    """Each point's error band (:func:`dse.cost.error_bands.band` of both objectives) as light error bars."""
+def _draw_bands(ax: Any, front: ParetoSet, xcol: str, ycol: str, error: float, style: dict[str, Any]) -> None:
+    """Each point's error band (:func:`dse.cost.error_bands.band` of both objectives) as light error bars,
+    with a legend entry naming the front and the error."""
     pts = [p for p in front.points if all(np.isfinite(p.objectives[c]) for c in (xcol, ycol))]
     if not pts:
         return
@@ -246,110 +286,77 @@ def _draw_bands(ax: Any, front: ParetoSet, xcol: str, ycol: str, error: float, c
     yb = np.array([band(float(y), error) for y in ys]).reshape(-1, 2)
     xerr = np.vstack([np.abs(xs - xb[:, 0]), np.abs(xb[:, 1] - xs)])
     yerr = np.vstack([np.abs(ys - yb[:, 0]), np.abs(yb[:, 1] - ys)])
-    ax.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=color, alpha=0.35, elinewidth=0.8,
-                zorder=BASELINE_Z - 0.5)
+    ax.errorbar(xs, ys, xerr=xerr, yerr=yerr, fmt="none", ecolor=style["color"], alpha=0.35, elinewidth=0.8,
+                zorder=BASELINE_Z - 0.5, label=f"{style['label']}: error band (cost model, {error:.0%})")
 
 
-def _draw_baselines(ax: Any, baselines: dict[str, ParetoPoint], xcol: str, ycol: str) -> None:
-    """The first :data:`MAX_NAMED_BASELINES` baselines as named markers, the rest as one grey entry."""
+def _draw_baselines(ax: Any, baselines: dict[str, ParetoPoint], objectives: tuple[Any, Any], xplan: AxisPlan,
+                    yplan: AxisPlan) -> None:
+    """The first :data:`MAX_NAMED_BASELINES` baselines as named markers, those off an axis (``xplan``,
+    ``yplan``) as arrows at its edge labelled with their values; the rest as one grey entry (those of
+    them off the axis counted in it, not drawn)."""
+    xcol, ycol = objectives[0].column, objectives[1].column
     items = list(baselines.items())
-    named, rest = items[:MAX_NAMED_BASELINES], items[MAX_NAMED_BASELINES:]
+    side = {k: (_side(xplan, k), _side(yplan, k)) for k in range(len(items))}
+    named = list(range(min(len(items), MAX_NAMED_BASELINES)))
+    rest = list(range(len(named), len(items)))
     if len(rest) == 1:
-        named, rest = items, []
+        named, rest = named + rest, []
     styles = zip(itertools.cycle(_BASELINE_COLORS), itertools.cycle(_BASELINE_MARKERS))
     stacked: dict[tuple[float, float], int] = {}
-    for (name, point), (color, marker) in zip(named, styles, strict=False):
-        face = color if point.feasible else "none"
+    off: list[OffAxisMark] = []
+    for k, (color, marker) in zip(named, styles, strict=False):
+        name, point = items[k]
+        label = f"baseline: {name}" + ("" if point.feasible else " (infeasible)")
         where = (point.objectives[xcol], point.objectives[ycol])
+        if side[k] != (None, None):
+            values = [_value(v, o) for v, o, s in zip(where, objectives, side[k], strict=True) if s is not None]
+            off.append(OffAxisMark(where[0], where[1], *side[k], f"{name}: {', '.join(values)}", color,
+                                   filled=point.feasible, label=label, size=BASELINE_SIZE, zorder=BASELINE_Z))
+            draw_arrow(ax, off[-1])
+            continue
         n = stacked.get(where, 0)  # baselines with equal values: each later one smaller and above
         stacked[where] = n + 1
-        ax.scatter([where[0]], [where[1]], marker=marker, s=BASELINE_SIZE * 0.5**n, facecolors=face,
-                   edgecolors=color, linewidths=1.2, zorder=BASELINE_Z + 0.01 * n,
-                   label=f"baseline: {name}" + ("" if point.feasible else " (infeasible)"))
+        ax.scatter([where[0]], [where[1]], marker=marker, s=BASELINE_SIZE * 0.5**n,
+                   facecolors=color if point.feasible else "none", edgecolors=color, linewidths=1.2,
+                   zorder=BASELINE_Z + 0.01 * n, label=label)
     if rest:
-        ax.scatter([p.objectives[xcol] for _, p in rest], [p.objectives[ycol] for _, p in rest], marker=".", s=20,
-                   color="grey", zorder=BASELINE_Z - 1, label=f"{len(rest)} more baselines")
+        on = [items[k][1] for k in rest if side[k] == (None, None)]
+        away = len(rest) - len(on)
+        ax.scatter([p.objectives[xcol] for p in on], [p.objectives[ycol] for p in on], marker=".", s=20,
+                   color="grey", zorder=BASELINE_Z - 1,
+                   label=f"{len(rest)} more baselines" + (f" ({away} off the axis, not drawn)" if away else ""))
+    label_edges(ax, off)
 
 
-def _values(fronts: Sequence[ParetoSet], col: str, baselines: bool) -> tuple[list[float], list[float]]:
-    """(front values, baseline values) of column ``col``."""
-    front = [p.objectives[col] for f in fronts for p in f.points]
-    base = [p.objectives[col] for p in _baselines(fronts).values()] if baselines else []
-    return front, base
+def _side(plan: AxisPlan, k: int) -> str | None:
+    """Where baseline ``k`` lies against the axis of ``plan``: ``below``, ``above`` or ``None`` (on it)."""
+    return "below" if k in plan.below else "above" if k in plan.above else None
 
 
-def _log_if_wide(ax: Any, fronts: Sequence[ParetoSet], xcol: str, ycol: str, baselines: bool = True) -> None:
-    """Log scale on an axis whose values are all positive and span more than :data:`LOG_RATIO`."""
-    for col, setter in ((xcol, ax.set_xscale), (ycol, ax.set_yscale)):
-        front, base = _values(fronts, col, baselines)
-        values = front + base
-        if values and min(values) > 0 and max(values) / min(values) > LOG_RATIO:
-            from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-            setter("log")
-            axis = ax.xaxis if col == xcol else ax.yaxis
-            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-            axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-            axis.set_minor_formatter(NullFormatter())  # no crowded 2x10^1, 3x10^1 ... labels
-
-
-def _share(lo: float, hi: float, full_lo: float, full_hi: float, log: bool) -> float:
-    if log:
-        lo, hi, full_lo, full_hi = (float(np.log10(v)) for v in (lo, hi, full_lo, full_hi))
-    return (hi - lo) / (full_hi - full_lo) if full_hi > full_lo else 1.0
-
-
-def _inset_if_squashed(ax: Any, fronts: Sequence[ParetoSet], i: int, j: int) -> Any:
-    """An inset zoomed on the fronts when, even on the chosen scales, their bounding box covers less than
-    :data:`INSET_AREA` of the axes; placed in the corner with the fewest points. Returns the inset or None."""
-    objs = fronts[0].objectives
-    cols = (objs[i].column, objs[j].column)
-    spans = []
-    for col, scale in zip(cols, (ax.get_xscale(), ax.get_yscale()), strict=True):
-        on_front, base = _values(fronts, col, True)
-        if not on_front or not base:
-            return None
-        both = on_front + base
-        spans.append(_share(min(on_front), max(on_front), min(both), max(both), scale == "log"))
-    if sum(len(f) for f in fronts) < 2 or spans[0] * spans[1] >= INSET_AREA:
-        return None
-    # corners with room inside the axes for the inset's own tick labels and axis labels
-    corners = {(0.56, 0.56): (1, 1), (0.13, 0.56): (0, 1), (0.56, 0.17): (1, 0), (0.13, 0.17): (0, 0)}
-    trans = ax.transAxes.inverted()
-    pts = [ax.transData.transform((p.objectives[cols[0]], p.objectives[cols[1]]))
-           for f in fronts for p in f.points] + [
-        ax.transData.transform((p.objectives[cols[0]], p.objectives[cols[1]])) for p in _baselines(fronts).values()]
-    where = [trans.transform(p) for p in pts]
-
-    def crowd(corner: tuple[int, int]) -> int:
-        return sum(1 for x, y in where if (x > 0.5) == bool(corner[0]) and (y > 0.5) == bool(corner[1]))
-
-    x0, y0 = min(corners, key=lambda c: crowd(corners[c]))
-    from matplotlib.ticker import MaxNLocator
-
-    inset = ax.inset_axes((x0, y0, 0.36, 0.32))
-    for k, front in _drawing_order(fronts):
-        _draw_front(inset, front, k, cols[0], cols[1], steps=False, fronts=fronts)
-    inset.tick_params(labelsize=6, pad=1.5)
-    inset.set_xlabel(_label(objs[i], arrow=False), fontsize=6, labelpad=1)
-    inset.set_ylabel(_label(objs[j], arrow=False), fontsize=6, labelpad=1)
-    inset.set_title("zoom on the fronts", fontsize=7, pad=3)
-    inset.grid(True, alpha=0.3)
-    for axis in (inset.xaxis, inset.yaxis):  # few ticks: the end labels stay inside the main axes
-        axis.set_major_locator(MaxNLocator(4))
-        axis.get_offset_text().set_fontsize(6)
-    return inset
+def _value(value: float, objective: Any) -> str:
+    """``85 mJ/item``: a value with its objective's unit."""
+    return f"{value:.4g}" + (f" {objective.unit}" if objective.unit else "")
 
 
 def _plot_single(fronts: Sequence[ParetoSet], ax: Any, title: str | None) -> Any:
-    """One objective: a dot per solver (and baseline), labelled with its value."""
+    """One objective: a dot per solver (and baseline), labelled with its value; the axis planned by
+    :func:`dse.viz.scales.plan_axis`, a baseline off it drawn as an arrow at its edge."""
     obj = fronts[0].objectives[0]
     rows = [(f.solver + (" (proven)" if f.complete else ""), f.points[0].objectives[obj.column])
             for f in fronts if f.points]
+    solved = len(rows)
     rows += [(name, p.objectives[obj.column]) for name, p in list(_baselines(fronts).items())[:MAX_NAMED_BASELINES]]
+    plan = plan_axis([v for _, v in rows[:solved]], [v for _, v in rows[solved:]])
+    _apply_plan(ax, ax.xaxis, plan)
+    lo, hi = ax.get_xlim()
     for k, (_label_text, value) in enumerate(rows):
-        ax.scatter([value], [k], color="tab:blue" if k < len(fronts) else "grey", zorder=3)
-        ax.annotate(f"{value:.4g}", (value, k), textcoords="offset points", xytext=(6, 0), va="center", fontsize=8)
+        side = _side(plan, k - solved) if k >= solved else None
+        where = {None: value, "below": lo, "above": hi}[side]
+        ax.scatter([where], [k], color=palette.BLUE if k < solved else "grey", zorder=3, clip_on=False,
+                   marker={None: "o", "below": "<", "above": ">"}[side])
+        ax.annotate(f"{value:.4g}", (where, k), textcoords="offset points", xytext=(-6 if side == "above" else 6, 0),
+                    va="center", ha="right" if side == "above" else "left", fontsize=8)
     ax.set_yticks(range(len(rows)), [label for label, _ in rows])
     ax.set_xlabel(_label(obj))
     ax.set_title(title or f"{obj.name}: {fronts[0].problem}")
@@ -431,32 +438,43 @@ def plot_fronts_interactive(fronts: Sequence[ParetoSet], baselines: bool = True,
         lines.append("genome: " + " ".join(map(str, p.genome[:40])) + (" ..." if len(p.genome) > 40 else ""))
         return "<br>".join(lines)
 
+    items = list(_baselines(fronts).items()) if baselines else []
+    plans = [plan_axis([p.objectives[col] for f in fronts for p in f.points], [p.objectives[col] for _, p in items])
+             for col in (xcol, ycol)]
     for k, front in _drawing_order(fronts):
         style = _style(front, k, fronts)
         pts = sorted(front.points, key=lambda p: p.objectives[xcol])
         fig.add_trace(go.Scatter(
             x=[p.objectives[xcol] for p in pts], y=[p.objectives[ycol] for p in pts], mode="lines+markers",
-            name=style["label"], marker=dict(color=style["color"].removeprefix("tab:"),
-                                             size=12 if front.exact else 7),
+            name=style["label"], marker=dict(color=style["color"], size=12 if front.exact else 7),
             text=[hover(p) for p in pts], hoverinfo="text"))
-    if baselines:
-        items = list(_baselines(fronts).items())
+    if items:  # a baseline off an axis sits at its edge, its values in the hover text
+        edges = [plan.limits() for plan in plans]
+        where = [[{None: p.objectives[col], "below": lim[0], "above": lim[1]}[_side(plan, k)]
+                  for k, (_, p) in enumerate(items)] for col, plan, lim in zip((xcol, ycol), plans, edges, strict=True)]
         fig.add_trace(go.Scatter(
-            x=[p.objectives[xcol] for _, p in items], y=[p.objectives[ycol] for _, p in items], mode="markers",
-            name="baselines", marker=dict(symbol="triangle-up", size=10, color="grey"),
-            text=[f"baseline: {n}<br>" + hover(p) for n, p in items], hoverinfo="text"))
+            x=where[0], y=where[1], mode="markers", name="baselines", cliponaxis=False,
+            marker=dict(symbol="triangle-up", size=10, color="grey"),
+            text=[f"baseline: {n}" + (" (off the axis)" if any(_side(pl, k) for pl in plans) else "") + "<br>" + hover(p)
+                  for k, (n, p) in enumerate(items)], hoverinfo="text"))
+    axes = {}
+    for name, plan in zip(("xaxis", "yaxis"), plans, strict=True):
+        lo, hi = plan.limits()
+        axes[name] = dict(type=plan.scale, range=[np.log10(lo), np.log10(hi)] if plan.log else [lo, hi])
     fig.update_layout(title=title or f"Pareto front: {fronts[0].problem}", xaxis_title=_label(objs[0]),
-                      yaxis_title=_label(objs[1 if len(objs) > 1 else 0]))
+                      yaxis_title=_label(objs[1 if len(objs) > 1 else 0]), **axes)
     return fig
-
 
 def plot_store_fronts(points: Any, objectives: Sequence[tuple[str, str]], color: str | None,
                       ax: Any = None) -> Any:
     """The feasible front of every job in ``points`` (a :func:`dse.store.database.points_frame`) on one axis, the
-    first two ``(column, sense)`` objectives on x and y, coloured by column ``color``: one colour per
-    value (a legend entry each) for up to 10 distinct values, a colour bar for more numbers. Jobs of
-    one colour differ by marker, and every marker is hollow, so fronts drawn over each other still
-    show. Returns the axis."""
+    first two ``(column, sense)`` objectives on x and y (each axis planned by
+    :func:`dse.viz.scales.plan_axis`: log past 10x), coloured by column ``color``.
+
+    Up to :data:`MAX_STORE_VALUES` distinct values (or any number of texts): one colour *and* one marker
+    per value, both shown by its legend entry (with its number of jobs); each later value is drawn above
+    the earlier ones with a smaller, hollow marker and a thinner line, so fronts that coincide all stay
+    visible. More numbers: a colour bar, and one hollow marker for all. Returns the axis."""
     import pandas as pd
     from matplotlib import colormaps
     from matplotlib.cm import ScalarMappable
@@ -469,29 +487,41 @@ def plot_store_fronts(points: Any, objectives: Sequence[tuple[str, str]], color:
     values = feasible[color] if color is not None and color in feasible else pd.Series(["all"] * len(feasible),
                                                                                         index=feasible.index)
     distinct = list(dict.fromkeys(values.tolist()))
-    continuous = pd.api.types.is_numeric_dtype(values) and len(distinct) > 10
+    continuous = pd.api.types.is_numeric_dtype(values) and len(distinct) > MAX_STORE_VALUES
+    ordered = sorted(distinct, key=lambda v: (str(type(v)), v))
+    jobs = feasible.groupby("job", sort=False)
+    counts = {v: sum(1 for _, g in jobs if values.loc[g.index[0]] == v) for v in ordered}
     if continuous:
         norm = Normalize(float(values.min()), float(values.max()))
         cmap = colormaps["viridis"]
-    else:
-        ordered = sorted(distinct, key=lambda v: (str(type(v)), v))
-        palette = {v: colormaps["tab10"](i % 10) for i, v in enumerate(ordered)}
-    markers = "osD^v<>ph*"
-    count: dict[Any, int] = {}
-    for _job, group in feasible.groupby("job", sort=False):
+    labelled: set[Any] = set()
+    for _job, group in jobs:
         group = group.sort_values(x)
         value = values.loc[group.index[0]]
-        shade = cmap(norm(float(value))) if continuous else palette[value]
-        n = count.get(value, 0)
-        count[value] = n + 1
-        label = None if continuous or n else f"{color} = {value}"
-        ax.plot(group[x], group[y], marker=markers[n % len(markers)], markersize=6, markerfacecolor="none",
-                markeredgewidth=1.2, linewidth=1, color=shade, alpha=0.85, label=label, drawstyle="steps-post")
+        if continuous:
+            ax.plot(group[x], group[y], marker="o", markersize=6, markerfacecolor="none", markeredgewidth=1.2,
+                    linewidth=1, color=cmap(norm(float(value))), alpha=0.85, drawstyle="steps-post")
+            continue
+        rank = ordered.index(value)
+        later = rank / max(len(ordered) - 1, 1)  # 0 for the first value, 1 for the last
+        shade = palette.SERIES[rank % len(palette.SERIES)]
+        label = None
+        if value not in labelled:
+            labelled.add(value)
+            jobs_text = f" ({counts[value]} jobs)" if counts[value] > 1 else ""
+            label = (f"{color} = {value}" if color is not None else "all jobs") + jobs_text
+        ax.plot(group[x], group[y], marker=_STORE_MARKERS[rank % len(_STORE_MARKERS)], markersize=10 - 5 * later,
+                markerfacecolor=shade if rank == 0 else "none", markeredgecolor=shade, markeredgewidth=1.4,
+                linewidth=2.4 - 1.6 * later, color=shade, zorder=2 + later, label=label, drawstyle="steps-post")
+    if len(feasible):
+        for axis, column in ((ax.xaxis, x), (ax.yaxis, y)):
+            _apply_plan(ax, axis, plan_axis(feasible[column].astype(float).tolist()))
     if continuous:
         bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax)
         bar.set_label(str(color))
-    elif color is not None and count:
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    elif labelled:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                  title=str(color) if color is not None else None, title_fontsize=8)
     ax.set_xlabel(column_label(x, xsense))
     ax.set_ylabel(column_label(y, ysense))
     ax.set_title(f"Pareto fronts of {feasible['job'].nunique() if len(feasible) else 0} jobs")

@@ -7,9 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from dse.viz import palette
 from dse.viz.figures import new_figure
+from dse.viz.labels import stagger
 
-__all__ = ["SPIKE_RATIO", "plot_stream_timeline", "stream_phases"]
+__all__ = ["PHASE_FONT", "PHASE_ROWS", "SPIKE_RATIO", "plot_stream_timeline", "stream_phases"]
 
 
 #: Line styles of the policies on a stream timeline (with widths falling from the first to the last, so a
@@ -17,6 +19,9 @@ __all__ = ["SPIKE_RATIO", "plot_stream_timeline", "stream_phases"]
 _POLICY_STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
 #: A timeline value above this multiple of the 95th percentile is drawn off-scale (its maximum noted).
 SPIKE_RATIO = 1.5
+#: Font size (points) of the phase names above the timeline, and the rows they may take; a name that
+#: fits no row is left out (its phase stays shaded).
+PHASE_FONT, PHASE_ROWS = 7.0, 3
 
 
 def stream_phases(trace: Any) -> list[tuple[str, float, float]]:
@@ -54,12 +59,10 @@ def plot_stream_timeline(trace: Any) -> Any:
     Returns the top axis (its figure holds both)."""
     fig, (ax_t, ax_e) = new_figure(2, 1, figsize=(9.5, 6.5), sharex=True, layout="constrained")
     phases = stream_phases(trace)
-    for k, (name, start, end) in enumerate(phases):
+    for k, (_name, start, end) in enumerate(phases):
         for ax in (ax_t, ax_e):
-            ax.axvspan(start, end, color="tab:blue" if k % 2 == 0 else "tab:gray", alpha=0.08, linewidth=0,
+            ax.axvspan(start, end, color=palette.SKY_BLUE if k % 2 == 0 else "tab:gray", alpha=0.08, linewidth=0,
                        zorder=0)
-        ax_t.text((start + end) / 2, 1.02, name, transform=ax_t.get_xaxis_transform(), ha="center", va="bottom",
-                  fontsize=7, clip_on=False)
     policies = list(dict.fromkeys(trace["policy"]))
     throughput, energy = [], []
     for k, name in enumerate(policies):
@@ -72,7 +75,7 @@ def plot_stream_timeline(trace: Any) -> Any:
         energy.append(e)
         style = dict(linestyle=_POLICY_STYLES[k % len(_POLICY_STYLES)], linewidth=max(3.6 - 0.5 * k, 1.2),
                      zorder=2 + k, where="mid")
-        lines = ax_t.step(mid, t, label=name, **style)
+        lines = ax_t.step(mid, t, label=name, color=palette.SERIES[k % len(palette.SERIES)], **style)
         ax_e.step(mid, e, color=lines[0].get_color(), **style)
         switches = part[part["kind"] == "switch"]["start_s"].to_numpy(dtype=float)
         strip = 0.96 - 0.045 * k  # the band above the data (see below), one row per policy
@@ -89,4 +92,24 @@ def plot_stream_timeline(trace: Any) -> Any:
     ax_t.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     for ax in (ax_t, ax_e):
         ax.grid(True, alpha=0.3)
+    _name_phases(ax_t, phases)
     return ax_t
+
+
+def _name_phases(ax: Any, phases: list[tuple[str, float, float]]) -> None:
+    """Each phase's name above ``ax``, centred on it, in up to :data:`PHASE_ROWS` rows so that no two names
+    overlap (:func:`dse.viz.labels.stagger`, longest phases first); a name no row has room for is left out."""
+    x0, x1 = ax.get_xlim()
+    size = ax.figure.get_size_inches() * 72
+    width_pt = size[0] * ax.get_position().width * 0.85  # the legend beside the axis takes some of it
+    height_pt = size[1] * ax.get_position().height
+    extents = []
+    for name, start, end in phases:
+        centre = ((start + end) / 2 - x0) / (x1 - x0)
+        length = len(name) * PHASE_FONT * 0.56 / width_pt
+        extents.append((centre - length / 2, centre + length / 2))
+    rows = stagger(extents, PHASE_ROWS, gap=6.0 / width_pt, priority=[end - start for _, start, end in phases])
+    for (name, start, end), row in zip(phases, rows, strict=True):
+        if row is not None:
+            ax.text((start + end) / 2, 1.02 + row * PHASE_FONT * 1.35 / height_pt, name, fontsize=PHASE_FONT,
+                    transform=ax.get_xaxis_transform(), ha="center", va="bottom", clip_on=False)

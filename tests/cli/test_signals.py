@@ -37,6 +37,7 @@ import dse.runtime.xr_scenario
 from dse import cli
 from dse.errors import SpecError
 from dse.runtime.library import load_library
+from dse.sim.realtime import STOP_EVERY, RealTimeRun
 from dse.sim.schedulers import SCHEDULERS
 from dse.util.interrupt import (
     Interrupted,
@@ -338,6 +339,98 @@ def test_xr_simulate_stopped_in_the_second_scheduler_keeps_the_first(tmp_path, c
     assert list(pd.read_csv(out / "summary.csv")["scheduler"]) == ["fcfs"]
     assert set(pd.read_csv(out / "trace.csv")["scheduler"]) == {"fcfs"}
     assert not (out / "timeline.png").exists()
+
+
+def _count_ux_bounds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the calls of the UXCost floor (seconds of work on a long scenario) by ``dse simulate``."""
+    calls: list[int] = []
+    real = dse.runtime.xr_scenario.ux_bound
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dse.runtime.xr_scenario, "ux_bound", counted)
+    return calls
+
+
+def test_xr_simulate_stopped_inside_the_second_schedulers_run_ends_within_one_check(
+        tmp_path, capsys, monkeypatch) -> None:
+    """The stop comes after 1,000 block ends of the second scheduler's run (a 60 s scenario: about 18,000
+    per run): the run plays at most one stop check's worth of events after it (STOP_EVERY + 1), fcfs's rows
+    are all written, and the UXCost floor is not computed (its columns empty, partial.json says so)."""
+    spec, _ = _xr_spec(tmp_path, duration_s=60.0)
+    out = tmp_path / "out"
+    block_ends: dict[str, int] = {}
+    after_stop: list[int] = []
+    real_end_block = RealTimeRun.end_block
+
+    def counting(run: RealTimeRun, frame: Any, now: int) -> None:
+        name = run.scheduler.name
+        block_ends[name] = block_ends.get(name, 0) + 1
+        token = active_token()
+        assert token is not None
+        if token.stopped:
+            after_stop.append(1)
+        elif len(block_ends) == 2 and block_ends[name] == 1000:
+            token.request(signal.SIGINT)
+        real_end_block(run, frame, now)
+
+    monkeypatch.setattr(RealTimeRun, "end_block", counting)
+    floors = _count_ux_bounds(monkeypatch)
+    assert cli.main(["simulate", str(spec), "--out", str(out), "--quiet"]) == 130
+    second = list(block_ends)[1]
+    assert list(block_ends) == ["fcfs", second] and len(after_stop) <= STOP_EVERY + 1
+    assert block_ends[second] < block_ends["fcfs"] / 2  # far from the whole run
+    assert floors == []
+    info = json.loads((out / "partial.json").read_text())
+    assert info["schedulers_finished"] == ["fcfs"] and info["uxcost_floor"] == "not computed"
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary["scheduler"]) == ["fcfs"] and summary["uxcost_floor"].isna().all()
+    trace = pd.read_csv(out / "trace.csv", keep_default_na=False)
+    assert set(trace["scheduler"]) == {"fcfs"}
+    assert (trace["accelerator"] != "").sum() == block_ends["fcfs"]  # one row per executed block, all of them
+    assert not [p for p in out.iterdir() if p.name.startswith(".")], "a temporary file was left"
+    _one_line([line for line in capsys.readouterr().err.splitlines() if line.strip()])
+
+
+def test_xr_simulate_stopped_while_a_finished_schedulers_trace_is_written_leaves_it_out(
+        tmp_path, capsys, monkeypatch) -> None:
+    """The stop comes as the second scheduler's run returns, before its rows are written: no chunk of them
+    is written (a stop check precedes each chunk), the scheduler counts as missing, no floor is computed."""
+    spec, _ = _xr_spec(tmp_path, duration_s=4.0)
+    out = tmp_path / "out"
+    real_simulate = dse.runtime.xr_scenario.simulate
+    runs: list[str] = []
+    written_after_stop: list[int] = []
+    real_to_csv = pd.DataFrame.to_csv
+
+    def simulate_then_stop(*args: Any, **kwargs: Any) -> Any:
+        result = real_simulate(*args, **kwargs)
+        runs.append(result.scheduler)
+        if len(runs) == 2:
+            token = active_token()
+            assert token is not None
+            token.request(signal.SIGTERM)
+        return result
+
+    def to_csv(frame: pd.DataFrame, *args: Any, **kwargs: Any) -> Any:
+        token = active_token()
+        if token is not None and token.stopped and "block" in frame.columns:  # trace rows, not the summary
+            written_after_stop.append(len(frame))
+        return real_to_csv(frame, *args, **kwargs)
+
+    monkeypatch.setattr(dse.runtime.xr_scenario, "simulate", simulate_then_stop)
+    monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv)
+    monkeypatch.setattr(dse.runtime.xr_scenario, "TRACE_CHUNK_ROWS", 100)
+    floors = _count_ux_bounds(monkeypatch)
+    assert cli.main(["simulate", str(spec), "--out", str(out), "--quiet"]) == 143
+    assert runs[0] == "fcfs" and len(runs) == 2
+    assert written_after_stop == [] and floors == []
+    info = json.loads((out / "partial.json").read_text())
+    assert info["schedulers_finished"] == ["fcfs"] and runs[1] in info["schedulers_missing"]
+    assert set(pd.read_csv(out / "trace.csv")["scheduler"]) == {"fcfs"}
+    _one_line([line for line in capsys.readouterr().err.splitlines() if line.strip()])
 
 
 def test_a_partial_library_file_is_refused(tmp_path) -> None:

@@ -14,8 +14,10 @@ import pytest
 
 from dse.cost import CostTables, RooflineCostModel, TableCostModel, pair_maximum
 from dse.errors import SpecError
+from dse.inputs import catalog
+from dse.inputs.builders import build
 from dse.mapping.dag import DagProblem
-from dse.model.platform import Device, Link, Platform
+from dse.model.platform import Device, Link, Platform, load_platform
 from dse.model.workload import Op, Workload
 
 
@@ -144,3 +146,16 @@ def test_explicit_tables_are_checked_for_dtype() -> None:
     with pytest.raises(TypeError, match="transfer_time must be int64"):
         dataclasses.replace(t, transfer_time=np.zeros((t.n_edges, 2, 2)))
     assert isinstance(t, CostTables)
+
+
+@pytest.mark.parametrize("platform_name", ["edge_soc", "node_cpu_2gpu", "server_cpu_gpu_fpga"])
+@pytest.mark.parametrize("what", ["transfer_time", "transfer_energy"])
+def test_transfer_over_pairs_is_the_sum_and_maximum_over_every_pair(platform_name: str, what: str) -> None:
+    # brute force: every edge's (m, m) block of transfer_block, its diagonal zeroed, summed and maxed
+    platform = load_platform(catalog.models_dir() / "platforms" / f"{platform_name}.yaml")
+    tables = RooflineCostModel().tables(build("random_pipeline", n_ops=40, seed=5), platform)
+    total, top = tables.transfer_over_pairs(what, chunk_cells=64)
+    for e in range(tables.n_edges):
+        block = tables.transfer_block(np.array([e]), what)[0]
+        block[np.arange(tables.n_dev), np.arange(tables.n_dev)] = 0
+        assert total[e] == block.sum() and top[e] == block.max(initial=0)

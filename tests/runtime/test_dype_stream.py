@@ -9,12 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import dse.inputs.datasets as datasets
 from dse.errors import SpecError
 from dse.runs.spec import spec_from_dict
 from dse.runtime import library as library_module
 from dse.runtime.library import load_library, save_library
 from dse.runtime.stream import ProblemFactory, make_stream, simulate_scenario
 from dse.runtime.stream_spec import DriftSpec
+from dse.util.interrupt import Interrupted, active_token, interruptible
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,6 +149,29 @@ def test_mix_and_drift_streams_are_seeded() -> None:
     assert len({x.key for x in items}) == 4
 
 
+def test_a_drift_stream_stops_between_its_generated_graphs(monkeypatch) -> None:
+    """A stop requested while the second of 50 drift graphs is generated ends make_stream before the third."""
+    s = spec()
+    drift = s.scenario.model_copy(update={"stream": s.scenario.stream.model_copy(update={
+        "kind": "drift", "length": 100, "drift": DriftSpec(rows=800, width=32, density_from=0.001,
+                                                           density_to=0.05, steps=50)})})
+    real = datasets.synthetic_features
+    generated: list[int] = []
+
+    def generate(*args, **kwargs):
+        generated.append(1)
+        if len(generated) == 2:
+            token = active_token()
+            assert token is not None
+            token.request()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(datasets, "synthetic_features", generate)
+    with interruptible(), pytest.raises(Interrupted):
+        make_stream(drift, seed=0)
+    assert len(generated) == 2
+
+
 def test_simulate_cli_writes_summary_and_timeline(tmp_path) -> None:
     import yaml
 
@@ -162,5 +187,13 @@ def test_simulate_cli_writes_summary_and_timeline(tmp_path) -> None:
     assert cli.main(["simulate", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     summary = pd.read_csv(tmp_path / "out" / "summary.csv")
     assert list(summary.columns) == ["policy", "throughput_items_per_s", "energy_j_per_item", "optimal_share",
-                                     "switches"]
+                                     "switches", "duration_s"]
     assert len(summary) == 5 and (tmp_path / "out" / "timeline.png").stat().st_size > 1000
+    # duration_s is the span each policy's figures are over: first start to last end of its trace rows, and
+    # throughput is its items over that span (docs/units.md)
+    trace = pd.read_csv(tmp_path / "out" / "trace.csv")
+    for _, row in summary.iterrows():
+        mine = trace[trace["policy"] == row["policy"]]
+        span = mine["end_s"].max() - mine["start_s"].min()
+        assert row["duration_s"] == pytest.approx(span, rel=1e-12)
+        assert row["throughput_items_per_s"] == pytest.approx(mine["items"].sum() / span, rel=1e-12)

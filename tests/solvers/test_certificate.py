@@ -159,8 +159,7 @@ def test_certify_bounds_an_approximate_front_and_completes_it(seed: int) -> None
     approx = dse.solve(problem, "nsga2", time_limit=1, seed=seed, pop_size=8, generations=2)
     cut = certify(problem, approx, time_limit=30, workers=2, progress=_StopAfter(1))
     _check(cut, truth)
-    assert cut.certificate().hypervolume >= approx.hypervolume(
-        np.array(cut.certificate().reference) * np.array([-1.0, 1.0])) - 1e-9  # never worse than given
+    assert cut.certificate().hypervolume >= approx.hypervolume(cut.certificate().reference) - 1e-9  # never worse
     full = certify(problem, approx, time_limit=30, workers=2)
     _check(full, truth)
     if truth.status == "optimal":
@@ -190,15 +189,13 @@ def test_the_plot_shades_the_unexplored_region_of_a_cut_short_front() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    from matplotlib.patches import Rectangle
-
     from dse.viz import plot_fronts
 
     problem = _problem("pipeline", 4, 2)
     cut = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2, progress=_StopAfter(1))
     full = dse.solve(problem, "cpsat", time_limit=30, seed=0, workers=2)
     ax = plot_fronts([cut])
-    shaded = [p for p in ax.patches if isinstance(p, Rectangle) and "unexplored" in str(p.get_label())]
+    shaded = [p for p in ax.patches if "unexplored" in str(p.get_label())]  # the region's outline
     assert cut.certificate().region and shaded
     assert (ax.get_xlim(), ax.get_ylim()) == (plot_fronts([cut]).get_xlim(), plot_fronts([cut]).get_ylim())
     ax = plot_fronts([full])
@@ -212,8 +209,8 @@ def test_front_genomes_are_range_checked_before_conversion(tmp_path) -> None:
 
     path = tmp_path / "front.json"
     path.write_text(json.dumps({"fronts": [{"points": [{"genome": [1, 10**30]}]}]}))
-    with pytest.raises(ValueError, match="outside"):
+    with pytest.raises(ValueError, match=r"genome\[1\]' = 1000000000000000000000000000000: .*less than or equal"):
         read_front_genomes(path)
     path.write_text(json.dumps({"fronts": [{"points": [{"genome": [1, -2]}]}]}))
-    with pytest.raises(ValueError, match="outside"):
+    with pytest.raises(ValueError, match=r"genome\[1\]' = -2: .*greater than or equal to 0"):
         read_front_genomes(path)

@@ -21,7 +21,7 @@ from dse.errors import SpecError
 from dse.inputs.catalog import spec_path
 from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.registry import families
-from dse.pareto import INTERRUPTED, STATUSES, TIME_LIMIT, nondominated
+from dse.pareto import INTERRUPTED, STATUSES, TIME_LIMIT, ParetoSet, SolveStats, nondominated
 from dse.runs.spec import spec_from_dict
 from dse.solvers import registry
 from dse.solvers.context import SolveContext, solve_context
@@ -170,14 +170,18 @@ def test_a_solver_handed_a_finished_context_returns_what_it_was_handed(solver: s
 
 def test_cpsat_stopped_before_its_model_keeps_the_heuristic_seeds_and_proves_nothing() -> None:
     """Without resume genomes the two-objective epsilon walk runs: stopped before it builds its model, it
-    keeps the front of the seeds it computed, with a certificate that bounds nothing."""
+    keeps the front of the seeds it computed, with a certificate that proves nothing: the whole objective
+    space stays open, not even bounded by the problem's own objective bounds (they take seconds to minutes on
+    a large problem, and the run has no time left), and the message says so."""
     problem = PROBLEMS["dag-2"]
     entry = solvers()["cpsat"]
     with solve_context(seed=0, time_limit=60.0) as outer:
         front = entry.run(problem, outer.derived(time_limit=0.0), check_options(entry, {}))
     assert front.status == TIME_LIMIT and front.stats.message.startswith("stopped before the model was built")
     assert sorted(tuple(p.internal) for p in front.points) == _front_values(problem, collect_seeds(problem))
-    assert front.certificate().gap == 1.0
+    assert "own objective bounds were not computed" in front.stats.message
+    certificate = front.certificate()
+    assert not certificate.proven and certificate.gap == 1.0 and certificate.hypervolume_bound is None
 
 
 # --------------------------------------------------------------------------- defaults, once
@@ -197,13 +201,15 @@ def test_dse_solve_without_options_hands_the_models_defaults(name: str, monkeypa
     problem = next(PROBLEMS[p] for s, p in CASES if s == name)
     _, fixed, label = _entry(name, problem)
     seen: list[tuple[SolveContext, object]] = []
+    # what the solver returns comes back as it is (stopped: no diagnosis is added to a front without points)
+    front = ParetoSet(problem.name, problem.objectives, (), name, INTERRUPTED, False, SolveStats(0.0))
 
     def spy(problem, ctx, options):
         seen.append((ctx, options))
-        return "front"
+        return front
 
     monkeypatch.setitem(registry._SOLVERS, name, dataclasses.replace(entry, run=spy))
-    assert dse.solve(problem, label, time_limit=12.5, seed=4, progress=False) == "front"
+    assert dse.solve(problem, label, time_limit=12.5, seed=4, progress=False) is front
     (ctx, options), = seen
     assert options == entry.options(**fixed)  # each field at the default its model declares
     assert ctx.seed == 4 and ctx.time_limit == 12.5 and ctx.resume == () and ctx.callback is None
@@ -223,8 +229,10 @@ def test_dse_solve_refuses_what_a_solver_does_not_read() -> None:
     genomes = _handed(problem)
     with pytest.raises(SpecError, match=r"field 'resume' = .*exhaustive does not read resume"):
         dse.solve(problem, "exhaustive", time_limit=5, resume=genomes)
-    with pytest.raises(SpecError, match=r"field 'callback' = .*cpsat does not read callback \(it reads resume\)"):
+    with pytest.raises(SpecError, match=r"field 'callback' = .*cpsat does not read callback \(it reads client, resume\)"):
         dse.solve(problem, "cpsat", time_limit=5, callback=lambda *a: None)
+    with pytest.raises(SpecError, match=r"field 'client' = 'a Dask client': nsga2 does not read client"):
+        dse.solve(problem, "nsga2", time_limit=5, client=object())
     front = dse.solve(problem, "nsga2", time_limit=60, seed=0, progress=False, resume=genomes, generations=1,
                       use_heuristic_seeds=False)  # NSGA-II reads it: never worse than what it was handed
     F = front.internal()

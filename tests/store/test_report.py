@@ -19,11 +19,12 @@ from dse.store.report import MAX_REPORT_BYTES
 
 
 def page_data(path: Path) -> dict:
-    """The JSON data embedded in a report page."""
+    """The JSON data embedded in a report page, read as a browser reads it: the element ends at the first
+    ``</script`` (whatever the data holds)."""
     text = path.read_text()
-    found = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', text, re.S)
+    found = re.search(r'<script id="report-data" type="application/json">(.*?)</script', text, re.S | re.I)
     assert found, "no report data in the page"
-    return json.loads(found.group(1).replace("<\\/", "</"))
+    return json.loads(found.group(1))  # as the page's script reads it: JSON.parse of the element's text
 
 
 def assert_self_contained(path: Path) -> None:

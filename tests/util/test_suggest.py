@@ -29,7 +29,7 @@ def test_a_mistyped_solver_gets_the_nearest_name() -> None:
     with pytest.raises(UnknownSolverError, match=r"did you mean 'cpsat'\?"):
         dse.solve(problem, "cpsta", time_limit=1)
     with pytest.raises(UnknownSolverError, match=r"did you mean 'heuristic:heft'"):
-        dse.solve(problem, "heuristic:hetf", time_limit=1)
+        dse.solve(problem, "heuristic:heeft", time_limit=1)
 
 
 def test_solve_help_lists_every_registered_solver(capsys: pytest.CaptureFixture) -> None:

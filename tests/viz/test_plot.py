@@ -1,4 +1,4 @@
-"""Plots: layering, named baselines, capped legends, insets, several objectives, schedules, no warnings.
+"""Plots: layering, named baselines, capped legends, off-axis baselines, several objectives, schedules, no warnings.
 
 Fronts are built by hand (ParetoSet of a few points) so that each test knows what must be drawn.
 """
@@ -82,23 +82,32 @@ def test_legend_capped_for_200_device_baselines() -> None:
     labels = ax.get_legend().get_texts()
     # 8 named baselines + one entry for the other 193 + the front: 10 entries, not 202
     assert len(labels) == MAX_NAMED_BASELINES + 2
-    assert f"{len(baselines) - MAX_NAMED_BASELINES} more baselines" in [t.get_text() for t in labels]
+    # every baseline's throughput (1 to 200) would leave the front (300 to 320) 20 / 319 of the axis: all are
+    # off it; the 193 unnamed ones are counted, not drawn
+    assert [t.get_text() for t in labels][-1] == "193 more baselines (193 off the axis, not drawn)"
 
 
-def test_inset_when_baselines_squash_the_front() -> None:
-    # the front spans 1000..1010 on x and 1.00..1.02 on y; a baseline at (1, 100) stretches both axes
+def test_a_baseline_that_would_squash_the_front_is_an_arrow_at_the_corner_with_its_values() -> None:
+    # the front spans 1000..1010 on x and 1.00..1.02 on y; a baseline at (1, 100) would leave it 10 / 1009
+    # of x and 0.102 / 99 of y (its least span, 10% of 1.02): far below a third, so it goes off both axes
     front = _front("cpsat", [(1000, 1.0), (1005, 1.01), (1010, 1.02)], baselines={"only cpu": (1, 100)})
     ax = plot_fronts([front])
-    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"  # span 1000x and 100x: log axes
-    assert len(ax.child_axes) == 1
-    inset = ax.child_axes[0]
-    lo, hi = inset.get_xlim()
-    assert lo > 900 and hi < 1100  # the inset shows the front, not the baseline
+    assert ax.get_xscale() == "linear" and ax.get_yscale() == "linear"  # the front alone spans 1.01x and 1.02x
+    (lo, hi), (bottom, top) = ax.get_xlim(), ax.get_ylim()
+    assert 990 < lo < 1000 and 1010 < hi < 1020 and 0.99 < bottom < 1.0 and 1.02 < top < 1.1
+    (arrow,) = [c for c in ax.collections if c.get_label() == "baseline: only cpu"]
+    assert arrow.get_offset_transform() == ax.transAxes and tuple(arrow.get_offsets()[0]) == (0.0, 1.0)  # top left
+    assert not arrow.get_clip_on()
+    assert [t.get_text() for t in ax.texts] == ["only cpu: 1 items/s, 100 mJ/item"]
+    assert ax.child_axes == []  # no inset any more: the front has the axis to itself
 
 
-def test_no_inset_when_front_fills_the_axis() -> None:
+def test_a_baseline_inside_the_fronts_range_stays_on_the_axis() -> None:
     front = _front("cpsat", [(10, 5), (20, 8), (30, 12)], baselines={"only cpu": (12, 10)})
-    assert plot_fronts([front]).child_axes == []
+    ax = plot_fronts([front])
+    assert len(ax.texts) == 0 and ax.child_axes == []
+    (marker,) = [c for c in ax.collections if c.get_label() == "baseline: only cpu"]
+    assert tuple(marker.get_offsets()[0]) == (12, 10)
 
 
 def test_three_objectives_pairwise_panels_drop_none() -> None:

@@ -71,21 +71,90 @@ def _overlap(a, b) -> bool:
     return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
 
-def test_inset_is_labelled_and_its_ticks_stay_clear_of_the_main_axis() -> None:
-    front = _front("cpsat", [(1000, 6.5), (1005, 6.6), (1010, 6.7)], baselines={"only cpu": (1, 100)})
+def test_off_axis_labels_stay_inside_clear_of_ticks_points_and_each_other() -> None:
+    """quickstart's report and pareto.png: baselines at 85 mJ/item squashed a front of 10 to 21 mJ/item into a
+    strip. Off the axis, each is an arrow at the edge with a label; labels that would collide take rows."""
+    baselines = {"only cpu": (1, 100), "only gpu": (1005, 500), "only fpga": (1006, 400), "static": (2000, 6.6)}
+    front = _front("cpsat", [(1000, 6.5), (1005, 6.6), (1010, 6.7)], baselines=baselines)
     ax = plot_fronts([front])
-    (inset,) = ax.child_axes
     renderer = _rendered(ax)
-    assert inset.get_xlabel().startswith("throughput") and inset.get_ylabel().startswith("energy")
-    inner = [t.get_window_extent(renderer) for t in inset.get_xticklabels() + inset.get_yticklabels()
+    labels = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+    assert set(labels) == {"only cpu: 1 items/s, 100 mJ/item", "only gpu: 500 mJ/item", "only fpga: 400 mJ/item",
+                           "static: 2000 items/s"}
+    boxes = list(labels.values())
+    assert not [(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1:] if _overlap(a, b)]
+    ticks = [t.get_window_extent(renderer) for t in ax.get_xticklabels() + ax.get_yticklabels()
              if t.get_visible() and t.get_text()]
-    inner += [inset.xaxis.label.get_window_extent(renderer), inset.yaxis.label.get_window_extent(renderer)]
-    outer = [t.get_window_extent(renderer) for t in ax.get_xticklabels() + ax.get_yticklabels()
-             if t.get_visible() and t.get_text()]
-    assert inner and outer
-    assert not [(a, b) for a in inner for b in outer if _overlap(a, b)]
+    assert not [(a, b) for a in boxes for b in ticks if _overlap(a, b)]
     frame = ax.get_window_extent(renderer)
-    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in inner)
+    assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+    points = ax.transData.transform([(x, y) for x, y in ((1000, 6.5), (1005, 6.6), (1010, 6.7))])
+    assert not [(b, p) for b in boxes for p in points if b.x0 <= p[0] <= b.x1 and b.y0 <= p[1] <= b.y1]
+    close(ax.figure)
+
+
+def test_an_axis_turns_log_past_ten_x() -> None:
+    """The rule, once for every figure: values spanning 12x get a log axis (the old rule waited for 20x),
+    9x keep a linear one."""
+    for high, scale in ((12.0, "log"), (9.0, "linear")):
+        front = _front("cpsat", [(1.0, high), (high, 1.0)], objectives=(THROUGHPUT, ENERGY))
+        ax = plot_fronts([front])
+        assert (ax.get_xscale(), ax.get_yscale()) == (scale, scale), high
+        close(ax.figure)
+
+
+def _certified(front, boxes):
+    from dse.pareto import Certificate
+
+    certificate = Certificate(gap=0.25, proven=False, hypervolume=3.0, hypervolume_bound=4.0, region=tuple(boxes))
+    return type(front)(**{**front.__dict__, "certified": certificate})
+
+
+def test_a_certificate_region_is_one_neutral_outline_beneath_every_point() -> None:
+    """A cut-short certificate's boxes overlap; drawn one by one in the front's colour they stacked into a dark
+    patch over the points. Now: their union, once, in grey, below every marker."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.patches import PathPatch
+
+    exact = _front("cpsat", [(10, 5), (20, 8), (30, 12)], baselines={"x": (15, 9)})
+    exact = _certified(exact, [((25, 4), (10, 8)), ((25, 4), (20, 12)), ((25, 4), (30, 15))])
+    ax = plot_fronts([exact])
+    regions = [p for p in ax.patches if "unexplored region" in str(p.get_label())]
+    assert len(regions) == 1 and isinstance(regions[0], PathPatch)
+    (region,) = regions
+    r, g, b, alpha = region.get_facecolor()
+    assert r == g == b and alpha <= 0.1  # a light neutral grey
+    er, eg, eb, _ = region.get_edgecolor()
+    assert er == eg == eb
+    assert all(region.get_zorder() < c.get_zorder() for c in ax.collections)
+    # the union of the three boxes (x from 10, 20 or 30 to 25, y from 4 to 8, 12 or 15), not three boxes
+    assert region.contains_point(ax.transData.transform((22, 6))) and region.contains_point(
+        ax.transData.transform((24, 9)))
+    assert not region.contains_point(ax.transData.transform((15, 10)))
+    assert to_rgba("tab:blue") not in {tuple(region.get_facecolor()), tuple(region.get_edgecolor())}
+    close(ax.figure)
+
+
+def test_error_bands_have_a_legend_entry() -> None:
+    ax = plot_fronts([_front("cpsat", [(10, 5), (20, 8)])], error=0.1)
+    assert "CP-SAT (exact): error band (cost model, 10%)" in ax.get_legend_handles_labels()[1]
+    close(ax.figure)
+
+
+def test_colours_are_okabe_ito() -> None:
+    """Okabe and Ito's colour-blind-safe palette (the published hex values), no red for a solver."""
+    from matplotlib.colors import to_rgba
+
+    okabe_ito = {to_rgba(c) for c in ("#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00",
+                                      "#CC79A7")}
+    exact = _front("cpsat", [(10, 5), (20, 8)], baselines={"a": (12, 7), "b": (14, 6), "c": (16, 7.5)})
+    approx = _front("nsga2", [(11, 5), (20, 8.5)], proven=False)
+    ax = plot_fronts([exact, approx])
+    faces = {c.get_label(): tuple(c.get_facecolor()[0]) for c in ax.collections if len(c.get_facecolor())}
+    edges = {c.get_label(): tuple(c.get_edgecolor()[0]) for c in ax.collections}
+    assert faces["CP-SAT (exact) (2 proven)"] == to_rgba("#0072B2")
+    assert edges["NSGA-II"] == to_rgba("#E69F00")
+    assert {edges[f"baseline: {n}"] for n in "abc"} <= okabe_ito
     close(ax.figure)
 
 
@@ -120,18 +189,32 @@ def _points(values: list[float]) -> pd.DataFrame:
 
 
 def test_store_plot_discrete_colours_readable_labels_and_visible_fronts() -> None:
+    """dse results --plot: jobs varied markers with nothing explaining them, and the 300 W and 400 W fronts of
+    problems/sweeps/, equal, hid each other. Now one colour and marker per value, both in its legend entry,
+    each later value smaller and hollow."""
     points = _points([200.0, 300.0, 400.0, 200.0])
     objectives = [("throughput_items_per_s", "max"), ("energy_mj_per_item", "min")]
     ax = plot_store_fronts(points, objectives, "power_w")
     assert ax.get_xlabel() == "throughput [items/s], higher is better"
     assert ax.get_ylabel() == "energy [mJ/item], lower is better"
     assert len(ax.figure.axes) == 1  # three values: a legend, no colour bar
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["power_w = 200.0", "power_w = 300.0",
-                                                                  "power_w = 400.0"]
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["power_w = 200.0 (2 jobs)", "power_w = 300.0",
+                                                          "power_w = 400.0"]
+    handles = {t.get_text().split(" (")[0]: h for t, h in zip(legend.get_texts(), legend.legend_handles, strict=True)}
     lines = ax.get_lines()
-    same = [line for line in lines if line.get_color() == lines[0].get_color()]
-    assert len(same) == 2 and same[0].get_marker() != same[1].get_marker()  # two jobs, one colour
-    assert all(line.get_markerfacecolor() == "none" for line in lines)  # hollow: the one below shows
+    values = [f"power_w = {v}" for v in (200.0, 300.0, 400.0, 200.0)]  # one line per job, in the jobs' order
+    assert len(lines) == len(values)
+    for line, value in zip(lines, values, strict=True):  # every front looks like its value's legend entry
+        handle = handles[value]
+        assert (line.get_marker(), line.get_color(), line.get_markerfacecolor()) == (
+            handle.get_marker(), handle.get_color(), handle.get_markerfacecolor())
+    first, second, third = lines[:3]  # 200, 300 and 400 W: the same front, drawn over each other
+    assert len({first.get_marker(), second.get_marker(), third.get_marker()}) == 3  # each its own marker,
+    assert first.get_markersize() > second.get_markersize() > third.get_markersize()  # each later one smaller,
+    assert first.get_markerfacecolor() != "none"  # and hollow after the first
+    assert second.get_markerfacecolor() == third.get_markerfacecolor() == "none"
+    assert first.get_zorder() < second.get_zorder() < third.get_zorder()
     close(ax.figure)
 
 
@@ -205,6 +288,29 @@ def test_stream_timeline_phases_every_line_switches_and_spike() -> None:
     assert any("off-scale up to 5000" in t.get_text() for t in ax.texts)
     spans = [p for p in ax.patches if p.get_alpha() == 0.08]
     assert len(spans) == 2 and {t.get_text() for t in ax.texts} >= {"pubmed", "cora"}
+    close(ax.figure)
+
+
+def test_stream_phase_names_never_overlap() -> None:
+    """dype_drift: four short phases in the first half second had their names printed over each other. Now
+    names take up to three rows, the longest phases first; a name no row has room for is left out."""
+    from dse.viz import plot_stream_timeline
+
+    rows = []
+    names = [(f"uniform-20000-d{k}e-05-w128", 0.1) for k in range(4)] + [("powerlaw-20000-d0.002-w128", 8.0)]
+    for policy in ("dynamic", "oracle"):
+        t = 0.0
+        for k, (name, duration) in enumerate(names):
+            rows.append(dict(policy=policy, input=k, input_name=name, kind="run", start_s=t, end_s=t + duration,
+                             items=100, energy_j=2.0))
+            t += duration
+    ax = plot_stream_timeline(pd.DataFrame(rows))
+    renderer = _rendered(ax)
+    phases = [t for t in ax.texts if t.get_transform() == ax.get_xaxis_transform()]
+    boxes = [t.get_window_extent(renderer) for t in phases]
+    assert not [(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1:] if _overlap(a, b)]
+    shown = {t.get_text() for t in phases}
+    assert "powerlaw-20000-d0.002-w128" in shown and 1 <= len(shown & {n for n, _ in names[:4]}) <= 3
     close(ax.figure)
 
 

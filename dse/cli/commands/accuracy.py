@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from dse.cli.commands import Command, register_command
+from dse.util.files import check_out_folder
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +27,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from dse.runs.accuracy import accuracy, coverage_text, write_outputs
 
+    if args.out is not None:
+        check_out_folder(args.out)  # a file, a read-only folder, /proc: refused before the work
     report = accuracy(args.measurements)
     if not args.quiet:
         print(report.rows_text())

@@ -11,15 +11,20 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from dse.cli.commands import Command, register_command
+from dse.cli.tables import fit_table, terminal_width
 from dse.errors import SpecError
 from dse.util.files import check_out_folder, replace_atomically
 from dse.util.interrupt import Interrupted, interruptible
 
 WHERE = "command line"
+#: Median round-to-round spread of a fit's timings above which its figures are unreliable (see the
+#: calibration docs: 3-9% on an idle machine or with the thread clock, 20-60% by the wall clock on a busy one).
+SPREAD_LIMIT = 0.20
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,8 +62,6 @@ def _split(text: str) -> list[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
     from dse.cost.calibration import measure as calibrate
     from dse.util.limits import check_seed
     from dse.util.progress import Progress
@@ -88,12 +91,14 @@ def _run(args: argparse.Namespace) -> int:
             raise stop.noted(_write_partial_samples(stop.partial, args.samples)) from None
     table = report.assign(mape_heldout=[_percent(v) for v in report["mape_heldout"]],
                           spread=[_percent(v) for v in report["spread"]])
-    with pd.option_context("display.width", 250, "display.max_colwidth", 160):
-        print(table.to_string(index=False))
+    print(fit_table(table, terminal_width(), wrap="coefficients", right=("mape_heldout", "spread")))
     for pair in cal.contention:
         print(f"contention: {pair.device} beside {pair.beside}: x{pair.slowdown:.3f} CPU time "
               f"(spread {_percent(pair.spread)} over {pair.rounds} rounds)")
     print(f"machine: {cal.machine.kind}")
+    note = spread_note(report, args.clock, calibrate.GPU_DEVICES)
+    if note is not None:
+        print(note, file=sys.stderr)
     if args.out is not None:
         calibrate.save_calibration(cal, args.out)
         print(f"wrote {args.out}")
@@ -104,6 +109,25 @@ def _run(args: argparse.Namespace) -> int:
         replace_atomically(args.samples, lambda tmp: samples.to_csv(tmp, index=False))
         print(f"wrote {args.samples}")
     return 0
+
+
+def spread_note(report: Any, clock: str, gpu_devices: Collection[str]) -> str | None:
+    """One line when a fit's timings spread over :data:`SPREAD_LIMIT` between rounds (``report``: the
+    calibration's report frame, one row per fit with its ``spread``), naming the worst and saying what to do:
+    by the wall clock on CPU groups, ``--clock thread`` on ``cpu:t1``, which does not count the time other
+    programs took; otherwise an idle machine. None when every spread is within the limit."""
+    noisy = report[report["spread"] > SPREAD_LIMIT]
+    if not len(noisy):
+        return None
+    worst = noisy.loc[noisy["spread"].idxmax()]
+    head = (f"note: {worst['kernel']} on {worst['device']}: timings spread {_percent(worst['spread'])} between "
+            f"rounds (over {100 * SPREAD_LIMIT:.0f}% makes a fit unreliable): the machine was busy")
+    cpu = noisy[~noisy["device"].isin(list(gpu_devices))]
+    if clock == "wall" and len(cpu):
+        kernels = ",".join(dict.fromkeys(cpu["kernel"]))
+        return (f"{head}; the thread clock does not count other programs' time: "
+                f"dse calibrate --kernels {kernels} --devices cpu:t1 --clock thread")
+    return f"{head}; calibrate again on an idle machine"
 
 
 def _write_partial_samples(samples: Any, path: Path | None) -> str:

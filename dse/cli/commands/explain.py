@@ -49,8 +49,8 @@ def parse_genome(text: str, field: str = "--genome") -> np.ndarray:
     return np.asarray(values, dtype=np.int64)
 
 
-def genome_from_front(folder: Path, row: int) -> np.ndarray:
-    """The genome of row ``row`` of ``folder/front.csv``; :class:`SpecError` for a missing file or row."""
+def genome_from_front(folder: Path, row: int) -> str:
+    """The genome text of row ``row`` of ``folder/front.csv``; :class:`SpecError` for a missing file or row."""
     import pandas as pd
 
     path = folder / "front.csv"
@@ -64,28 +64,34 @@ def genome_from_front(folder: Path, row: int) -> np.ndarray:
         raise SpecError(str(path), "genome", None, "no genome column: not a front.csv written by dse solve")
     if not 0 <= row < len(frame):
         raise SpecError(WHERE, "--point", row, f"front.csv has {len(frame)} rows: give 0 to {len(frame) - 1}")
-    return parse_genome(str(frame["genome"].iloc[row]), f"{path}: row {row} genome")
+    return str(frame["genome"].iloc[row])
 
 
-def check_genome(problem, x: np.ndarray, field: str) -> None:
-    """:class:`SpecError` naming ``field`` unless ``x`` has the problem's length and every gene is within its
-    bounds (the problem's own check, :meth:`~dse.mapping.base.MappingProblem.checked_genomes`)."""
+def check_genome(problem, x: np.ndarray, field: str, text: str) -> None:
+    """:class:`SpecError` naming ``field`` and quoting ``text`` (the genome as the user gave it) unless ``x``
+    has the problem's length and every gene is within its bounds (the problem's own check,
+    :meth:`~dse.mapping.base.MappingProblem.checked_genomes`, which names the gene)."""
     try:
         problem.checked_genomes(x)
     except GenomeError as exc:
-        raise SpecError(WHERE, field, " ".join(map(str, x[:8].tolist())), str(exc)) from None
+        raise SpecError(WHERE, field, text, str(exc)) from None
 
 
 def explain(problem, x: np.ndarray) -> str:
-    """The mapping of genome ``x`` in one line, its objectives in user units, then ``decode(x).explain()``."""
+    """The mapping of genome ``x`` in one line, its objectives in user units (the totals of its breakdown,
+    the values the front reports), then ``decode(x).explain()``."""
     from dse.inputs.catalog import time_unit_note
 
-    ev = problem.evaluate(x[None, :])
-    values = problem.user_objectives(ev.F)[0]
+    mapping = problem.decode(x)
+    costs = mapping.breakdown()
+    totals = costs.totals if costs is not None else mapping.values()
+    internal = np.array([[totals[o.internal_name] for o in problem.objectives]], dtype=np.int64)
+    values = problem.user_objectives(internal)[0]
+    feasible = all(slack >= 0 for slack in mapping.constraint_slack.values())
     objectives = ", ".join(f"{o.name} {v:.5g} {o.unit}" for o, v in zip(problem.objectives, values, strict=True))
     lines = [f"mapping: {problem.describe(x)}",
-             f"objectives: {objectives}" + ("" if bool(ev.feasible[0]) else "  (violates a constraint)"),
-             problem.decode(x).explain()]
+             f"objectives: {objectives}" + ("" if feasible else "  (violates a constraint)"),
+             mapping.explain()]
     note = time_unit_note(problem.tables.time_unit)
     return "\n".join(lines + ([f"({note})"] if note else []))
 
@@ -97,9 +103,14 @@ def _run(args: argparse.Namespace) -> int:
         raise SpecError(WHERE, "--from", None, "--point N needs --from DIR (a folder written by dse solve --out)")
     if args.genome is not None and args.source is not None:
         raise SpecError(WHERE, "--from", str(args.source), "goes with --point, not --genome")
-    x = parse_genome(args.genome) if args.genome is not None else genome_from_front(args.source, args.point)
+    if args.genome is not None:
+        text, field = args.genome, "--genome"
+        x = parse_genome(text)
+    else:
+        text, field = genome_from_front(args.source, args.point), "--point"
+        x = parse_genome(text, f"{args.source / 'front.csv'}: row {args.point} genome")
     problem = build_problem(load_spec(args.spec))
-    check_genome(problem, x, "--genome" if args.genome is not None else "--point")
+    check_genome(problem, x, field, text)
     print(explain(problem, x))
     return 0
 

@@ -12,10 +12,19 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from dse.cli.commands import Command, register_command
 from dse.errors import SpecError
+from dse.inputs.catalog import spec_path
 from dse.store.report import default_out, write_report
+from dse.util.files import check_writable_file
+from dse.util.yamlio import read_yaml
+
+#: Suffixes of the files a problem spec is written in.
+SPEC_SUFFIXES = (".yaml", ".yml")
+#: Files of a run folder a user may give instead of the folder.
+RUN_FILES = ("front.json", "front.csv", "summary.csv", "trace.json", "report.html")
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,14 +35,42 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                                        "problem of the same name); it decodes each point's mapping and schedule")
 
 
+def _problem_spec(path: Path) -> dict[str, Any] | None:
+    """The problem spec in ``path`` (a YAML file holding a mapping with a ``family``), or None."""
+    if path.suffix not in SPEC_SUFFIXES or not path.is_file():
+        return None
+    try:
+        data = read_yaml(path)
+    except SpecError:
+        return None
+    return data if isinstance(data, dict) and "family" in data else None
+
+
+def _check_reportable(path: Path) -> None:
+    """Raise :class:`SpecError` naming ``PATH`` and what to give instead when ``path`` is missing, a problem
+    spec (a file, or a catalog problem's name) or one file of a run folder rather than the folder."""
+    name = str(path)
+    spec = _problem_spec(path) if path.exists() else _problem_spec(spec_path(name))
+    if spec is not None:
+        kind = "a problem spec" if path.exists() else "a catalog problem"
+        first = f"solve it first (dse solve {name} --out DIR)"
+        if spec.get("scenario") is not None:
+            first = f"simulate its scenario first (dse simulate {name} --out DIR; dse solve for its front)"
+        raise SpecError("command line", "PATH", name, f"is {kind}, not a run: {first}, then dse report DIR")
+    if not path.exists():
+        raise SpecError("command line", "PATH", name, "does not exist")
+    folder = path.parent
+    if path.is_file() and path.name in RUN_FILES and any((folder / f).is_file() for f in ("front.json", "summary.csv")):
+        raise SpecError("command line", "PATH", name, f"is a file of the run folder {folder}: give the folder "
+                        f"(dse report {folder})")
+
+
 def _run(args: argparse.Namespace) -> int:
-    if not args.path.exists():
-        raise SpecError("command line", "PATH", str(args.path), "does not exist")
+    _check_reportable(args.path)
     out = args.out if args.out is not None else default_out(args.path)
-    if out.is_dir():
-        raise SpecError("command line", "--out", str(out), "is a folder; give a file")
     if not out.parent.is_dir():
         raise SpecError("command line", "--out", str(out), "its folder does not exist")
+    check_writable_file(out, "command line", "--out")  # a folder, a device, a read-only file or folder: refused
     result = write_report(args.path, out, args.spec)
     print(f"wrote {result.path} ({result.kind} report, {result.size_bytes / 2**20:.2f} MiB, "
           f"{result.build_s:.1f} s)")

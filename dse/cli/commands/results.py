@@ -1,8 +1,8 @@
 """``dse results STORE``: list a batch store's jobs, export its Pareto points, plot its fronts.
 
-``--where EXPR`` filters jobs with a pandas query over the listed columns
-(swept fields by their dotted paths, ``status``, ``front_size``,
-``best_<objective>``, ``wall_s``); ``--export csv|parquet --out FILE`` writes
+``--where EXPR`` filters jobs with a condition over the listed columns and nothing
+else (swept fields by their dotted paths, ``status``, ``front_size``,
+``best_<objective>``, ``wall_s``: :mod:`dse.store.query`); ``--export csv|parquet --out FILE`` writes
 every Pareto point with its job's swept fields as columns; ``--plot --out
 FILE`` draws the fronts of the selected jobs on one axis, colored by a swept
 field (``--color``). ``--salvage NEW`` copies every intact job of a damaged
@@ -17,16 +17,14 @@ type known to matplotlib) and written atomically.
 from __future__ import annotations
 
 import argparse
-import re
-import shutil
 import textwrap
 from pathlib import Path
 from typing import Any
 
-from matplotlib.backend_bases import FigureCanvasBase
-
 from dse.cli.commands import Command, register_command
+from dse.cli.tables import fit_table, terminal_width
 from dse.errors import SpecError
+from dse.store.query import where_mask
 from dse.store.salvage import salvage
 from dse.store.trace import chrome_trace, jobs_timeline, write_trace
 from dse.util.files import check_writable_file, replace_atomically
@@ -36,8 +34,6 @@ from dse.viz.figures import save
 
 #: Characters of a job id shown in the listing (the store, exports and ``--full`` keep all 64).
 SHORT_ID = 12
-#: Width the messages are wrapped to when the terminal's is unknown.
-DEFAULT_WIDTH = 100
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,21 +53,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _filter(frame: Any, expr: str) -> Any:
-    """Rows of ``frame`` where pandas query ``expr`` holds; dotted column names may be written bare."""
-    names = sorted((str(c) for c in frame.columns if not str(c).isidentifier()), key=len, reverse=True)
-    quoted = expr
-    for name in names:
-        quoted = re.sub(rf"(?<![`\w.]){re.escape(name)}(?![\w`])", f"`{name}`", quoted)
-    try:
-        mask = frame.eval(quoted, engine="python")
-    except Exception as exc:  # noqa: BLE001 - any pandas parse or evaluation error is bad input
-        raise SpecError("command line", "--where", expr,
-                        f"{type(exc).__name__}: {exc}; columns are {', '.join(map(str, frame.columns))}") from None
-    import pandas as pd
-
-    if not isinstance(mask, pd.Series) or not pd.api.types.is_bool_dtype(mask) or len(mask) != len(frame):
-        raise SpecError("command line", "--where", expr, "must be a condition (true or false for each job)")
-    return frame[mask]
+    """Rows of ``frame`` where the filter ``expr`` holds: a condition over the columns only
+    (:func:`dse.store.query.where_mask`; dotted column names may be written bare)."""
+    return frame[where_mask(frame, expr)]
 
 
 def _check_out(args: argparse.Namespace) -> Path | None:
@@ -85,6 +69,8 @@ def _check_out(args: argparse.Namespace) -> Path | None:
         raise SpecError("command line", "--out", str(args.out), "give --export csv|parquet, --plot or --trace with it")
     if args.out is not None:
         if args.plot:
+            from matplotlib.backend_bases import FigureCanvasBase
+
             kinds = FigureCanvasBase.get_supported_filetypes()
             suffix = args.out.suffix.lower().lstrip(".")
             if suffix not in kinds:
@@ -116,6 +102,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     out = _check_out(args)
     jobs = jobs_frame(args.store)
+    stored = len(jobs)
     if args.where:
         jobs = _filter(jobs, args.where)
     ids = list(jobs["job"])
@@ -136,6 +123,12 @@ def _run(args: argparse.Namespace) -> int:
         replace_atomically(out, lambda tmp: save(ax, tmp))
         print(f"wrote {out}: fronts of {points['job'].nunique() if len(points) else 0} jobs")
         return 0
+    if not len(jobs) and not stored:
+        print(f"0 jobs: the store {args.store} is empty (dse batch SPEC --store {args.store} fills it)")
+        return 0
+    if not len(jobs):
+        print(f"0 jobs: none of the store's {stored} job{'s' if stored > 1 else ''} meets --where {args.where}")
+        return 0
     print_jobs(jobs, full=args.full)
     counts = jobs["status"].value_counts()
     print(f"\n{len(jobs)} jobs: " + ", ".join(f"{n} {s}" for s, n in counts.items()))
@@ -151,15 +144,18 @@ def print_jobs(jobs: Any, full: bool = False, width: int | None = None) -> None:
     if not full:
         shown = shown.drop(columns=[c for c in ("attempts", "engine_version") if c in shown])
         shown["job"] = shown["job"].str[:SHORT_ID]
-    with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_colwidth", 200,
-                           "display.float_format", "{:.5g}".format):
-        print(shown.to_string(index=False) if len(shown) else "(no jobs)")
+    width = width or terminal_width()
+    if full:  # every column, one line a job: for grep, whatever the terminal
+        with pd.option_context("display.width", 250, "display.max_columns", 60, "display.max_colwidth", 200,
+                               "display.float_format", "{:.5g}".format):
+            print(shown.to_string(index=False) if len(shown) else "(no jobs)")
+    else:
+        print(fit_table(shown, width, key="job") if len(shown) else "(no jobs)")
     rows = zip(jobs["job"], jobs["status"], jobs["message"], strict=True)
     messages = [(str(j), str(s), str(m)) for j, s, m in rows if isinstance(m, str) and m.strip()]
     if not messages:
         return
     print("\nmessages:")
-    width = width or shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
     for job, status, message in messages:
         head = f"{job if full else job[:SHORT_ID]} ({status}): "
         message = message.removeprefix(f"{status}: ")

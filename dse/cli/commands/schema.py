@@ -2,7 +2,7 @@
 
 Built by :func:`dse.runs.schema.spec_schema` from the spec's pydantic models, the
 builders' signatures and the family registry. With ``--out`` it is written to
-``FILE``; otherwise printed. A spec whose first line is
+``FILE`` (checked first, written whole or not at all); otherwise printed. A spec whose first line is
 ``# yaml-language-server: $schema=FILE`` gets completion and validation in
 editors that run the YAML language server (VS Code's YAML extension, Neovim...).
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from dse.cli.commands import Command, register_command
 from dse.errors import SpecError
+from dse.util.files import check_writable_file, write_text
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,11 +32,8 @@ def _run(args: argparse.Namespace) -> int:
     out: Path = args.out
     if out.is_dir():
         raise SpecError("command line", "--out", str(out), "is a folder; give a file name such as dse-spec.schema.json")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
-    except OSError as exc:
-        raise SpecError("command line", "--out", str(out), f"cannot write there: {exc.strerror or exc}") from None
+    check_writable_file(out, "command line", "--out")
+    write_text(out, text)
     print(f"wrote {out}; first line of a spec: # yaml-language-server: $schema={out}")
     return 0
 

@@ -17,11 +17,12 @@ import threading
 from pathlib import Path
 
 from dse.cli.commands import Command, register_command
+from dse.cli.tables import fit_table, terminal_width
 from dse.errors import SpecError
 from dse.store.trace import write_simulation_trace
 from dse.util.files import check_out_folder, mark_partial
 from dse.util.interrupt import Interrupted, StopToken, interruptible
-from dse.util.units import in_output_units
+from dse.util.units import in_output_units, shown_units_note
 
 #: Seconds between checks for a stop while trace.json is written.
 TRACE_POLL_S = 0.05
@@ -35,7 +36,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import pandas as pd
 
     from dse.mapping.registry import family
     from dse.runs.spec import load_spec
@@ -56,9 +56,10 @@ def _run(args: argparse.Namespace) -> int:
         summary = entry.simulate(spec, args.out, seed=seed, quiet=args.quiet)
         if args.out is not None:  # the trace table as a Chrome/Perfetto trace beside it
             _write_trace_unless_stopped(Path(args.out), token)
-    with pd.option_context("display.width", 200, "display.float_format", "{:.5g}".format):
-        print(in_output_units(summary).to_string(index=False))  # mJ per item, as dse solve
-    for line in summary.attrs.get("notes", []):
+    shown = in_output_units(summary)  # mJ per item, as dse solve
+    print(fit_table(shown, terminal_width(), key=str(shown.columns[0])))
+    units = shown_units_note(summary, "summary.csv")  # the file keeps SI units: say both
+    for line in [*([units] if units else []), *summary.attrs.get("notes", [])]:
         print(line)
     if args.out is not None:
         written = sorted(p.name for p in Path(args.out).iterdir() if p.is_file() and not p.name.startswith("."))

@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dse.cost.calibration.model import (
     CACHE_CANDIDATES_BYTES,
@@ -22,6 +21,9 @@ from dse.cost.calibration.model import (
     kernel_terms,
 )
 from dse.errors import SpecError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def mape(predicted: Any, measured: Any) -> float:

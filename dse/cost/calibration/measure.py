@@ -34,10 +34,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dse.cost.calibration.files import (
     FILE_FORMAT,
@@ -78,6 +77,9 @@ from dse.errors import SpecError
 from dse.model.dtypes import DTYPE_BYTES
 from dse.util.interrupt import stop_point
 from dse.util.progress import Progress, silent
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Public names: this module's (measuring) and, as before the split, those of the model, fitting and files modules.
 __all__ = [
@@ -450,6 +452,7 @@ def _sample_frame(rows: dict[tuple[int, int], dict[str, Any]], times: dict[tuple
                   partial: bool = False) -> pd.DataFrame:
     """One row per measured size: its description, the median seconds and the spread (``partial``: also
     the rounds each size was timed, a run cut short by a signal)."""
+    import pandas as pd
     records = []
     for key, row in rows.items():
         values = np.asarray(times[key])
@@ -689,6 +692,7 @@ def _load_average() -> str:
 def report_frame(calibration: Calibration, samples: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per fit: kernel, device, dtype, samples, heldout, mape_heldout, the median
     ``spread`` of its samples over rounds (when ``samples`` are given) and the nonzero coefficients."""
+    import pandas as pd
     records = []
     for f in calibration.fits:
         spread = math.nan

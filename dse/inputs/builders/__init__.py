@@ -13,6 +13,7 @@ built (:func:`dse.inputs.builders.gemm.require_size`).
 * ``gcn``: :mod:`dse.inputs.builders.gcn`;
 * ``gemm``: :mod:`dse.inputs.builders.gemm`;
 * ``random_pipeline``: :mod:`dse.inputs.builders.random_dag`;
+* ``llm``: :mod:`dse.inputs.builders.llm` (models from :mod:`dse.inputs.builders.llm_config`);
 * ``graphsage``, ``gin``, ``cg``, ``pagerank``, ``spmm``: :mod:`dse.inputs.builders.sparse`.
 """
 
@@ -27,9 +28,10 @@ from typing import Any
 from dse.errors import SpecError
 
 # modules, not their functions: ``dse.inputs.builders.gcn`` and ``dse.inputs.builders.gemm`` stay the modules
-from dse.inputs.builders import dnn, gcn, gemm, random_dag, sparse
+from dse.inputs.builders import dnn, gcn, gemm, llm, random_dag, sparse
 from dse.inputs.builders.gemm import SOURCE
 from dse.model.workload import Workload
+from dse.util.numbers import parse_number
 from dse.util.suggest import did_you_mean
 
 __all__ = ["BUILDERS", "SOURCE", "build"]
@@ -41,6 +43,7 @@ BUILDERS: dict[str, Callable[..., Workload]] = {
     "gcn": gcn.gcn,
     "gemm": gemm.gemm,
     "random_pipeline": random_dag.random_pipeline,
+    "llm": llm.llm,
     **sparse.SPARSE_BUILDERS,
 }
 
@@ -57,6 +60,8 @@ def _coerce(builder: str, key: str, value: Any, annotation: Any) -> Any:
     accepted = _accepted(annotation)
     if not accepted:
         return value
+    if int in accepted or float in accepted:
+        value = parse_number(value)
     if value is None:
         if type(None) in accepted:
             return None

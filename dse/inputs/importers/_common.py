@@ -6,12 +6,22 @@ import math
 from pathlib import Path
 
 from dse.errors import SpecError
+from dse.model.workload import MAX_OPS
+from dse.util import files
+from dse.util.limits import IMPORT_BUDGET_ENV, import_budget_mib
 
 
 def read_text(path: str | Path) -> str:
-    """The text of ``path``; :class:`SpecError` naming the path when it is missing or unreadable."""
+    """The text of ``path``; :class:`SpecError` naming the path when it is missing or unreadable, or larger
+    than the import budget (:func:`~dse.util.limits.import_budget_mib`, checked before it is read)."""
     path = Path(path)
     try:
+        size = path.stat().st_size if path.is_file() else 0
+        budget = import_budget_mib()
+        if size > budget * 2**20:
+            raise SpecError(str(path), "<file>", f"{size} bytes",
+                            f"is {size / 2**20:.1f} MiB, more than the {budget:g} MiB an import reads (a "
+                            f"{MAX_OPS:,}-op graph takes about 12 to 40 MiB); {IMPORT_BUDGET_ENV}=MiB raises it")
         return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise SpecError(str(path), "<file>", str(path), "file not found") from None
@@ -24,8 +34,9 @@ def read_text(path: str | Path) -> str:
 
 
 def write_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` (UTF-8, ``\\n`` line ends)."""
-    Path(path).write_text(text, encoding="utf-8", newline="\n")
+    """Write ``text`` to ``path`` (UTF-8, ``\\n`` line ends) whole or not at all
+    (:func:`dse.util.files.write_text`: :class:`~dse.errors.OutputError` for a full disk or a refused path)."""
+    files.write_text(path, text)  # bytes as given: "\n" line ends on every system
 
 
 def fmt_number(value: float) -> str:

@@ -31,11 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import networkx as nx
-
 from dse.errors import SpecError
 from dse.inputs.importers._common import read_text, write_text
 from dse.model.workload import MAX_OPS, MAX_WORK, Op, Workload, validate_workload
+from dse.util.graphs import lexicographic_topological_order
 
 __all__ = ["read_stg", "write_stg"]
 
@@ -173,11 +172,13 @@ def read_stg(path: str | Path, *, keep_dummies: bool = True) -> Workload:
 
 
 def _check_acyclic(source: str, n: int, edges: list[tuple[int, int]], row_line: list[int]) -> None:
+    if len(lexicographic_topological_order(n, edges)) == n:
+        return
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(range(n))
     graph.add_edges_from(edges)
-    if nx.is_directed_acyclic_graph(graph):
-        return
     cycle = nx.find_cycle(graph)
     # every cycle holds an edge p -> t with p > t (a forward reference): report that row
     p, t = next((p, t) for p, t in cycle if p > t)

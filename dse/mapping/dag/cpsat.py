@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
@@ -60,6 +59,8 @@ from dse.mapping.dag.chain_bound import chain_bound
 from dse.util.jit import may_compile
 
 if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
     from dse.mapping.dag.problem import DagProblem
 
 
@@ -186,17 +187,21 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon.
     Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
     :class:`ModelTooLarge` past :data:`MAX_PAIR_CONSTRAINTS`."""
+    from ortools.sat.python import cp_model
     t = problem.tables
     names = modelled_constraints(problem, include)
     tf = problem.tensor_per_device and t.n_edges > 0
     send = np.asarray(t.send_time, dtype=np.int64) if tf else np.zeros(t.n_dev, dtype=np.int64)
+    _check_model_size(problem)
+    check_build_time(deadline, "before the seeds")
     best = best_feasible_seed(problem, seeds)
+    check_build_time(deadline, "the seeds evaluated")
     longest_transfer = t.transfer_over_pairs("transfer_time")[1]
     horizon = _horizon(problem, names, best, send, longest_transfer)
     head, tail, reach = task_device_bounds(problem)
+    check_build_time(deadline, "the task bounds computed")
     lower, notes = _makespan_lower_bound(problem, horizon, reach, send, longest_transfer, deadline)
     horizon = max(horizon, lower)
-    _check_model_size(problem)
 
     model = cp_model.CpModel()
     consumers = problem.structure.adjacency()[1]  # per task its (consumer, edge) pairs, in edge order
@@ -205,13 +210,17 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     release = _device_occupation(model, problem, tasks, remote, send, horizon, deadline)
     _precedences(model, problem, tasks, remote, send, deadline)
     makespan = _makespan(model, tasks, lower, horizon)
+    check_build_time(deadline, "the precedences modelled")
     groups = identical_groups(problem)
     _identical_device_cuts(model, problem, tasks, groups, sends=bool(send.any()))
+    check_build_time(deadline, "the device-class cuts modelled")
     used = used_literals(model, tasks.x, t.n_ops, t.n_dev)
     energy = (_energy(model, problem, tasks.x, remote, consumers, used, makespan, horizon, deadline)
               if any(o.name == "energy" for o in problem.objectives) else None)
     values = {"makespan": makespan, "energy": energy}
+    check_build_time(deadline, "the energy modelled")
     add_constraint_components(problem, names, ModelContext(model, t, tasks.x, values))
+    check_build_time(deadline, "the constraints modelled")
 
     reading = _ScheduleReading(problem, model, tasks, release, remote, consumers)
     rule = ", TF send rule" if tf else ""

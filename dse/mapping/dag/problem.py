@@ -37,9 +37,13 @@ from pydantic import BaseModel, ConfigDict, StrictBool
 from dse.cost import CostTables
 from dse.errors import InfeasibleError, SpecError
 from dse.mapping.base import (
+    Activity,
+    Breakdown,
     DecodedMapping,
+    DeviceCost,
     Evaluation,
     Formulation,
+    LinkCost,
     MappingProblem,
     Objective,
     leading_device_genes,
@@ -52,6 +56,7 @@ from dse.mapping.constraints import (
     MemoryCapacity,
     describe_slack,
 )
+from dse.mapping.dag.objective_bounds import lower_bounds
 from dse.mapping.dag.structure import DagStructure, list_schedule_population
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
@@ -79,7 +84,8 @@ def _objective(name: str, tables: CostTables) -> Objective:
 
 @dataclass(frozen=True)
 class DagSchedule(DecodedMapping):
-    """A decoded schedule: per task its device, start, compute finish and device-release time."""
+    """A decoded schedule: per task its device, start, compute finish and device-release time, and where
+    its time and energy go (``costs``)."""
 
     task_names: tuple[str, ...]
     device_names: tuple[str, ...]
@@ -91,6 +97,7 @@ class DagSchedule(DecodedMapping):
     makespan: int
     energy: int
     time_unit: str
+    costs: Breakdown
     constraint_slack: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -106,13 +113,25 @@ class DagSchedule(DecodedMapping):
     def assignment(self) -> dict[str, str]:
         return {name: self.device_names[d] for name, d in zip(self.task_names, self.device.tolist(), strict=True)}
 
+    def breakdown(self) -> Breakdown:
+        return self.costs
+
     def explain(self) -> str:
-        lines = [f"makespan {self.makespan} {self.time_unit}, energy {self.energy * 1e-9:.4g} mJ"]
-        for d, name in enumerate(self.device_names):
-            mine = self.device == d
-            busy = int((self.release[mine] - self.start[mine]).sum())
-            lines.append(f"  {name}: {int(mine.sum())} tasks, busy {busy} {self.time_unit} "
-                         f"({busy / max(self.makespan, 1):.0%})")
+        """A readable multi-line account of the schedule (per-device and per-link figures from
+        :meth:`breakdown`)."""
+        costs = self.costs
+        mj = costs.millijoules
+        lines = [f"makespan {self.makespan} {self.time_unit}, energy {mj(self.energy):.4g} mJ "
+                 f"(ops {mj(costs.dynamic_energy):.3g} mJ, transfers {mj(costs.transfer_energy):.3g} mJ, "
+                 f"idle {mj(costs.idle_energy):.3g} mJ)"]
+        for dev in costs.devices:
+            energy = (f", energy {mj(dev.dynamic_energy):.3g} mJ + idle {mj(dev.idle_energy):.3g} mJ"
+                      if dev.ops else "")
+            lines.append(f"  {dev.name}: {dev.ops} tasks, busy {dev.busy} {self.time_unit} "
+                         f"({dev.busy / max(self.makespan, 1):.0%}){energy}")
+        for link in costs.links:
+            lines.append(f"  {link.name}: {len([a for a in costs.transfers if a.where == link.name])} transfers, "
+                         f"{link.busy} {self.time_unit} in all, energy {mj(link.energy):.3g} mJ")
         for name, slack in self.constraint_slack.items():
             lines.append(describe_slack(name, slack))
         rows = self.schedule
@@ -288,17 +307,29 @@ class DagProblem(MappingProblem):
         return P
 
     def _transfer_energy(self, dev: np.ndarray) -> np.ndarray:
-        """Transfer energy per genome of ``dev`` (pop, n), read through the tables' per-edge accessor."""
+        """Transfer energy per genome of ``dev`` (pop, n): the sum of :meth:`edge_transfer_energies`."""
+        if not self.tables.n_edges or not self.tables.has_transfer_energy:
+            return np.zeros(len(dev), dtype=np.int64)
+        return self.edge_transfer_energies(dev).sum(axis=1)
+
+    def edge_transfer_energies(self, dev: np.ndarray) -> np.ndarray:
+        """Per genome of ``dev`` (pop, n) and edge, the energy its transfer spends (pop, n_edges), read through
+        the tables' per-edge accessor. Under the TF rules (``tensor_per_device``) a producer's tensor crosses
+        to each remote device once: that send's energy is on the first edge (in edge order) from the producer
+        to that device, the producer's other edges to it spend nothing."""
         t = self.tables
         st = self.structure
         if not t.n_edges or not t.has_transfer_energy:
-            return np.zeros(len(dev), dtype=np.int64)
+            return np.zeros((len(dev), t.n_edges), dtype=np.int64)
         if not self.tensor_per_device:
-            return t.edge_transfer_energy(np.arange(t.n_edges)[None, :], dev[:, st.src], dev[:, st.dst]).sum(axis=1)
-        rows, producers, remote, _ = st.remote_sends(dev, t.n_dev)
-        energy = t.edge_transfer_energy(st.first_out[producers], dev[rows, producers], remote)
-        out = np.zeros(len(dev), dtype=np.int64)
-        np.add.at(out, rows, energy)
+            return t.edge_transfer_energy(np.arange(t.n_edges)[None, :], dev[:, st.src], dev[:, st.dst])
+        remote = dev[:, st.dst]
+        rows, edges = np.nonzero(dev[:, st.src] != remote)  # crossing edges, by genome then edge
+        _, first = np.unique((rows * self.n_tasks + st.src[edges]) * t.n_dev + remote[rows, edges], return_index=True)
+        rows, edges = rows[first], edges[first]  # one per (genome, producer, remote device): its first edge
+        producers = st.src[edges]
+        out = np.zeros((len(dev), t.n_edges), dtype=np.int64)
+        out[rows, edges] = t.edge_transfer_energy(st.first_out[producers], dev[rows, producers], remote[rows, edges])
         return out
 
     def schedule_population(self, dev: np.ndarray, keys: np.ndarray, insertion: bool = False):
@@ -318,10 +349,51 @@ class DagProblem(MappingProblem):
         n = self.n_tasks
         x = self.checked_genomes(x)[0]
         order, start, finish, release, makespan = self._place(x, self.insertion if insertion is None else insertion)
-        energy = self._energy_of(x[:n], makespan)
-        G = self._violations(x[:n], makespan, energy)
-        return DagSchedule(t.op_names, t.device_names, x[:n].copy(), start, finish, release, order, makespan, energy,
-                           t.time_unit, self.slack(G))
+        scored = self._population(x[None, :n], np.array([makespan], dtype=np.int64))
+        G = np.array([c.violation(scored)[0] for c in self.constraints])
+        energy = int(scored.values["energy"][0])
+        costs = self._breakdown(x[:n], start, finish, release, makespan, energy)
+        return DagSchedule(t.op_names, t.device_names, x[:n].copy(), start, finish, release, order, makespan,
+                           energy, t.time_unit, costs, self.slack(G))
+
+    def _breakdown(self, dev: np.ndarray, start: np.ndarray, finish: np.ndarray, release: np.ndarray,
+                   makespan: int, energy: int) -> Breakdown:
+        """The costs of one schedule (device per task ``dev``, placed at ``start``/``finish``/``release``;
+        ``makespan`` and ``energy`` the evaluator's):
+        per task its energy on its device; per device its tasks' busy time (sends included) and energy, and
+        its idle power over the makespan when it runs a task; per transfer (an edge whose data takes time or
+        energy to move) the time from its producer's finish to its arrival and its energy
+        (:meth:`edge_transfer_energies`); per link the sum of its transfers."""
+        t = self.tables
+        n, names = self.n_tasks, t.device_names
+        op_energy = t.energy[np.arange(n), dev]
+        ops = tuple(Activity(t.op_names[i], names[dev[i]], int(start[i]), int(finish[i]), int(op_energy[i]))
+                    for i in range(n))
+        delay, _ = self.structure.send_delays(dev, t, self.tensor_per_device)
+        edge_energy = self.edge_transfer_energies(dev[None, :])[0]
+        transfers = []
+        for e, (s, d) in enumerate(np.asarray(t.edges).tolist()):
+            a, b = int(dev[s]), int(dev[d])
+            if delay[e] or edge_energy[e]:  # data that takes time or energy to move
+                begin = int(finish[s])
+                transfers.append(Activity(f"{t.op_names[s]}->{t.op_names[d]}", f"link {names[a]}->{names[b]}", begin,
+                                          begin + int(delay[e]), int(edge_energy[e])))
+        count = np.bincount(dev, minlength=t.n_dev)
+        busy, dynamic, memory = (np.zeros(t.n_dev, dtype=np.int64) for _ in range(3))
+        np.add.at(busy, dev, release - start)
+        np.add.at(dynamic, dev, op_energy)
+        np.add.at(memory, dev, t.mem[np.arange(n), dev])
+        devices = tuple(DeviceCost(names[k], int(count[k]), int(busy[k]), int(dynamic[k]),
+                                   int(t.idle_power_mw[k]) * makespan if count[k] else 0, int(memory[k]),
+                                   int(t.mem_capacity[k])) for k in range(t.n_dev))
+        links: dict[str, list[int]] = {}
+        for move in transfers:
+            link = links.setdefault(move.where, [0, 0])
+            link[0] += move.finish - move.start
+            link[1] += move.energy
+        return Breakdown(devices, tuple(LinkCost(name, busy_, spent) for name, (busy_, spent) in links.items()), ops,
+                         tuple(transfers), {"makespan": makespan, "energy": energy}, t.time_unit,
+                         t.display_time_unit, t.display_per_time_unit, "schedule")
 
     def _place(self, x: np.ndarray, insertion: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
         """List-schedule one genome: ``(order, start, finish, release, makespan)``, nothing else computed."""
@@ -331,18 +403,6 @@ class DagProblem(MappingProblem):
         kept = list(self._recent_makespans.items())[1 - self._RECENT:]  # a new dict, never changed in place:
         self._recent_makespans = dict([*kept, ((x.tobytes(), insertion), int(makespan[0]))])  # safe across threads
         return order[0], start[0], finish[0], release[0], int(makespan[0])
-
-    def _violations(self, dev: np.ndarray, makespan: int, energy: int) -> np.ndarray:
-        P = Population(self.flat, dev[:, None].copy(), {"makespan": np.array([makespan]), "energy": np.array([energy])})
-        return np.array([c.violation(P)[0] for c in self.constraints])
-
-    def _energy_of(self, dev: np.ndarray, makespan: int) -> int:
-        t = self.tables
-        n = self.n_tasks
-        used = np.zeros(t.n_dev, dtype=bool)
-        used[dev] = True
-        return int(t.energy[np.arange(n), dev].sum() + self._transfer_energy(dev[None, :])[0]
-                   + (used * t.idle_power_mw).sum() * makespan)
 
     def assignment(self, genome: Sequence[int]) -> dict[str, str]:
         """Op name -> device name: the first ``n_ops`` genes are device indices."""
@@ -396,6 +456,21 @@ class DagProblem(MappingProblem):
                                else " (infeasibility not proven)"))
         return super().diagnose(time_limit, candidates, proven)
 
+    def quantity_bounds(self) -> dict[str, float]:
+        """Every schedule's ``makespan`` at most: every task one after another at its slowest allowed time,
+        after every transfer at its slowest device pair and, under the TF paper's send rule, every send (the
+        CP-SAT model's horizon, :mod:`dse.mapping.dag.cpsat`, counts the same; a device's transfers to itself
+        count too where the tables give them)."""
+        t = self.tables
+        n, m = t.n_ops, t.n_dev
+        longest = t.transfer_over_pairs("transfer_time")[1]
+        if t.n_edges and t.transfer_is_explicit("transfer_time"):
+            diagonal = np.arange(m)
+            longest = np.maximum(longest, t.transfer_time[:, diagonal, diagonal].max(axis=1))
+        send = int(np.max(t.send_time, initial=0)) if self.tensor_per_device and t.n_edges else 0
+        slowest = int(np.where(t.allowed, t.time, 0).max(axis=1).sum())
+        return {"makespan": float(slowest + int(longest.sum()) + (n + t.n_edges) * max(m - 1, 0) * send)}
+
     def critical_path_bound(self) -> int:
         """Longest path with each task at its fastest allowed time and free transfers: a makespan lower bound."""
         t = self.tables
@@ -413,6 +488,11 @@ class DagProblem(MappingProblem):
         from dse.mapping.dag.bounds import communication_bound
 
         return communication_bound(self)
+
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Least makespan and energy of every feasible schedule within ``at_most``: the critical path and the
+        assignment's linear relaxation (:mod:`dse.mapping.dag.objective_bounds`)."""
+        return lower_bounds(self, at_most)
 
     def exact_unsupported(self) -> str | None:
         """None: the CP-SAT model covers every dag problem, the TF paper's send rules included."""

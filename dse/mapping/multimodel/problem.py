@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dse.cost import CostTables
 from dse.cost.accelerator import AcceleratorCostModel, MultiModelTables
 from dse.errors import SpecError
-from dse.mapping.base import DecodedMapping, MappingProblem, Objective
+from dse.mapping.base import Breakdown, DecodedMapping, DeviceCost, MappingProblem, Objective
 from dse.mapping.multimodel.inputs import resolve_scenario, resolve_system
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
@@ -100,19 +100,35 @@ class MultiModelMapping(DecodedMapping):
     reference: SimResult
     uxcost: int
     model_names: tuple[str, ...]
+    costs: Breakdown
     constraint_slack: dict[str, float] = field(default_factory=dict)
     schedule: list[tuple[str, str, int, int]] = field(default_factory=list)
 
     def assignment(self) -> dict[str, str]:
         return dict(self.device_of_op)
 
+    def breakdown(self) -> Breakdown:
+        return self.costs
+
     def values(self) -> dict[str, int]:
         return {"uxcost": self.uxcost, "energy": self.result.energy_pj}
 
     def explain(self) -> str:
-        r, ref = self.result, self.reference
+        """The run's UXCost against FCFS, each accelerator's share (from :meth:`breakdown`) and each model's
+        priority, blocks and missed frames."""
+        r, ref, costs = self.result, self.reference, self.costs
+
+        def joules(value: int) -> float:
+            return costs.millijoules(value) * 1e-3
+
         lines = [f"UXCost {self.uxcost / UX_SCALE:.4g} (energy {r.energy_j:.4g} J vs FCFS {ref.energy_j:.4g} J; "
-                 f"missed {r.missed} vs FCFS {ref.missed} of {int(r.frames.sum())} frames)"]
+                 f"missed {r.missed} vs FCFS {ref.missed} of {int(r.frames.sum())} frames)",
+                 f"energy over the {costs.display_time(r.horizon_ns):.4g} {costs.display_time_unit} run: "
+                 f"blocks {joules(costs.dynamic_energy):.4g} J, idle {joules(costs.idle_energy):.4g} J"]
+        for dev in costs.devices:
+            lines.append(f"  {dev.name}: {dev.ops} blocks mapped, busy {costs.display_time(dev.busy):.4g} "
+                         f"{costs.display_time_unit}, energy {joules(dev.dynamic_energy):.4g} J + idle "
+                         f"{joules(dev.idle_energy):.4g} J")
         for m, name in enumerate(self.model_names):
             blocks = [dev for op, dev in self.device_of_op.items() if op.startswith(f"{name}/")]
             lines.append(f"  {name}: priority {self.priority[name]}, blocks on {', '.join(blocks)}; "
@@ -210,11 +226,26 @@ class MultiModelProblem(MappingProblem):
         x = self.checked_genomes(x)[0]
         n = self.tables.n_ops
         result = self.run(x)
+        uxcost = self._ux(result)
         return MultiModelMapping(
             device_of_op={op: self.tables.device_names[int(d)] for op, d in zip(self.tables.op_names, x[:n], strict=True)},
             priority={m.name: int(p) for m, p in zip(self._scenario.models, x[n:], strict=True)},
-            result=result, reference=self.reference, uxcost=self._ux(result),
-            model_names=tuple(m.name for m in self._scenario.models))
+            result=result, reference=self.reference, uxcost=uxcost,
+            model_names=tuple(m.name for m in self._scenario.models),
+            costs=self._breakdown(x[:n], result, uxcost))
+
+    def _breakdown(self, devices: np.ndarray, result: SimResult, uxcost: int) -> Breakdown:
+        """The simulated run's costs per accelerator: the blocks mapped to it (``devices``: the genome's
+        accelerator genes), its busy time, what its executed blocks spent and its idle energy over the
+        horizon, as the simulator booked them; no links, ops or transfers (a block runs once per frame: the
+        simulated frames are the run's timeline)."""
+        t = self.tables
+        mapped = np.bincount(devices, minlength=t.n_dev)
+        costs = tuple(DeviceCost(name, int(mapped[d]), int(result.busy_ns[d]), int(result.block_energy_pj[d]),
+                                 int(result.acc_energy_pj[d] - result.block_energy_pj[d]))
+                      for d, name in enumerate(t.device_names))
+        return Breakdown(costs, (), (), (), {"uxcost": uxcost, "energy": result.energy_pj}, t.time_unit,
+                         t.display_time_unit, t.display_per_time_unit, "run")
 
     def baselines(self) -> dict[str, np.ndarray]:
         """The static whole-model partition, Herald-style layer-block assignment and every accelerator alone

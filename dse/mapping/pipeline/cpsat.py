@@ -7,9 +7,10 @@ idle term ``used[d] * idle[d] * period``; with a deadline or a latency
 objective, start times with assignment-dependent transfer delays.
 
 With DVFS levels (:mod:`dse.cost.dvfs`): ``z[d, l]`` (device d at level l, exactly
-one per device with a frequency gene) and ``w[i, d, l]`` (op i on device d at
-level l: ``sum_l w[i, d, l] == x[i, d]`` and ``w[i, d, l] <= z[d, l]``, so it
-is exactly the product); op times and energies are read from the level tables.
+one per device with a frequency gene; level 0 when the device runs no op, as
+``repair`` gives it, so one mapping has one genome) and ``w[i, d, l]`` (op i on
+device d at level l: ``sum_l w[i, d, l] == x[i, d]`` and ``w[i, d, l] <= z[d, l]``,
+so it is exactly the product); op times and energies are read from the level tables.
 
 :func:`build_pipeline_model` reads as its phases, in the order they add to the model: the assignment
 and level literals, the device loads, the edge routes and link loads, the period, the energy, the
@@ -24,11 +25,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import (
+    ModelTooLarge,
     add_constraint_components,
     assigned_devices,
     check_build_time,
@@ -43,10 +44,21 @@ from dse.mapping.cpsat_common import (
     work_bound,
 )
 from dse.util.interrupt import interruptible, run_cpsat
+from dse.util.limits import budget_from_env
 
 if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
     from dse.cost import CostTables, LevelTables
     from dse.mapping.pipeline.problem import PipelineProblem
+
+#: Most literals a pipeline CP-SAT model may have (one per allowed op-device pair and one per edge and
+#: allowed device pair), unless :data:`MODEL_BUDGET_ENV` says otherwise: a larger model is refused before
+#: any of it is built (20,000 ops on 64 devices: 1.28 million assignment literals and up to 82
+#: million edge-pair ones, where Python spends hundreds of bytes and microseconds on each).
+MAX_MODEL_LITERALS = 2_000_000
+#: The environment variable that raises (or lowers) :data:`MAX_MODEL_LITERALS`.
+MODEL_BUDGET_ENV = "DSE_MAX_CPSAT_LITERALS"
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,7 +124,7 @@ class _AssignmentReading:
         """Replace the model's hints by ``genome``: assignment, level and edge-route literals."""
         model, n, edges = self.model, self.problem.tables.n_ops, self.problem.tables.edges
         model.clear_hints()
-        genome = np.asarray(genome, dtype=np.int64)
+        genome = self.problem.canonical_levels(np.asarray(genome, dtype=np.int64))  # the model fixes idle levels
         hint_assignment(model, self.x, genome)
         if self.problem.levels is not None:
             level_of = {int(d): int(genome[n + k]) for k, d in enumerate(self.problem.dvfs_devices)}
@@ -130,9 +142,12 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
                          deadline: float | None = None) -> Formulation:
     """Build the model; ``include`` names the constraints to model (default: all of the problem's).
 
-    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``."""
+    Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
+    :class:`ModelTooLarge` (before building anything) past the literal budget (:func:`_check_model_size`)."""
+    from ortools.sat.python import cp_model
     t = problem.tables
     names = modelled_constraints(problem, include)
+    _check_model_size(t)
     model = cp_model.CpModel()
     x = _assignment_literals(model, t)
     levels = _level_literals(model, problem, x)
@@ -144,6 +159,7 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     period_floor = _period_floor(problem)
     period = _period(model, period_floor, big_time, device_load, link_load)
     used = used_literals(model, x, t.n_ops, t.n_dev)
+    _fix_idle_levels(model, problem, levels, used)
     energy = _energy(model, problem, costs, routes, used, period, period_floor, device_load, link_load, big_time)
     latency = (_latency(model, t, costs, routes, big_time)
                if "deadline" in names or any(o.name == "latency" for o in problem.objectives) else None)
@@ -156,6 +172,20 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
              + (f", {len(levels.z)} level vars" if levels.z else "")]
     return Formulation(model, objective_variables(problem, values), reading.to_genome, reading.hint, notes,
                        quantities)
+
+
+def _check_model_size(t: CostTables) -> None:
+    """Raise :class:`ModelTooLarge` naming the model's size and the budget when its assignment and edge-pair
+    literals (counted from the allowed pairs, nothing built) exceed :data:`MAX_MODEL_LITERALS` or
+    ``$DSE_MAX_CPSAT_LITERALS``."""
+    per_op = t.allowed.sum(axis=1).astype(np.int64)
+    assignment = int(per_op.sum())
+    edge_pairs = int((per_op[t.edges[:, 0]] * per_op[t.edges[:, 1]]).sum()) if t.n_edges else 0
+    budget = budget_from_env(MODEL_BUDGET_ENV, MAX_MODEL_LITERALS)
+    if assignment + edge_pairs > budget:
+        raise ModelTooLarge(f"{assignment + edge_pairs:,} literals ({assignment:,} assignment, {edge_pairs:,} "
+                            f"edge-pair) exceed the budget of {budget:,.0f} ({MODEL_BUDGET_ENV} raises it); "
+                            "use nsga2 or memetic at this size")
 
 
 def _assignment_literals(model: cp_model.CpModel, t: CostTables) -> dict[tuple[int, int], cp_model.IntVar]:
@@ -190,6 +220,14 @@ def _level_literals(model: cp_model.CpModel, problem: PipelineProblem,
                     model.add_implication(w[i, d, level], z[d, level])
                 model.add(sum(w[i, d, level] for level in range(int(levels.count[d]))) == x[i, d])
     return _LevelLiterals(z, w)
+
+
+def _fix_idle_levels(model: cp_model.CpModel, problem: PipelineProblem, levels: _LevelLiterals, used: list) -> None:
+    """A DVFS device that runs no op is at level 0 (``not used[d] -> z[d, 0]``), as :meth:`PipelineProblem.repair`
+    puts it: its level changes no cost (an idle device's power does not depend on its clock), so without this
+    the solver would pick it arbitrarily and one mapping could come back with different level genes."""
+    for device in problem.dvfs_devices:
+        model.add_implication(used[int(device)].Not(), levels.z[int(device), 0])
 
 
 def _time_bound(problem: PipelineProblem) -> int:
@@ -322,6 +360,7 @@ def diagnose_pipeline(problem: PipelineProblem, time_limit: float = 10.0) -> str
     under the others, each with CP-SAT. Returns a one-line message; raises
     :class:`~dse.errors.InfeasibleError` for what a static check already proves.
     """
+    from ortools.sat.python import cp_model
     problem.check_feasible()
     by_name = {c.name: c for c in problem.constraints}
 
@@ -367,6 +406,7 @@ def _solve_interruptibly(solver: cp_model.CpSolver, model: cp_model.CpModel) -> 
 
 def _min_average_power(problem: PipelineProblem, include: list[str], time_limit: float) -> float | None:
     """min over mappings of energy / period (W), by Dinkelbach iterations on CP-SAT."""
+    from ortools.sat.python import cp_model
     ratio = None
     for _ in range(30):
         form = problem.cpsat(include=include)

@@ -30,8 +30,12 @@ from dse.cost import CostTables
 from dse.cost.dvfs import LevelTables, attach_levels, levels_of, scaled_levels
 from dse.errors import SpecError
 from dse.mapping.base import (
+    Activity,
+    Breakdown,
     DecodedMapping,
+    DeviceCost,
     Formulation,
+    LinkCost,
     MappingProblem,
     Objective,
     leading_device_genes,
@@ -45,6 +49,7 @@ from dse.mapping.constraints import (
     describe_slack,
     readable_bytes,
 )
+from dse.mapping.pipeline.bounds import lower_bounds
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
 
@@ -74,25 +79,22 @@ def _objective(name: str, tables: CostTables) -> Objective:
 
 @dataclass(frozen=True)
 class PipelineMapping(DecodedMapping):
-    """One decoded pipeline mapping: per-device and per-link costs, and what binds.
+    """One decoded pipeline mapping: what binds, and where one item's time and energy go (``costs``).
 
-    ``schedule``: one item's ``(op, device, start, finish)`` rows, ops in topological order.
+    ``schedule``: one item's ``(op, device, start, finish)`` rows, ops in topological order;
+    ``link_load``: the transfer time per directed device pair that carries data.
     """
 
     device_of_op: dict[str, str]
-    device_load: dict[str, int]
-    device_memory: dict[str, tuple[int, int]]
     link_load: dict[tuple[str, str], int]
     period: int
     latency: int
     energy: int
-    energy_breakdown: dict[str, int]
-    time_unit: str
     seconds_per_time_unit: float
     bottleneck: str
+    costs: Breakdown
     constraint_slack: dict[str, float] = field(default_factory=dict)
     schedule: list[tuple[str, str, int, int]] = field(default_factory=list)
-    device_level: dict[str, str] = field(default_factory=dict)
 
     def assignment(self) -> dict[str, str]:
         return dict(self.device_of_op)
@@ -100,26 +102,39 @@ class PipelineMapping(DecodedMapping):
     def values(self) -> dict[str, int]:
         return {"period": self.period, "energy": self.energy, "latency": self.latency}
 
+    def breakdown(self) -> Breakdown:
+        return self.costs
+
+    @property
+    def device_level(self) -> dict[str, str]:
+        """The operating point of every DVFS device that runs an op (``{"gpu": "765 MHz"}``)."""
+        return {d.name: d.level for d in self.costs.devices if d.level is not None}
+
     def explain(self) -> str:
-        """A readable multi-line account of the mapping."""
+        """A readable multi-line account of the mapping (every figure from :meth:`breakdown`)."""
         s = self.seconds_per_time_unit
+        costs = self.costs
+        mj = costs.millijoules
         lines = [
             f"period {self.period * s * 1e3:.4g} ms (throughput {1 / max(self.period * s, 1e-300):.4g} items/s), "
             f"bottleneck {self.bottleneck}",
-            f"latency {self.latency * s * 1e3:.4g} ms; energy {self.energy * 1e-9:.4g} mJ/item "
-            + "(" + ", ".join(f"{k} {v * 1e-9:.3g} mJ" for k, v in self.energy_breakdown.items()) + ")",
+            f"latency {self.latency * s * 1e3:.4g} ms; energy {mj(self.energy):.4g} mJ/item "
+            f"(ops {mj(costs.dynamic_energy):.3g} mJ, transfers {mj(costs.transfer_energy):.3g} mJ, "
+            f"idle {mj(costs.idle_energy):.3g} mJ)",
         ]
-        for dev, load in self.device_load.items():
-            ops = [op for op, d in self.device_of_op.items() if d == dev]
-            used, cap = self.device_memory[dev]
-            share = load / self.period if self.period else 0.0
-            level = f" at {self.device_level[dev]}" if dev in self.device_level else ""
+        for dev in costs.devices:
+            ops = [op for op, d in self.device_of_op.items() if d == dev.name]
+            share = dev.busy / self.period if self.period else 0.0
+            level = f" at {dev.level}" if dev.level is not None else ""
+            energy = (f", energy {mj(dev.dynamic_energy):.3g} mJ + idle {mj(dev.idle_energy):.3g} mJ"
+                      if dev.ops else "")
             lines.append(
-                f"  {dev}{level}: {len(ops)} ops, busy {load * s * 1e3:.4g} ms/item ({share:.0%} of period), "
-                f"memory {readable_bytes(used)} of {readable_bytes(cap)}" + (f": {', '.join(ops)}" if ops else "")
+                f"  {dev.name}{level}: {dev.ops} ops, busy {dev.busy * s * 1e3:.4g} ms/item ({share:.0%} of period)"
+                f"{energy}, memory {readable_bytes(dev.memory or 0)} of {readable_bytes(dev.capacity or 0)}"
+                + (f": {', '.join(ops)}" if ops else "")
             )
-        for (a, b), load in self.link_load.items():
-            lines.append(f"  link {a} -> {b}: {load * s * 1e3:.4g} ms/item")
+        for link in costs.links:
+            lines.append(f"  {link.name}: {link.busy * s * 1e3:.4g} ms/item, energy {mj(link.energy):.3g} mJ")
         for name, slack in self.constraint_slack.items():
             lines.append(describe_slack(name, slack))
         return "\n".join(lines)
@@ -189,7 +204,8 @@ class PipelineProblem(MappingProblem):
         return np.concatenate([ops, self.levels.count[self.dvfs_devices] - 1])
 
     def repair(self, X: np.ndarray) -> np.ndarray:
-        """Clip to bounds and move ops off devices that cannot run them (to their fastest allowed device)."""
+        """Clip to bounds, move ops off devices that cannot run them (to their fastest allowed device) and
+        give every DVFS device that runs no op level 0 (:meth:`canonical_levels`)."""
         n = self.tables.n_ops
         X = np.clip(self.integer_genomes(X), self.lower, self.upper)
         devices = X[..., :n]
@@ -198,6 +214,20 @@ class PipelineProblem(MappingProblem):
             X = X.copy()
             fixed = X[..., :n]
             fixed[bad] = np.broadcast_to(self._fastest, devices.shape)[bad]
+        return self.canonical_levels(X)
+
+    def canonical_levels(self, X: np.ndarray) -> np.ndarray:
+        """``X`` (one genome or a population) with the level gene of every DVFS device that runs no op set
+        to 0: such a gene changes no cost (an idle device's power does not depend on its clock), so one
+        mapping has one genome. Returns ``X`` itself when nothing changes."""
+        if not len(self.dvfs_devices):
+            return X
+        n = self.tables.n_ops
+        idle = ~(X[..., :n, None] == self.dvfs_devices).any(axis=-2)  # (..., dvfs devices)
+        if not (idle & (X[..., n:] != 0)).any():
+            return X
+        X = X.copy()
+        X[..., n:][idle] = 0
         return X
 
     def level_matrix(self, X: np.ndarray) -> np.ndarray:
@@ -216,9 +246,10 @@ class PipelineProblem(MappingProblem):
                           dtype=np.int64)
 
     def with_levels(self, devices: np.ndarray, levels: np.ndarray | None = None) -> np.ndarray:
-        """A full genome from device genes ``devices`` and DVFS genes ``levels`` (default: fastest levels)."""
+        """A full genome from device genes ``devices`` and DVFS genes ``levels`` (default: fastest levels),
+        the levels of devices that run no op set to 0 (:meth:`canonical_levels`)."""
         lv = self.fastest_levels() if levels is None else np.asarray(levels, dtype=np.int64)
-        return np.concatenate([np.asarray(devices, dtype=np.int64), lv])
+        return self.canonical_levels(np.concatenate([np.asarray(devices, dtype=np.int64), lv]))
 
     # ------------------------------------------------------------------ evaluation
     def _prepare(self) -> None:
@@ -321,62 +352,100 @@ class PipelineProblem(MappingProblem):
         return leading_device_genes(self.tables, self.checked_genomes(genome)[0])
 
     def describe(self, genome: Sequence[int]) -> str:
-        """Where the ops go, then each DVFS device's frequency (``... @ gpu 765 MHz``)."""
+        """Where the ops go, then the frequency of each DVFS device that runs an op (``... @ gpu 765 MHz``)."""
         text = super().describe(genome)
         if self.levels is None:
             return text
+        x = self.checked_genomes(genome)[0]
         n, names = self.tables.n_ops, self.tables.device_names
-        levels = ", ".join(f"{names[d]} {self.levels.label(int(d), int(genome[n + k]))}"
-                           for k, d in enumerate(self.dvfs_devices))
-        return f"{text} @ {levels}"
+        used = set(x[:n].tolist())
+        levels = ", ".join(f"{names[d]} {self.levels.label(int(d), int(x[n + k]))}"
+                           for k, d in enumerate(self.dvfs_devices) if int(d) in used)
+        return f"{text} @ {levels}" if levels else text
 
     # ------------------------------------------------------------------ decoding
     def decode(self, x: np.ndarray) -> PipelineMapping:
+        """The mapping of genome ``x``: its evaluated loads, what binds and its :meth:`_breakdown`."""
         t = self.tables
         x = self.checked_genomes(x)[0]
         ev = self.evaluate(x[None, :], metrics=True)
         m = ev.metrics
         names = t.device_names
-        loads = {names[d]: int(m["device_load"][0, d]) for d in range(t.n_dev)}
-        mem_used = np.zeros(t.n_dev, dtype=np.int64)
-        np.add.at(mem_used, x[: t.n_ops], t.mem[np.arange(t.n_ops), x[: t.n_ops]])
+        period = int(m["period"][0])
         link = m["link_load"][0].reshape(t.n_dev, t.n_dev)
         links = {(names[a], names[b]): int(link[a, b]) for a in range(t.n_dev) for b in range(t.n_dev) if link[a, b] > 0}
-        period = int(m["period"][0])
-        candidates = [(v, f"device {k}") for k, v in loads.items()] + [(v, f"link {a}->{b}") for (a, b), v in links.items()]
-        bottleneck = max(candidates)[1] if candidates else "none"
-        slack = self.slack(ev.G[0])
-        op_time = t.time[np.arange(t.n_ops), x[: t.n_ops]]
-        device_level: dict[str, str] = {}
-        if self.levels is not None:
-            level = self.level_matrix(x)[:, 0]
-            op_time = self.levels.time[level[x[: t.n_ops]], np.arange(t.n_ops), x[: t.n_ops]]
-            device_level = {names[d]: self.levels.label(int(d), int(level[d])) for d in self.dvfs_devices}
-        schedule, cursor = [], dict.fromkeys(names, 0)
-        for op in t.topological_order():
-            dev = names[x[op]]
-            schedule.append((t.op_names[op], dev, cursor[dev], cursor[dev] + int(op_time[op])))
-            cursor[dev] += int(op_time[op])
+        costs = self._breakdown(x, period, int(m["latency"][0]), int(m["energy"][0]), m["device_load"][0], link)
+        candidates = ([(d.busy, f"device {d.name}") for d in costs.devices]
+                      + [(v, f"link {a}->{b}") for (a, b), v in links.items()])
         return PipelineMapping(
             device_of_op={t.op_names[i]: names[x[i]] for i in range(t.n_ops)},
-            device_level=device_level,
-            device_load=loads,
-            device_memory={names[d]: (int(mem_used[d]), int(t.mem_capacity[d])) for d in range(t.n_dev)},
             link_load=links,
             period=period,
-            latency=int(m["latency"][0]),
-            energy=int(m["energy"][0]),
-            energy_breakdown={
-                "ops": int(m["op_energy"][0]),
-                "transfers": int(m["transfer_energy"][0]),
-                "idle": int(m["idle_energy"][0]),
-            },
-            time_unit=t.time_unit,
+            latency=costs.totals["latency"],
+            energy=costs.totals["energy"],
             seconds_per_time_unit=t.seconds_per_time_unit,
-            bottleneck=bottleneck,
-            constraint_slack=slack,
-            schedule=schedule,
+            bottleneck=max(candidates)[1] if candidates else "none",
+            costs=costs,
+            constraint_slack=self.slack(ev.G[0]),
+            schedule=[(a.name, a.where, a.start, a.finish) for a in costs.ops],
         )
+
+    def op_costs(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per op of one checked genome ``x``, its time and dynamic energy on its device at the level the
+        genome gives that device (the tables' costs without DVFS): two ``(n_ops,)`` int64 arrays."""
+        t = self.tables
+        ops, dev = np.arange(t.n_ops), x[: t.n_ops]
+        if self.levels is None:
+            return t.time[ops, dev], t.energy[ops, dev]
+        level = self.level_matrix(x)[dev, 0]
+        return self.levels.time[level, ops, dev], self.levels.energy[level, ops, dev]
+
+    def _level_label(self, x: np.ndarray, device: int) -> str | None:
+        """The operating point genome ``x`` gives ``device`` (``"765 MHz"``); None for a device without a
+        frequency gene."""
+        if self.levels is None or device not in self.dvfs_devices:
+            return None
+        return self.levels.label(device, int(self.level_matrix(x)[device, 0]))
+
+    def _breakdown(self, x: np.ndarray, period: int, latency: int, energy: int, device_load: np.ndarray,
+                   link_load: np.ndarray) -> Breakdown:
+        """One item's costs of checked genome ``x``: per device (its ops' time and energy at its level, its
+        idle power over the period when it runs an op), per link and per transfer (laid back to back on its
+        link in edge order, as in one steady-state period), per op (each device's ops back to back in
+        topological order); ``device_load`` and ``link_load`` are the evaluator's loads."""
+        t = self.tables
+        names, dev = t.device_names, x[: t.n_ops]
+        op_time, op_energy = self.op_costs(x)
+        ops, cursor = [], [0] * t.n_dev
+        for op in t.topological_order():
+            d = int(dev[op])
+            ops.append(Activity(t.op_names[op], names[d], cursor[d], cursor[d] + int(op_time[op]), int(op_energy[op])))
+            cursor[d] += int(op_time[op])
+        transfers, link_cursor = [], dict[tuple[int, int], int]()
+        link_energy = np.zeros((t.n_dev, t.n_dev), dtype=np.int64)
+        for e, (s, dst) in enumerate(np.asarray(t.edges).tolist()):
+            a, b = int(dev[s]), int(dev[dst])
+            duration, spent = int(t.edge_transfer_time(e, a, b)), int(t.edge_transfer_energy(e, a, b))
+            if not duration and not spent:
+                continue
+            start = link_cursor.get((a, b), 0)
+            link_cursor[a, b] = start + duration
+            link_energy[a, b] += spent
+            transfers.append(Activity(f"{t.op_names[s]}->{t.op_names[dst]}", f"link {names[a]}->{names[b]}", start,
+                                      start + duration, spent))
+        count = np.bincount(dev, minlength=t.n_dev)
+        dynamic, memory = np.zeros(t.n_dev, dtype=np.int64), np.zeros(t.n_dev, dtype=np.int64)
+        np.add.at(dynamic, dev, op_energy)
+        np.add.at(memory, dev, t.mem[np.arange(t.n_ops), dev])
+        devices = tuple(DeviceCost(names[d], int(count[d]), int(device_load[d]), int(dynamic[d]),
+                                   int(t.idle_power_mw[d]) * period if count[d] else 0, int(memory[d]),
+                                   int(t.mem_capacity[d]), self._level_label(x, d) if count[d] else None)
+                        for d in range(t.n_dev))
+        links = tuple(LinkCost(f"link {names[a]}->{names[b]}", int(link_load[a, b]), int(link_energy[a, b]))
+                      for a in range(t.n_dev) for b in range(t.n_dev) if link_load[a, b] > 0 or link_energy[a, b])
+        return Breakdown(devices, links, tuple(ops), tuple(transfers),
+                         {"period": period, "energy": energy, "latency": latency}, t.time_unit,
+                         t.display_time_unit, t.display_per_time_unit, "item")
 
     # ------------------------------------------------------------------ baselines
     def baselines(self) -> dict[str, np.ndarray]:
@@ -414,7 +483,38 @@ class PipelineProblem(MappingProblem):
                 genome[ops] = best_kind
         return genome
 
+    # ------------------------------------------------------------------ bounds
+    def quantity_bounds(self) -> dict[str, float]:
+        """Every mapping's ``latency`` at most (the longest path with each op at its slowest allowed device
+        and level and each transfer at its slowest device pair) and average power at most in mW
+        (``power_mw``: per device the largest energy / time of an op it can run at any level, since its ops'
+        summed time is within the period; per device pair the same for transfers; every device's idle power).
+        ``power_mw`` is left out when an op or a transfer spends energy in no time."""
+        t = self.tables
+        if self.levels is not None:
+            time, energy = self.levels.time, self.levels.energy  # (levels, ops, devices); the last level repeats
+        else:
+            time, energy = t.time[None], t.energy[None]
+        allowed = np.broadcast_to(t.allowed[None], time.shape)
+        slowest = np.where(allowed, time, 0).max(axis=(0, 2))
+        m, n_e = t.n_dev, t.n_edges
+        transfer_time = self._xfer_time_flat.reshape(n_e, m * m)
+        bounds: dict[str, float] = {
+            "latency": float(self._latency(slowest[:, None], transfer_time.max(axis=1, initial=0)[:, None],
+                                           np.zeros((t.n_ops, 1), dtype=np.int64))[0])}
+        op_power = _largest_ratio(np.where(allowed, energy, 0), np.where(allowed, time, 0), axis=(0, 1))
+        link_power = _largest_ratio(self._xfer_energy_flat.reshape(n_e, m * m), transfer_time, axis=0)
+        power = float(op_power.sum() + link_power.sum() + t.idle_power_mw.sum())
+        if np.isfinite(power):
+            bounds["power_mw"] = power
+        return bounds
+
     # ------------------------------------------------------------------ exact
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Least period (greatest throughput), energy and latency of every feasible mapping within ``at_most``:
+        the assignment's linear relaxation and the fastest path (:mod:`dse.mapping.pipeline.bounds`)."""
+        return lower_bounds(self, at_most)
+
     def diagnose(self, time_limit: float = 10.0, candidates: Sequence[np.ndarray] = (), proven: bool = False) -> str:
         """One line naming the constraint that cannot be met and the best reachable value (CP-SAT proves it
         itself; ``candidates`` and ``proven`` are not needed)."""
@@ -432,6 +532,14 @@ class PipelineProblem(MappingProblem):
         from dse.mapping.pipeline.cpsat import build_pipeline_model
 
         return build_pipeline_model(self, include, deadline)
+
+
+def _largest_ratio(energy: np.ndarray, time: np.ndarray, axis: int | tuple[int, ...]) -> np.ndarray:
+    """The largest ``energy / time`` along ``axis`` (0 where both are 0, infinite where energy is spent in no
+    time): a bound on the average power of any subset of those entries run one after another."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(time > 0, energy / np.maximum(time, 1), np.where(energy > 0, np.inf, 0.0))
+    return ratio.max(axis=axis, initial=0.0)
 
 
 # --------------------------------------------------------------------------- registry entry

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from dse.mapping.base import Formulation
 from dse.mapping.constraints import ModelContext
 from dse.mapping.cpsat_common import check_build_time
 
 if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
     from dse.mapping.split.problem import SplitProblem
 
 
@@ -29,6 +30,7 @@ def build_split_model(problem: SplitProblem, include: Sequence[str] | None = Non
     """Build the model; ``include`` names the constraints to model (default: all of the problem's).
 
     Raises :class:`~dse.mapping.cpsat_common.ModelBuildTimeout` past ``deadline``."""
+    from ortools.sat.python import cp_model
     p = problem.parts
     names = {c.name for c in problem.constraints} if include is None else set(include)
     n_dev, T = len(p.devices), p.total

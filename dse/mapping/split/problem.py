@@ -28,10 +28,20 @@ import numpy as np
 
 from dse.cost import CostTables
 from dse.errors import InfeasibleError, SpecError
-from dse.mapping.base import DecodedMapping, Formulation, MappingProblem, Objective
+from dse.mapping.base import (
+    Activity,
+    Breakdown,
+    DecodedMapping,
+    DeviceCost,
+    Formulation,
+    LinkCost,
+    MappingProblem,
+    Objective,
+)
 from dse.mapping.constraints import Constraint, ModelContext, describe_slack, readable_bytes
 from dse.mapping.population import Population
 from dse.mapping.registry import Family, Metric, ProblemInputs, register_family
+from dse.mapping.split.bounds import lower_bounds
 from dse.mapping.split.model import (
     AnalyticSplitModel,
     CalibratedSplitModel,
@@ -135,24 +145,28 @@ def _round_to_total(Y: np.ndarray, total: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SplitMapping(DecodedMapping):
-    """One split: chunks, rows, predicted busy/link time and memory per device, and what binds."""
+    """One split: chunks, rows, predicted busy/link time and memory per device, what binds, and where the
+    split's time and energy go (``costs``)."""
 
     counts: dict[str, int]
     rows: dict[str, tuple[int, int]]
     device_time: dict[str, int]
     pool_link: dict[str, int]
-    device_memory: dict[str, tuple[int, int]]
     pieces: dict[str, int]
     makespan: int
     energy: int
     best_single: int
     bottleneck: str
     chunk_names: tuple[str, ...]
+    costs: Breakdown
     constraint_slack: dict[str, float] = field(default_factory=dict)
     schedule: list[tuple[str, str, int, int]] = field(default_factory=list)
 
     def values(self) -> dict[str, int]:
         return {"makespan": self.makespan, "energy": self.energy}
+
+    def breakdown(self) -> Breakdown:
+        return self.costs
 
     def assignment(self) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -167,19 +181,26 @@ class SplitMapping(DecodedMapping):
         return out
 
     def explain(self) -> str:
-        """A readable multi-line account of the split."""
+        """A readable multi-line account of the split (energies from :meth:`breakdown`)."""
+        costs = self.costs
+
+        def joules(value: int) -> float:
+            return costs.millijoules(value) * 1e-3
+
         speedup = self.best_single / self.makespan if self.makespan else float("inf")
-        lines = [f"time {self.makespan * 1e-6:.4g} ms, energy {self.energy * 1e-12:.4g} J, "
+        lines = [f"time {self.makespan * 1e-6:.4g} ms, energy {joules(self.energy):.4g} J "
+                 f"(parts {joules(costs.dynamic_energy):.3g} J, B copies {joules(costs.transfer_energy):.3g} J, "
+                 f"idle {joules(costs.idle_energy):.3g} J), "
                  f"speed-up {speedup:.3g}x over the best single device ({self.best_single * 1e-6:.4g} ms), "
                  f"bottleneck {self.bottleneck}"]
-        for dev, c in self.counts.items():
-            a, b = self.rows[dev]
-            used, cap = self.device_memory[dev]
-            stream = f", streamed in {self.pieces[dev]} pieces" if self.pieces[dev] > 1 else ""
-            lines.append(f"  {dev}: {c} chunks, rows {a}:{b}, busy {self.device_time[dev] * 1e-6:.4g} ms, "
-                         f"memory {readable_bytes(used)} of {readable_bytes(cap)}{stream}")
-        for pool, t in self.pool_link.items():
-            lines.append(f"  host link of {pool}: {t * 1e-6:.4g} ms")
+        for dev in costs.devices:
+            a, b = self.rows[dev.name]
+            stream = f", streamed in {self.pieces[dev.name]} pieces" if self.pieces[dev.name] > 1 else ""
+            lines.append(f"  {dev.name}: {self.counts[dev.name]} chunks, rows {a}:{b}, busy {dev.busy * 1e-6:.4g} ms, "
+                         f"energy {joules(dev.dynamic_energy):.3g} J + idle {joules(dev.idle_energy):.3g} J, "
+                         f"memory {readable_bytes(dev.memory or 0)} of {readable_bytes(dev.capacity or 0)}{stream}")
+        for link in costs.links:
+            lines.append(f"  {link.name}: {link.busy * 1e-6:.4g} ms, B copy {joules(link.energy):.3g} J")
         for name, slack in self.constraint_slack.items():
             lines.append(describe_slack(name, slack))
         return "\n".join(lines)
@@ -288,22 +309,55 @@ class SplitProblem(MappingProblem):
         makespan = int(m["makespan"][0])
         candidates = [(v, f"device {k}") for k, v in busy.items()] + [(v, f"host link of {k}") for k, v in links.items()]
         bounds = p.boundaries(C)
+        costs = self._breakdown(C, bounds, makespan, int(m["energy"][0]), m["pool_link"][0])
         return SplitMapping(
             counts={names[d]: int(x[d]) for d in range(len(names))},
             rows={names[d]: bounds[d] for d in range(len(names))},
             device_time=busy,
             pool_link=links,
-            device_memory={names[d]: (int(p.mem[d, C[d]]), int(p.pool_capacity[p.pool[d]])) for d in range(len(names))},
             pieces={names[d]: int(p.pieces[d, C[d]]) for d in range(len(names))},
             makespan=makespan,
             energy=int(m["energy"][0]),
             best_single=self.best_single,
             bottleneck=max(candidates)[1],
             chunk_names=self.tables.op_names,
+            costs=costs,
             constraint_slack=self.slack(ev.G[0]),
-            schedule=[(f"rows {bounds[d][0]}:{bounds[d][1]}", names[d], 0, busy[names[d]])
-                      for d in range(len(names)) if x[d] > 0],
+            schedule=[(a.name, a.where, a.start, a.finish) for a in costs.ops],
         )
+
+    def _breakdown(self, C: np.ndarray, bounds: list[tuple[int, int]], makespan: int, energy: int,
+                   pool_link: np.ndarray) -> Breakdown:
+        """The costs of chunk counts ``C`` (clipped to the tables; ``makespan``, ``energy`` and the pools'
+        ``pool_link`` times the evaluator's): per device its part (from time 0: every device computes at
+        once) with its dynamic energy (compute and its rows' copies) and its idle power over the makespan
+        (every device idles, used or not); per memory pool its host link, whose energy is the one copy of
+        ``B`` it sends when a device of the pool takes rows."""
+        p = self.parts
+        names = self.tables.device_names
+        dev = np.arange(len(names))
+        busy, dynamic = p.time[dev, C], p.energy[dev, C]
+        idle = self._idle_shares() * makespan
+        devices = tuple(DeviceCost(names[d], int(C[d]), int(busy[d]), int(dynamic[d]), int(idle[d]),
+                                   int(p.mem[d, C[d]]), int(p.pool_capacity[p.pool[d]])) for d in dev)
+        ops = tuple(Activity(f"rows {bounds[d][0]}:{bounds[d][1]}", names[d], 0, int(busy[d]), int(dynamic[d]))
+                    for d in dev if C[d] > 0)
+        used = [bool((C[p.pool == j] > 0).any()) for j in range(len(p.pool_names))]
+        links = tuple(LinkCost(f"host link {pool}", int(pool_link[j]), int(p.pool_b_energy[j]) if used[j] else 0)
+                      for j, pool in enumerate(p.pool_names) if pool_link[j] > 0 or used[j] and p.pool_b_energy[j])
+        transfers = tuple(Activity(f"{link.name.removeprefix('host link ')} transfers", link.name, 0, link.busy,
+                                   link.energy) for link in links)
+        t = self.tables
+        return Breakdown(devices, links, ops, transfers, {"makespan": makespan, "energy": energy}, t.time_unit,
+                         t.display_time_unit, t.display_per_time_unit, "split")
+
+    def _idle_shares(self) -> np.ndarray:
+        """Each device's idle power (mW): the tables' per-device figures, the first device's adjusted by the
+        rounding difference (at most a few mW) so that they sum to the family's ``idle_mw_total``."""
+        shares = np.array(self.tables.idle_power_mw, dtype=np.int64)
+        if len(shares):
+            shares[0] += self.parts.idle_mw_total - int(shares.sum())
+        return shares
 
     # ------------------------------------------------------------------ baselines and exact model
     def baselines(self) -> dict[str, np.ndarray]:
@@ -319,6 +373,11 @@ class SplitProblem(MappingProblem):
         speed = 1.0 / np.maximum(p.time[:, p.total].astype(float), 1.0)
         out["proportional"] = _round_to_total(speed[None, :], p.total)[0]
         return out
+
+    def objective_lower_bounds(self, at_most: Sequence[int | None] | None = None) -> tuple[float, ...]:
+        """Least makespan and energy of every feasible split within ``at_most``: dynamic programmes over the
+        devices' chunk counts (:mod:`dse.mapping.split.bounds`)."""
+        return lower_bounds(self, at_most)
 
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:

@@ -20,18 +20,22 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
-from dse.mapping.base import MappingProblem
+from dse.mapping.base import Breakdown, MappingProblem
 from dse.runs.spec import build_problem, load_spec
+from dse.sim.ux_bound import scope
 from dse.store.database import jobs_frame, objective_columns, points_frame
 from dse.store.trace import Timeline, mapping_timeline, simulation_timeline
-from dse.util.units import in_output_units
+from dse.util.result_files import front_file
+from dse.util.units import column_unit, in_output_units
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Points whose mapping, breakdown and timeline are computed (distinct genomes, fronts in order).
 MAX_DETAILED_POINTS = 250
@@ -59,10 +63,11 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise SpecError(str(path), "<file>", path.name, f"cannot be read as JSON: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("fronts"), list):
         raise SpecError(str(path), "fronts", None, "missing: not a front.json written by dse solve --out")
-    return doc
+    return front_file(doc, str(path))
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
+    import pandas as pd
     try:
         return pd.read_csv(path, keep_default_na=False, na_values={"start_ms": [""], "end_ms": [""]})
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -92,48 +97,60 @@ def resolve_problem(name: str, spec: str | Path | None, recorded: str | None = N
 # --------------------------------------------------------------------------- a point's details
 
 
-def breakdown(timeline: Timeline) -> list[dict[str, Any]]:
-    """Busy time and dynamic energy per track of ``timeline`` (a device or a link), summed over its spans;
-    energy from the spans' ``energy_*`` arguments (picojoules given as millijoules; ``None`` where the
-    spans carry none)."""
-    rows: dict[str, dict[str, Any]] = {}
-    for s in timeline.spans:
-        row = rows.setdefault(s.track, {"resource": s.track, "kind": s.kind, "busy": 0.0, "energy": None,
-                                        "energy_unit": "", "spans": 0})
-        row["busy"] += s.end - s.start
-        row["spans"] += 1
-        for key, value in s.args.items():
-            if key.startswith("energy_") and isinstance(value, int | float):
-                unit = key.removeprefix("energy_")
-                scale = 1e-9 if unit == "pJ" else 1.0  # picojoules read better as millijoules
-                row["energy"] = (row["energy"] or 0.0) + float(value) * scale
-                row["energy_unit"] = "mJ" if unit == "pJ" else unit
-    order = list(timeline.tracks) or list(rows)
-    return [rows[t] for t in order if t in rows] + [r for t, r in rows.items() if t not in order]
+def breakdown(costs: Breakdown) -> list[dict[str, Any]]:
+    """One row per device and per link of a decoded mapping's breakdown, in its display time unit and mJ:
+    ``busy``, ``energy`` (what its ops or transfers spend, at the operating point the genome chose),
+    ``idle_energy`` (a device's idle power over the time its family charges it), ``level`` (its clock,
+    None for a device without DVFS or one that runs nothing) and ``spans`` (its ops or transfers). The
+    rows' ``energy`` and ``idle_energy`` add up to the mapping's energy objective."""
+    spans: dict[str, int] = {}
+    for a in (*costs.ops, *costs.transfers):
+        spans[a.where] = spans.get(a.where, 0) + 1
+    mj = costs.millijoules
+    rows = [{"resource": d.name, "kind": "device", "busy": costs.display_time(d.busy), "energy": mj(d.dynamic_energy),
+             "idle_energy": mj(d.idle_energy), "level": d.level, "ops": d.ops, "energy_unit": "mJ",
+             "spans": spans.get(d.name, 0)} for d in costs.devices]
+    rows += [{"resource": link.name, "kind": "link", "busy": costs.display_time(link.busy), "energy": mj(link.energy),
+              "idle_energy": 0.0, "level": None, "ops": 0, "energy_unit": "mJ", "spans": spans.get(link.name, 0)}
+             for link in costs.links]
+    return rows
 
 
 def point_detail(problem: MappingProblem, genome: Sequence[int]) -> dict[str, Any]:
-    """One point's mapping (op -> device rows), description, explanation, per-resource breakdown and
-    timeline. Raises :class:`GenomeError` when the genome does not fit ``problem``."""
+    """One point's mapping (op -> device rows), description, explanation, per-resource breakdown (what the
+    energy is spent on: ``breakdown_per``) and timeline. Raises :class:`GenomeError` when the genome does
+    not fit ``problem``."""
     x = problem.checked_genomes(np.asarray(genome, dtype=np.int64))[0]
     mapping = problem.decode(x)
-    timeline = mapping_timeline(problem, x)
+    timeline = mapping_timeline(problem, x, mapping)
+    costs = mapping.breakdown()
     detail: dict[str, Any] = {"describe": problem.describe(x), "mapping": [[op, dev] for op, dev in
                                                                           mapping.assignment().items()],
-                              "explain": mapping.explain(), "timeline": None, "breakdown": [], "unit": ""}
+                              "explain": mapping.explain(), "timeline": None, "breakdown": [], "unit": "",
+                              "breakdown_per": None}
+    if costs is not None:
+        detail.update(breakdown=breakdown(costs), unit=costs.display_time_unit, breakdown_per=costs.per)
     if timeline is not None:
-        detail.update(timeline=timeline.to_dict(), breakdown=breakdown(timeline), unit=timeline.unit)
+        detail.update(timeline=timeline.to_dict())
     return _clean(detail)
 
 
 # --------------------------------------------------------------------------- solve folders
 
 
-def _bands(table: pd.DataFrame | None, columns: Sequence[str]) -> list[dict[str, list[float]]]:
-    """Per row of ``front.csv``: ``{column: [lo, hi]}`` for every objective with ``_lo``/``_hi`` columns."""
+def _bands(table: pd.DataFrame | None, columns: Sequence[str], source: str = "front.csv"
+           ) -> list[dict[str, list[float]]]:
+    """Per row of ``front.csv``: ``{column: [lo, hi]}`` for every objective with ``_lo``/``_hi`` columns;
+    :class:`SpecError` naming ``source``, the column and row for a band that is no number."""
+    import pandas as pd
     if table is None:
         return []
     present = [c for c in columns if f"{c}_lo" in table and f"{c}_hi" in table]
+    for name in (f"{c}_{end}" for c in present for end in ("lo", "hi")):
+        numbers = pd.to_numeric(table[name], errors="coerce")
+        bad = table[name][numbers.isna() & table[name].notna() & (table[name].astype(str) != "")]
+        if len(bad):
+            raise SpecError(source, f"{name} (row {bad.index[0]})", bad.iloc[0], "must be a number")
     return [{c: [float(r[f"{c}_lo"]), float(r[f"{c}_hi"])] for c in present} for _, r in table.iterrows()]
 
 
@@ -147,7 +164,7 @@ def solve_data(folder: Path, spec: str | Path | None = None) -> dict[str, Any]:
     recorded = doc.get("spec")
     problem, note = resolve_problem(name, spec, recorded if isinstance(recorded, str) else None)
     objectives: list[dict[str, Any]] = next((f["objectives"] for f in fronts if f.get("objectives")), [])
-    bands = _bands(table, [o["column"] for o in objectives])
+    bands = _bands(table, [o["column"] for o in objectives], str(csv_path))
     details: dict[str, Any] = {}
     notes = [note]
     row = 0
@@ -210,10 +227,44 @@ def _windowed(timeline: Timeline) -> tuple[Timeline, str]:
     return Timeline(timeline.title, timeline.unit, timeline.us_per_unit, spans, instants, timeline.tracks), note
 
 
+def _floor(summary: pd.DataFrame, path: Path) -> dict[str, Any] | None:
+    """The UXCost floor of a multimodel simulation's summary (its ``uxcost_floor`` columns, written by
+    :mod:`dse.runtime.xr_scenario`) with its scope; None for a summary without one. Raises
+    :class:`SpecError` naming ``path`` and the column for a floor that is not a number."""
+    if not {"scheduler", "uxcost_floor", "uxcost_floor_kept", "whole_accelerators"} <= set(summary) or summary.empty:
+        return None
+    values = {}
+    for column in ("uxcost_floor", "uxcost_floor_kept"):
+        try:
+            values[column] = float(summary[column].iloc[0])
+        except (TypeError, ValueError):
+            raise SpecError(str(path), column, summary[column].iloc[0], "is not a number") from None
+    whole = summary["whole_accelerators"].astype(str).str.lower() == "true"
+    uncovered = [str(name) for name in summary.loc[~whole, "scheduler"]]
+    return {"uxcost": values["uxcost_floor"], "uxcost_kept": values["uxcost_floor_kept"], "scope": scope(uncovered),
+            "uncovered": uncovered}
+
+
+def _floor_note(floor: Mapping[str, Any]) -> str:
+    """One line on the floor: its value(s) and scope."""
+    value, kept = floor["uxcost"], floor["uxcost_kept"]
+    if not math.isfinite(kept):
+        also = " (none misses only the frames that cannot make their deadlines alone: the frames do not fit)"
+    elif kept != value:
+        also = f" ({kept:.5g} for schedules that miss only the frames that cannot make their deadlines alone)"
+    else:
+        also = ""
+    return f"UXCost floor {value:.5g}{also}, {floor['scope']}"
+
+
 def simulate_data(folder: Path) -> dict[str, Any]:
-    """The report data of a ``dse simulate --out`` folder; see the module docstring."""
-    summary = in_output_units(_read_csv(folder / "summary.csv"))  # mJ per item, as a solve folder's
-    notes: list[str] = []
+    """The report data of a ``dse simulate --out`` folder; see the module docstring. ``summary.units``: each
+    column's unit, read from its name (``""`` for a count, a ratio, a score or a label); ``floor``: a
+    multimodel run's UXCost floor with its scope (:func:`_floor`), also one of the ``notes``."""
+    written = _read_csv(folder / "summary.csv")
+    summary = in_output_units(written)  # mJ per item, as a solve folder's
+    floor = _floor(written, folder / "summary.csv")
+    notes: list[str] = [_floor_note(floor)] if floor is not None else []
     timeline = None
     phases: list[dict[str, Any]] = []
     kind = "simulation"
@@ -230,8 +281,9 @@ def simulate_data(folder: Path) -> dict[str, Any]:
         notes += [note] if note else []
     return _clean({"kind": "simulate", "sim": kind, "title": f"{folder.name}: simulation",
                    "summary": {"columns": [str(c) for c in summary.columns],
+                               "units": [column_unit(c) for c in summary.columns],
                                "rows": summary.astype(object).values.tolist()},
-                   "timeline": timeline, "phases": phases, "notes": notes})
+                   "floor": floor, "timeline": timeline, "phases": phases, "notes": notes})
 
 
 # --------------------------------------------------------------------------- stores
@@ -245,6 +297,7 @@ def swept_columns(jobs: pd.DataFrame) -> list[str]:
 
 def store_data(store: Path) -> dict[str, Any]:
     """The report data of a batch store; see the module docstring."""
+    import pandas as pd
     jobs = jobs_frame(store)
     points = points_frame(store)
     swept = swept_columns(jobs)

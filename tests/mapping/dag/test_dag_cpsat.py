@@ -88,7 +88,7 @@ def test_cpsat_is_no_worse_than_any_heuristic(seed: int) -> None:
 def test_time_limit_reports_a_schedule_and_a_bound() -> None:
     t = random_tables(7, n_ops=40, n_dev=4, disallow=0.0, max_preds=3)
     problem = DagProblem(t, ("makespan",), memory=False)
-    front = dse.solve(problem, "cpsat", time_limit=1.0, seed=0)
+    front = dse.solve(problem, "cpsat", time_limit=5.0, seed=0)
     assert len(front) == 1
     assert problem.critical_path_bound() <= front.stats.best_bound[0] + 1e-9
     assert front.stats.best_bound[0] <= front.points[0].internal[0]

@@ -40,7 +40,8 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
     out = tmp_path / "out"
     assert cli.main(["simulate", write_spec(tmp_path), "--out", str(out), "--quiet"]) == 0
     summary = pd.read_csv(out / "summary.csv")
-    assert summary.columns.tolist() == ["scheduler", "uxcost", "edp", "energy_j", "drop_rate", "xrbench_score"]
+    assert summary.columns.tolist() == ["scheduler", "uxcost", "edp_j_s", "energy_j", "duration_s", "drop_rate",
+                                        "xrbench_score", "whole_accelerators", "uxcost_floor", "uxcost_floor_kept"]
     assert summary["scheduler"].tolist() == ["fcfs", "edf", "least_slack", "static", "herald", "dream", "planaria",
                                              "planaria_acc"]
     assert summary.loc[0, "uxcost"] == 1.0  # FCFS is the reference
@@ -60,6 +61,13 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
 
     energy = fcfs["energy_mj"].sum() * 1e-3 + idle_energy_j(fcfs, idle, horizon)
     assert energy == pytest.approx(summary.loc[0, "energy_j"], rel=1e-6)
+    assert summary.loc[0, "duration_s"] == pytest.approx(horizon * 1e-3)  # the span energy_j is over, in s
+    # edp_j_s: that energy (J) x the completed frames' mean latency (s), from the trace's executed blocks
+    executed = fcfs[fcfs["accelerator"].fillna("") != ""]
+    latency_s = (executed.groupby(["model", "frame"])["end_ms"].max()
+                 - executed.groupby(["model", "frame"])["arrival_ms"].first()).mean() * 1e-3
+    assert not (fcfs["accelerator"].fillna("") == "").any()  # FCFS drops nothing here: every frame completes
+    assert summary.loc[0, "edp_j_s"] == pytest.approx(energy * latency_s, rel=1e-6)
     # the same for the spatial scheduler, whose rows occupy sub-arrays (idle power per idle sub-array)
     by_name = summary.set_index("scheduler")
     spatial = trace[trace["scheduler"] == "planaria"]
@@ -76,6 +84,14 @@ def test_simulate_writes_summary_trace_and_timeline(tmp_path, capsys) -> None:
     # the run's UXCost floor (dse/sim/ux_bound.py) closes the printed summary
     printed = capsys.readouterr().out.splitlines()
     assert printed[-2].startswith("floor: "), printed[-2]
+    # ... with its scope, and summary.csv keeps it: the spatial planaria is the one scheduler it does not cover
+    assert printed[-2].endswith("for schedules on whole accelerators; Planaria-style sub-array schedules "
+                                "(planaria) are not covered"), printed[-2]
+    assert by_name["whole_accelerators"].to_dict() == {name: name != "planaria" for name in by_name.index}
+    assert by_name["uxcost_floor"].nunique() == 1 and by_name["uxcost_floor_kept"].nunique() == 1
+    covered = by_name[by_name["whole_accelerators"]]
+    assert (covered["uxcost"] >= covered["uxcost_floor"] * (1 - 1e-9)).all()  # a floor of every such schedule
+    assert by_name["uxcost_floor"].iloc[0] <= by_name["uxcost_floor_kept"].iloc[0]  # drops on purpose allowed
 
 
 def test_search_finds_a_front_and_the_genome_reads_back(tmp_path) -> None:
@@ -129,3 +145,16 @@ def test_catalog_problem_loads_with_imported_system_and_scenario() -> None:
     assert [m.fps for m in spec.workload.models] == [45.0, 30.0, 15.0]
     with pytest.raises(SpecError):
         load_spec("problems/xr_ar_gaming.yaml").cost_model.tables(spec.workload, "not a system")
+
+
+def test_simulate_table_fits_the_default_width(tmp_path, capsys, monkeypatch) -> None:
+    """The console table is cut into blocks of whole columns that fit 100 columns when the output is not a
+    terminal (it was one pandas table 150-200 characters wide); every figure is still printed."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert cli.main(["simulate", write_spec(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    table = out.split("\nsummary.csv has")[0].split("\nfloor:")[0]
+    assert max(len(line) for line in table.splitlines()) <= 100
+    for column in ("uxcost", "drop_rate", "xrbench_score", "uxcost_floor_kept"):
+        assert column in table
+    assert sum(line.startswith("dream") for line in table.splitlines()) >= 2  # the key opens every block

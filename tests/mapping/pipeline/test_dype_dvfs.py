@@ -78,7 +78,9 @@ def test_cpsat_equals_exhaustive_with_levels_on_the_catalog_platform(power_w) ->
     ev = problem.evaluate(np.array([p.genome for p in exact.points]))
     np.testing.assert_array_equal(ev.F, exact.internal())
     decoded = problem.decode(np.array(exact.points[0].genome))
-    assert set(decoded.device_level) == {"cpu", "gpu"} and "MHz" in decoded.explain()
+    used = set(decoded.assignment().values())  # a clock is shown for the DVFS devices that run an op only
+    assert set(decoded.device_level) == {"cpu", "gpu"} & used and decoded.device_level
+    assert "MHz" in decoded.explain()
 
 
 def test_dvfs_fields_are_checked() -> None:

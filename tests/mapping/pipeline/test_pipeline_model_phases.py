@@ -78,7 +78,7 @@ def test_dvfs_levels_add_level_and_op_at_level_literals() -> None:
     assert len(model.Proto().variables) == 28 + 2 + 6
     counted = kinds(model)
     assert counted["exactly_one"] == 3 + 1       # and one level on the cpu
-    assert counted["bool_and"] == 6 + 6          # and w[i, cpu, l] => z[cpu, l]
+    assert counted["bool_and"] == 6 + 6 + 1      # and w[i, cpu, l] => z[cpu, l], and not used[cpu] => z[cpu, 0]
     assert counted["linear"] == 31 + 3           # and sum_l w[i, cpu, l] == x[i, cpu] per op
 
 

@@ -14,7 +14,7 @@ import pytest
 import dse
 from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
-from dse.solvers.cpsat import _split_boxes
+from dse.solvers.cpsat_boxes import split_boxes
 
 THREE = ("throughput", "energy", "latency")
 
@@ -28,20 +28,20 @@ def three_objective_problem(seed: int) -> PipelineProblem:
     return PipelineProblem(tables, THREE, deadline=deadline, power_cap_mw=power, memory=bool(seed % 2))
 
 
-def test_split_boxes_by_hand() -> None:
+def testsplit_boxes_by_hand() -> None:
     """Local upper bounds after two points, worked by hand.
 
     Start: one box (10, 10, 10). z1 = (3, 4, 5) splits it into (3,10,10), (10,4,10), (10,10,5).
     z2 = (5, 2, 7) lies only in (10,4,10) (5 < 10, 2 < 4, 7 < 10), which splits into (5,4,10),
     (10,2,10), (10,4,7); none of the five is inside another.
     """
-    boxes = _split_boxes([(10, 10, 10)], (3, 4, 5))
+    boxes = split_boxes([(10, 10, 10)], (3, 4, 5))
     assert sorted(boxes) == [(3, 10, 10), (10, 4, 10), (10, 10, 5)]
-    boxes = _split_boxes(boxes, (5, 2, 7))
+    boxes = split_boxes(boxes, (5, 2, 7))
     assert sorted(boxes) == [(3, 10, 10), (5, 4, 10), (10, 2, 10), (10, 4, 7), (10, 10, 5)]
     # a box inside another is dropped: z = (1, 1, 1) in (2, 2, 2) and (3, 3, 3) leaves children of both,
     # and (2, 1, 2) lies inside (3, 1, 3)
-    assert (2, 1, 2) not in _split_boxes([(2, 2, 2), (3, 3, 3)], (1, 1, 1))
+    assert (2, 1, 2) not in split_boxes([(2, 2, 2), (3, 3, 3)], (1, 1, 1))
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -1,0 +1,169 @@
+"""The search-region boxes of the exact solver, shared by the serial run (:mod:`dse.solvers.cpsat`) and the
+distributed one (:mod:`dse.solvers.cpsat_distributed`): :class:`CpSatRunner` (one formulation solved under
+changing objective bounds), :func:`search_box` (the lexicographic minimization of one box) and the
+splitting of the local upper bounds by a new point (:func:`split_boxes`, :func:`split_with_lowers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dse.mapping.base import Formulation, MappingProblem
+from dse.solvers.cpsat_single import default_workers
+from dse.util.interrupt import StopToken, run_cpsat
+from dse.util.rounding import ceil_int
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
+__all__ = ["CpSatRunner", "Solve", "empty_box", "found_points", "search_box", "split_boxes", "split_with_lowers"]
+
+
+@dataclass
+class Solve:
+    """One CP-SAT solve: its status, the genome and objective values found (None: none), the objective bound."""
+
+    status: int
+    genome: np.ndarray | None
+    values: tuple[int, ...] | None
+    bound: float
+
+
+class CpSatRunner:
+    """Solves one Formulation repeatedly under changing objective bounds."""
+
+    def __init__(self, form: Formulation, seed: int, workers: int | None, deterministic: bool,
+                 token: StopToken | None = None) -> None:
+        self.form = form
+        self.token = token or StopToken()
+        self.seed = seed
+        self.workers = workers or default_workers()
+        self.deterministic = deterministic
+        self.calls = 0
+        self._bounds = {}
+        for var in form.objective_vars:
+            dom = list(form.model.proto.variables[var.index].domain)
+            self._bounds[var.index] = (dom[0], dom[-1])
+
+    def lower(self, var: cp_model.IntVar) -> int:
+        return self._bounds[var.index][0]
+
+    def upper(self, var: cp_model.IntVar) -> int:
+        return self._bounds[var.index][1]
+
+    def set_upper(self, var: cp_model.IntVar, upper: int | None) -> None:
+        """Restrict ``var`` to ``[lower, upper]`` (``None``: its original domain); ``upper >= lower``."""
+        lo, hi = self._bounds[var.index]
+        dom = self.form.model.proto.variables[var.index].domain
+        dom.clear()
+        dom.extend([lo, hi if upper is None else min(hi, upper)])
+
+    def proven_bound(self, var: cp_model.IntVar, solve: Solve) -> int:
+        """The least value of ``var`` that ``solve`` (a minimization of ``var``) leaves possible: its optimum
+        when proven, else its objective bound, never below the variable's own lower bound."""
+        from ortools.sat.python import cp_model
+        if solve.status == cp_model.OPTIMAL and solve.values is not None:
+            return int(solve.values[self.form.objective_vars.index(var)])
+        bound = solve.bound if np.isfinite(solve.bound) else self.lower(var)
+        return max(self.lower(var), ceil_int(bound))
+
+    def minimize(self, var: cp_model.IntVar, time_limit: float, hint: np.ndarray | None) -> Solve:
+        from ortools.sat.python import cp_model
+        model = self.form.model
+        model.minimize(var)
+        if hint is not None:
+            self.form.hint(hint)
+        solver = cp_model.CpSolver()
+        params = solver.parameters
+        params.max_time_in_seconds = max(0.01, time_limit)
+        params.random_seed = int(self.seed)
+        params.num_workers = self.workers
+        if self.deterministic:
+            params.interleave_search = True
+        self.calls += 1
+        status = run_cpsat(solver, model, self.token)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            genome = self.form.to_genome(solver)
+            values = tuple(int(solver.value(v)) for v in self.form.objective_vars)
+            return Solve(status, genome, values, solver.best_objective_bound)
+        if status == cp_model.UNKNOWN:  # cut short before any solution: the bound proven so far still holds
+            return Solve(status, None, None, solver.best_objective_bound)
+        return Solve(status, None, None, float("nan"))
+
+
+def split_boxes(boxes: list[tuple[int, ...]], z: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The local upper bounds after point ``z``: every box holding ``z`` (``z < u``) splits into one child per
+    objective (``u`` with ``u_j := z_j``); only the maximal boxes are kept (the others lie inside them)."""
+    kept = [u for u in boxes if not all(zj < uj for zj, uj in zip(z, u, strict=True))]
+    hit = [u for u in boxes if all(zj < uj for zj, uj in zip(z, u, strict=True))]
+    children = {u[:j] + (z[j],) + u[j + 1:] for u in hit for j in range(len(z))}
+    candidates = kept + sorted(children - set(kept))
+    arr = np.array(candidates, dtype=np.int64).reshape(len(candidates), len(z))
+    inside = np.all(arr[:, None, :] <= arr[None, :, :], axis=2) & np.any(arr[:, None, :] < arr[None, :, :], axis=2)
+    return [candidates[k] for k in np.flatnonzero(~inside.any(axis=1))]
+
+
+def split_with_lowers(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...], tuple[int, ...]],
+                       z: tuple[int, ...]) -> tuple[list[tuple[int, ...]], dict[tuple[int, ...], tuple[int, ...]]]:
+    """:func:`split_boxes` with each box's proven lower corner: a new box lies inside every old box above
+    it, so it inherits the largest of their lower corners."""
+    new = split_boxes(boxes, z)
+    out = {}
+    for c in new:
+        holders = [lowers[u] for u in boxes if all(cj <= uj for cj, uj in zip(c, u, strict=True))]
+        out[c] = tuple(int(v) for v in np.max(np.array(holders), axis=0))
+    return new, out
+
+
+def empty_box(box: tuple[int, ...], lower: tuple[int, ...]) -> bool:
+    """Whether the box ``f < box`` holds no point at or above its proven lower corner ``lower``."""
+    return any(u - 1 < low for u, low in zip(box, lower, strict=True))
+
+
+def search_box(runner: CpSatRunner, box: tuple[int, ...], remaining: Callable[[], float],
+               hint: np.ndarray | None, first: int = 0) -> list[Solve]:
+    """The lexicographic minimization of the box ``f < box``: objective ``first``, then the others in
+    order, each locked at its optimum before the next (a point it ends on is nondominated in the whole
+    problem). Returns the solves, the head solve first, until one finds nothing or a stop comes;
+    ``remaining()`` gives each solve its seconds. The objectives' domains are restored on return."""
+    objs = runner.form.objective_vars
+    order = [first, *(j for j in range(len(objs)) if j != first)]
+    for v, u in zip(objs, box, strict=True):
+        runner.set_upper(v, u - 1)
+    try:
+        head = runner.minimize(objs[first], remaining(), hint)
+        solves = [head]
+        if head.genome is not None and head.values is not None:
+            runner.set_upper(objs[first], head.values[first])
+            for j in order[1:]:
+                if runner.token.stopped:
+                    break
+                step = runner.minimize(objs[j], max(remaining(), 0.01), solves[-1].genome)
+                if step.genome is None or step.values is None:
+                    break
+                solves.append(step)
+                runner.set_upper(objs[j], step.values[j])
+    finally:
+        for v in objs:
+            runner.set_upper(v, None)
+    return solves
+
+
+def found_points(problem: MappingProblem, genomes: Sequence[np.ndarray],
+                 top: tuple[int, ...]) -> list[tuple[np.ndarray, tuple[int, ...]]]:
+    """The feasible ``genomes`` (repaired; a previous front's, say) with their objective values, those
+    inside the region ``f < top``, in the given order: points found already, which split the region."""
+    if not len(genomes):
+        return []
+    R = problem.repair(np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes))
+    ev = problem.evaluate(R)
+    out = []
+    for row in np.flatnonzero(ev.feasible):
+        z = tuple(int(val) for val in ev.F[row])
+        if all(zj < uj for zj, uj in zip(z, top, strict=True)):
+            out.append((R[row], z))
+    return out

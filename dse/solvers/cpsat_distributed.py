@@ -1,0 +1,401 @@
+"""Exact fronts with the search-region boxes farmed out to a Dask cluster, with the serial run's certificate.
+
+The driver (:func:`solve_cpsat_distributed`) keeps what :func:`~dse.solvers.cpsat.solve_cpsat_boxes`
+keeps: the open boxes (local upper bounds), each with its proven lower corner, and the points found.
+Each box is one Dask task (:func:`region_task`): the lexicographic search of that box
+(:func:`~dse.solvers.cpsat_boxes.search_box`) with a time budget and a hint from the found point nearest
+to the box, on a formulation that each worker thread builds once per problem (the problem itself is
+scattered to every worker once). Results are applied in whatever order they come:
+
+* a point inside the open region splits the boxes (:func:`~dse.solvers.cpsat_boxes.split_with_lowers`);
+* a proof of emptiness closes every open box inside the task's box, a proven bound raises their
+  lower corners;
+* a running task whose box no longer meets the open region (every open box, cut to it, is empty by its
+  lower corner) is cancelled: the points found dominate or close all of it;
+* a task that ran out of budget without a point is resubmitted with twice the budget.
+
+Concurrent tasks minimize different objectives first where they can (:func:`_choose`): two tasks that
+both minimize objective 1 on overlapping boxes tend to end on the same point; with different first
+objectives they end on different ones (a box may be searched from several ends at once), each a
+nondominated point. Since every box is closed only by a proof, the complete front is the serial one (its
+objective values; genomes may differ where several map to one point), and a run cut short by its time
+limit or a stop certifies, with :func:`~dse.solvers.certificate.front_certificate`, the points found and
+the open boxes, as the serial run does; the results that came back before the stop are all kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dse.mapping.base import MappingProblem
+from dse.mapping.cpsat_common import ModelBuildTimeout
+from dse.pareto import (
+    INFEASIBLE,
+    INTERRUPTED,
+    OPTIMAL,
+    STOPPED,
+    ParetoSet,
+    SolveStats,
+    nondominated,
+)
+from dse.solvers.certificate import Box, front_certificate
+from dse.solvers.common import STOPPED_BEFORE_BUILD, result, unsearched, with_seeds
+from dse.solvers.context import SolveContext
+from dse.solvers.cpsat_boxes import (
+    CpSatRunner,
+    empty_box,
+    found_points,
+    search_box,
+    split_with_lowers,
+)
+from dse.solvers.cpsat_single import CpsatOptions
+from dse.solvers.registry import best_seed, collect_seeds
+from dse.util.interrupt import StopToken
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
+
+#: Seconds between two looks at the stop token while waiting for results.
+POLL_S = 0.2
+#: Seconds between two looks of a running task at the run's stop event.
+STOP_POLL_S = 0.25
+#: After a stop, the seconds the driver waits for the running tasks (told to stop) to bring their points.
+STOP_GRACE_S = 10.0
+
+
+class _EventToken(StopToken):
+    """A worker's stop token that also asks, at most every :data:`STOP_POLL_S` seconds, whether the
+    driver set the run's Dask event (a stop or the deadline)."""
+
+    def __init__(self, name: str) -> None:
+        from distributed import Event
+
+        super().__init__()
+        self._event = Event(name)
+        self._next = 0.0
+
+    @property
+    def stopped(self) -> bool:
+        if self.signum is None and time.monotonic() >= self._next:
+            self._next = time.monotonic() + STOP_POLL_S
+            if self._event.is_set():
+                self.request()
+        return self.signum is not None
+
+
+@dataclass(frozen=True)
+class RegionResult:
+    """What one region's task returns: the CP-SAT status of its head solve, the point it ended on
+    (``genome`` and ``values``, None when none was found), the proven lower bound of the objective it
+    minimized first (None: the box was proven empty), the solves it ran and the worker that ran them."""
+
+    status: int
+    genome: np.ndarray | None
+    values: tuple[int, ...] | None
+    bound: int | None
+    calls: int
+    worker: str
+
+
+@dataclass(frozen=True)
+class DriverHooks:
+    """The driver's seams: ``on_cancel(box, first)`` after each task cancelled as dominated, and the
+    ``task`` function the workers run (:func:`region_task`; a test wraps it)."""
+
+    on_cancel: Callable[[tuple[int, ...], int], None] | None = None
+    task: Callable[..., RegionResult] | None = None
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """A region task's CP-SAT settings: its seed, search workers, deterministic search, heuristic hints."""
+
+    seed: int
+    workers: int
+    deterministic: bool
+    hints: bool
+
+
+# per worker thread: the problem key it holds a runner for, and that runner (one model per thread: a
+# runner changes its model's bounds in place)
+_RUNNERS: dict[int, tuple[str, CpSatRunner]] = {}
+_LOCK = threading.Lock()
+
+
+def _runner(problem: MappingProblem, key: str, settings: _Settings, budget: float) -> CpSatRunner:
+    """This thread's runner for the problem ``key``, built on first use (the build gets ``budget``
+    seconds; raises :class:`ModelBuildTimeout` past it)."""
+    ident = threading.get_ident()
+    with _LOCK:
+        held = _RUNNERS.get(ident)
+    if held is None or held[0] != key:
+        seeds = collect_seeds(problem) if settings.hints else []
+        form = problem.cpsat(seeds=seeds, deadline=time.monotonic() + budget)
+        held = (key, CpSatRunner(form, settings.seed, settings.workers, settings.deterministic))
+        with _LOCK:
+            _RUNNERS[ident] = held
+    held[1].seed = settings.seed
+    return held[1]
+
+
+def _worker_name() -> str:
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().name)
+    except ValueError:  # not on a worker (the synchronous scheduler)
+        return "local"
+
+
+def domains_task(problem: MappingProblem, key: str, settings: _Settings,
+                 budget: float) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The objectives' domains (lower and upper ends) in the worker's model, which it builds now; None when
+    the build ran past ``budget`` seconds."""
+    try:
+        runner = _runner(problem, key, settings, budget)
+    except ModelBuildTimeout:
+        return None
+    objs = runner.form.objective_vars
+    return tuple(runner.lower(v) for v in objs), tuple(runner.upper(v) for v in objs)
+
+
+def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: int, hint: np.ndarray | None,
+                settings: _Settings, budget: float) -> RegionResult:
+    """One region's task, run on a worker: the lexicographic search of ``f < box`` starting with objective
+    ``first``, hinted with ``hint``, within ``budget`` seconds (the model's build included); it ends
+    early, with what it found, once the driver sets the run's stop event."""
+    from ortools.sat.python import cp_model
+    end = time.monotonic() + budget
+    try:
+        runner = _runner(problem, key, settings, budget)
+    except ModelBuildTimeout:
+        return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, _worker_name())
+    calls = runner.calls
+    runner.token = _EventToken(f"dse-stop-{key}")
+    solves = search_box(runner, box, lambda: max(0.0, end - time.monotonic()), hint, first)
+    head, best = solves[0], solves[-1]
+    bound = None if head.status == cp_model.INFEASIBLE else runner.proven_bound(
+        runner.form.objective_vars[first], head)
+    return RegionResult(int(head.status), best.genome, best.values, bound, runner.calls - calls, _worker_name())
+
+
+@dataclass
+class _Regions:
+    """The driver's state: open boxes with their lower corners, the points found, the budgets."""
+
+    boxes: list[tuple[int, ...]]
+    lowers: dict[tuple[int, ...], tuple[int, ...]]
+    budget: float
+    genomes: list[np.ndarray] = field(default_factory=list)
+    values: list[tuple[int, ...]] = field(default_factory=list)
+    budgets: dict[tuple[tuple[int, ...], int], float] = field(default_factory=dict)
+    finders: dict[str, int] = field(default_factory=dict)
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+    def _count(self, outcome: str) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+    def add(self, genome: np.ndarray, z: tuple[int, ...]) -> bool:
+        """Record the point ``z`` and split the boxes by it, when it lies in the open region."""
+        if z in self.values or not any(all(a < b for a, b in zip(z, u, strict=True)) for u in self.boxes):
+            return False
+        self.genomes.append(genome)
+        self.values.append(z)
+        self.boxes, self.lowers = split_with_lowers(self.boxes, self.lowers, z)
+        return True
+
+    def drop_empty(self) -> None:
+        """Close the boxes that their proven lower corners leave empty."""
+        self.boxes = [u for u in self.boxes if not empty_box(u, self.lowers[u])]
+        self.lowers = {u: self.lowers[u] for u in self.boxes}
+
+    def dominated(self, box: tuple[int, ...]) -> bool:
+        """Whether ``box`` no longer meets the open region: every open box, cut to it, is empty."""
+        return all(empty_box(tuple(min(a, b) for a, b in zip(c, box, strict=True)), self.lowers[c])
+                   for c in self.boxes)
+
+    def apply(self, box: tuple[int, ...], first: int, res: RegionResult) -> bool:
+        """Apply one task's result (module docstring); returns whether it ran out of budget empty-handed."""
+        from ortools.sat.python import cp_model
+        inside = [c for c in self.boxes if all(a <= b for a, b in zip(c, box, strict=True))]
+        if res.status == cp_model.INFEASIBLE:  # the whole box is empty, so is every open box inside it
+            self._count("empty")
+            self.boxes = [c for c in self.boxes if c not in inside]
+            self.lowers = {u: self.lowers[u] for u in self.boxes}
+            return False
+        if res.bound is not None:
+            for c in inside:
+                low = self.lowers[c]
+                self.lowers[c] = (*low[:first], max(low[first], res.bound), *low[first + 1:])
+        if res.genome is None or res.values is None:
+            self.budgets[(box, first)] = 2 * self.budgets.get((box, first), self.budget)
+            self._count("out of budget")
+            return True
+        if self.add(res.genome, tuple(int(v) for v in res.values)):
+            self.finders[res.worker] = self.finders.get(res.worker, 0) + 1
+            self._count("new point")
+        else:
+            self._count("point known or dominated")
+        return False
+
+    def hint(self, box: tuple[int, ...], fallback: np.ndarray | None) -> np.ndarray | None:
+        """The genome of the found point nearest to the box (least total excess over its upper corner)."""
+        if not self.values:
+            return fallback
+        F = np.array(self.values, dtype=np.float64)
+        excess = np.maximum(F - (np.array(box, dtype=np.float64) - 1), 0).sum(axis=1)
+        return self.genomes[int(np.argmin(excess))]
+
+
+def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions, client: Any,
+                            hooks: DriverHooks | None = None) -> ParetoSet:
+    """The exact front of ``problem`` (two or more objectives) with its regions run as tasks on the Dask
+    ``client``'s workers (module docstring).
+
+    Returns a :class:`ParetoSet` like :func:`~dse.solvers.cpsat.solve_cpsat_boxes`: status ``optimal``
+    once every box is proven empty, else ``time_limit`` or ``interrupted`` with every point found so far
+    and the certificate of the boxes left open; ``infeasible`` when the whole region is proven empty. Each
+    task's CP-SAT gets ``options.workers`` search workers (default 1: one per Dask thread) and first
+    ``options.region_time`` seconds. Raises what a task raised.
+    """
+    from distributed import Event, wait
+
+    hooks = hooks or DriverHooks()
+    task = hooks.task or region_task
+    resume = list(ctx.resume)
+    seeds = collect_seeds(problem) if options.hints else []
+    settings = _Settings(ctx.seed, options.workers or 1, options.deterministic, options.hints)
+    stop = ctx.stop_status()
+    if stop is not None:
+        return unsearched(problem, ctx, stop, STOPPED_BEFORE_BUILD, [*resume, *seeds])
+    own_bounds = problem.objective_lower_bounds()
+    key = uuid.uuid4().hex
+    stop_event = Event(f"dse-stop-{key}", client=client)
+    shared = client.scatter(problem, broadcast=True, hash=False)
+    domains = _await(client.submit(domains_task, shared, key, settings, max(ctx.remaining(), 0.01), pure=False),
+                     ctx, wait)
+    if domains is None:
+        return unsearched(problem, ctx, ctx.cut_status(), "stopped before the model was built",
+                          [*resume, *seeds])
+    lows, highs = domains
+    top = tuple(h + 1 for h in highs)  # "unbounded": past every value
+    state = _Regions([top], {top: lows}, options.region_time)
+    for genome, z in found_points(problem, resume, top):
+        state.add(genome, z)
+    fallback = best_seed(problem, [*resume, *seeds])
+    slots = max(1, sum(client.nthreads().values()))
+    running: dict[Any, tuple[tuple[int, ...], int]] = {}
+    status, calls, submitted, cancelled, retried = OPTIMAL, 0, 0, 0, 0
+
+    def take(fut: Any) -> None:
+        nonlocal calls, retried
+        box, first = running.pop(fut)
+        res = fut.result()  # raises what the task raised
+        calls += res.calls
+        retried += state.apply(box, first, res)
+
+    try:
+        while True:
+            state.drop_empty()
+            for fut, (box, first) in list(running.items()):
+                if state.dominated(box):
+                    fut.cancel()
+                    del running[fut]
+                    cancelled += 1
+                    if hooks.on_cancel is not None:
+                        hooks.on_cancel(box, first)
+            if not state.boxes and not running:
+                break
+            stop = ctx.stop_status()
+            if stop is not None:
+                status = stop
+                break
+            for box, first in _choose(state.boxes, len(top), list(running.values()), slots - len(running)):
+                budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
+                fut = client.submit(task, shared, key, box, first, state.hint(box, fallback), settings, budget,
+                                    pure=False)
+                running[fut] = (box, first)
+                submitted += 1
+            try:
+                done, _ = wait(list(running), timeout=POLL_S, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                continue
+            for fut in done:
+                if fut in running and fut.status != "cancelled":
+                    take(fut)
+            ctx.progress.update(f"{len(state.values)} front points, {len(state.boxes)} open boxes, "
+                                f"{len(running)} tasks running, {calls} solves")
+    except KeyboardInterrupt:
+        status = INTERRUPTED
+    finally:
+        if running:  # told to stop, the running tasks return what they found: nothing found is lost
+            stop_event.set()
+            try:
+                wait(list(running), timeout=STOP_GRACE_S)
+            except TimeoutError:
+                pass
+            for fut in [f for f in running if f.status == "finished"]:
+                take(fut)
+            client.cancel(list(running))
+        stop_event.set()
+    state.drop_empty()
+    if status == OPTIMAL and not state.values:
+        status = INFEASIBLE
+    X = np.array(state.genomes, dtype=np.int64).reshape(-1, problem.n_genes)
+    if len(X):
+        X = X[nondominated(np.array(state.values))]
+    if status in STOPPED:  # cut short: never less than the seeds it was handed
+        X = with_seeds(problem, X, [False] * len(X), [*resume, *seeds])[0]
+    found_by = ", ".join(f"{w}: {n}" for w, n in sorted(state.finders.items()))
+    stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=calls,
+                       message=f"distributed over {slots} worker threads: {submitted} region tasks, "
+                       f"{cancelled} cancelled as dominated, {retried} out of budget; outcomes "
+                       + ", ".join(f"{name} {n}" for name, n in sorted(state.outcomes.items())) + "; "
+                       f"search-region boxes, {len(state.boxes)} left open; points found by {found_by or 'none'}")
+    front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
+    open_boxes: list[Box] = [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
+                             for u in state.boxes]
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes, own_bounds))
+
+
+def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int, ...], int]],
+            free: int) -> list[tuple[tuple[int, ...], int]]:
+    """Up to ``free`` new tasks (box, objective minimized first), none already ``running``: each time the
+    objective that the fewest running tasks minimize first (concurrent searches then end on different
+    points), on the box reaching furthest in objective 1 (the serial order), objective 1 on ties."""
+    busy = set(running)
+    used = [sum(1 for _, first in running if first == j) for j in range(k)]
+    order = sorted(boxes, reverse=True)
+    chosen: list[tuple[tuple[int, ...], int]] = []
+    for _ in range(free):
+        candidates = [(used[j], rank, j) for j in range(k) for rank, box in enumerate(order)
+                      if (box, j) not in busy]
+        if not candidates:
+            break
+        _, rank, j = min(candidates)
+        chosen.append((order[rank], j))
+        busy.add((order[rank], j))
+        used[j] += 1
+    return chosen
+
+
+def _await(fut: Any, ctx: SolveContext, wait: Callable[..., Any]) -> Any:
+    """``fut``'s result, or None when a stop or the deadline comes first (the future is then cancelled)."""
+    while ctx.stop_status() is None:
+        try:
+            wait([fut], timeout=POLL_S)
+        except TimeoutError:
+            continue
+        return fut.result()
+    fut.cancel()
+    return None

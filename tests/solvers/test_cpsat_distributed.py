@@ -1,0 +1,210 @@
+"""CP-SAT's regions farmed out to Dask (:mod:`dse.solvers.cpsat_distributed`).
+
+Golden fronts are the serial solver's complete fronts (themselves checked against exhaustive search in
+``tests/mapping/pipeline/test_three_objectives.py`` and ``tests/mapping/dag/test_dag_cpsat.py``); the
+dominance rule is worked by hand. The fast tier runs an in-process cluster (threads), the slow one
+real worker processes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dse
+from dse.cost.synthetic import random_tables
+from dse.mapping.base import MappingProblem
+from dse.mapping.dag import DagProblem
+from dse.mapping.pipeline import PipelineProblem
+from dse.pareto import OPTIMAL
+from dse.solvers.context import solve_context
+from dse.solvers.cpsat_distributed import (
+    DriverHooks,
+    RegionResult,
+    _Regions,
+    region_task,
+    solve_cpsat_distributed,
+)
+from dse.solvers.cpsat_single import CpsatOptions
+from tests.conftest import run_cli
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def pipeline(seed: int, three: bool) -> PipelineProblem:
+    rng = np.random.default_rng(700 + seed)
+    tables = random_tables(seed, n_ops=int(rng.integers(4, 7)), n_dev=int(rng.integers(2, 4)))
+    objectives = ("throughput", "energy", "latency") if three else ("throughput", "energy")
+    return PipelineProblem(tables, objectives, memory=bool(seed % 2))
+
+
+def dag(seed: int) -> DagProblem:
+    rng = np.random.default_rng(seed)
+    tables = random_tables(seed, n_ops=int(rng.integers(4, 6)), n_dev=int(rng.integers(2, 4)), disallow=0.15)
+    return DagProblem(tables, ("makespan", "energy"))
+
+
+def values(front: Any) -> list[tuple[float, ...]]:
+    return sorted(map(tuple, front.internal().tolist()))
+
+
+def assert_same_front(problem: MappingProblem, client: Any, seed: int) -> None:
+    serial = dse.solve(problem, "cpsat", time_limit=60, seed=seed, workers=1)
+    spread = dse.solve(problem, "cpsat", time_limit=60, seed=seed, client=client)
+    assert serial.status == OPTIMAL and spread.status == OPTIMAL
+    assert values(spread) == values(serial)
+    assert spread.certified is not None and spread.certified.gap == 0.0
+    assert all(p.proven for p in spread.points)
+    ev = problem.evaluate(np.array([p.genome for p in spread.points]))
+    np.testing.assert_array_equal(ev.F, spread.internal())
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 50), three=st.booleans(), run_seed=st.integers(0, 1000))
+def test_pipeline_front_equals_serial(client: Any, seed: int, three: bool, run_seed: int) -> None:
+    assert_same_front(pipeline(seed, three), client, run_seed)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(100, 150), run_seed=st.integers(0, 1000))
+def test_dag_front_equals_serial(client: Any, seed: int, run_seed: int) -> None:
+    assert_same_front(dag(seed), client, run_seed)
+
+
+def test_dominated_by_hand() -> None:
+    """Top box (10, 10), lower corner (0, 0). The point z = (3, 4) splits it into (3, 10) and (10, 4); a
+    task on (10, 10) minimizing f1 first proves f1 >= 3 there, which the children inherit, so (3, 10)
+    (f1 < 3 and f1 >= 3) is empty and closed. What is open is (10, 4) with lower corner (3, 0):
+    a task on (3, 10) meets it in (3, 4), empty (f1 < 3): dominated; one on (5, 10) meets it in
+    (5, 4), which holds f1 = 3..4, f2 = 0..3: not dominated."""
+    state = _Regions([(10, 10)], {(10, 10): (0, 0)}, budget=1.0)
+    assert state.add(np.zeros(1, dtype=np.int64), (3, 4))
+    state.apply((10, 10), 0, RegionResult(4, None, None, 3, 1, "w"))
+    state.drop_empty()
+    assert state.boxes == [(10, 4)] and state.lowers[(10, 4)] == (3, 0)
+    assert state.dominated((3, 10))
+    assert not state.dominated((5, 10))
+    assert not state.add(np.zeros(1, dtype=np.int64), (3, 4))  # found already
+    assert not state.add(np.zeros(1, dtype=np.int64), (6, 5))  # dominated by (3, 4): outside every box
+
+
+RELEASE = threading.Event()
+
+
+def held_back(*args: Any) -> RegionResult:
+    """:func:`region_task`, except that a task minimizing objective 2 first waits until it is cancelled
+    (the hook sets :data:`RELEASE`; the 120 s are only a safety net, nothing is timed)."""
+    if args[3] >= 1:
+        RELEASE.wait(120)
+    return region_task(*args)
+
+
+def test_dominated_task_is_cancelled(client: Any) -> None:
+    """Two worker threads: the second task on the whole region (objective 2 first) is held back, so the
+    front comes from the other thread alone; once its boxes are all closed, the held task's region is
+    dominated and cancelled (one cancellation, reported to the hook), and the front is the serial one."""
+    RELEASE.clear()
+    problem = pipeline(3, three=True)
+    cancelled: list[tuple[tuple[int, ...], int]] = []
+
+    def on_cancel(box: tuple[int, ...], first: int) -> None:
+        cancelled.append((box, first))
+        RELEASE.set()
+
+    with solve_context(seed=0, time_limit=120) as ctx:
+        front = solve_cpsat_distributed(problem, ctx, CpsatOptions(), client,
+                                        DriverHooks(on_cancel=on_cancel, task=held_back))
+    RELEASE.set()
+    assert len(cancelled) == 1 and cancelled[0][1] == 1
+    assert front.status == OPTIMAL
+    assert values(front) == values(dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=1))
+
+
+RETURNED: list[tuple[int, ...]] = []
+STOPPING: dict[str, Any] = {}
+LOCK = threading.Lock()
+
+
+def stopping(*args: Any) -> RegionResult:
+    """:func:`region_task`, recording the distinct points it returns; the third one requests a stop and returns only
+    once the driver has left its loop and told the running tasks to stop (its stop event), so its point
+    comes back after the stop (the 60 s are only a safety net, nothing is timed)."""
+    res = region_task(*args)
+    with LOCK:
+        third = res.values is not None and "stopped" not in STOPPING and tuple(res.values) not in RETURNED
+        if third:
+            RETURNED.append(tuple(res.values))
+            third = len(RETURNED) == 3
+            if third:
+                STOPPING["stopped"] = True
+                STOPPING["ctx"].token.request()
+    if third:
+        distributed.Event(f"dse-stop-{args[1]}").wait(60)
+    return res
+
+
+def test_interrupt_keeps_the_points_found(client: Any) -> None:
+    """A stop requested by the third task that returns a point, whose point comes back after the stop:
+    the run ends ``interrupted``, every point the tasks returned is in the front or dominated by one of its points, its points are all in
+    the complete front, and the certificate has a gap."""
+    problem = pipeline(5, three=True)
+    RETURNED.clear()
+    STOPPING.clear()
+    with solve_context(seed=0, time_limit=120) as ctx:
+        STOPPING["ctx"] = ctx
+        front = solve_cpsat_distributed(problem, ctx, CpsatOptions(hints=False), client,
+                                        DriverHooks(task=stopping))  # no heuristic points added to the front
+    complete = dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=1)
+    assert len(complete) > 3 and len(RETURNED) == 3  # the stop came midway
+    assert front.status == "interrupted"
+    F = front.internal()
+    for z in RETURNED:
+        assert np.any(np.all(F <= np.array(z), axis=1)), z
+    assert set(map(tuple, F.tolist())) <= set(values(complete))
+    assert front.certified is not None and front.certified.gap > 0
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_serial_front() -> None:
+    """Real worker processes: the problem is pickled to them once (scattered) and the front is the serial one."""
+    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
+        for seed in (1, 2):
+            assert_same_front(pipeline(seed, three=True), c, seed)
+        assert_same_front(dag(120), c, 0)
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (("--workers", "0"), "--workers"),
+    (("--workers", "2", "--scheduler", "tcp://127.0.0.1:1"), "not both"),
+])
+def test_cluster_flags_are_checked_first(argv: tuple[str, ...], words: str, tmp_path: Any, capsys: Any) -> None:
+    """Bad cluster flags exit 2 with one line naming the flag, before any cluster starts."""
+    code, _, err = run_cli(capsys, "solve", "quickstart", "--solver", "cpsat", "--out", str(tmp_path / "o"), *argv)
+    assert code == 2 and words in err and "--workers" in err
+
+
+@pytest.mark.slow
+def test_solve_command_on_two_local_workers(tmp_path: Any, capsys: Any) -> None:
+    """``dse solve --workers 2``: a LocalCluster of two processes, the cpsat front complete with gap 0, the
+    stats naming the distributed run."""
+    code, _, err = run_cli(capsys, "solve", "quickstart", "--solver", "cpsat", "--workers", "2", "--quiet",
+                           "--time-limit", "300", "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    front = json.loads((tmp_path / "o" / "front.json").read_text())["fronts"][0]
+    assert front["status"] == "optimal" and front["certificate"]["gap"] == 0.0
+    assert front["stats"]["message"].startswith("distributed over 2 worker threads")
