@@ -150,7 +150,10 @@ def test_a_csv_row_out_of_bounds_is_named_by_its_row(run_copy, capsys) -> None:
 
 def test_a_spec_edited_since_the_solve_is_refused_unless_allowed(run_copy, capsys) -> None:
     spec = run_copy.parent / "spec.yaml"
-    spec.write_text(spec.read_text().replace("power_w: 350", "power_w: 200"))
+    original = spec.read_text()
+    edited = original.replace("power_w: 450", "power_w: 200")
+    assert edited != original  # the quickstart's cap is 450 W: the edit must change the spec
+    spec.write_text(edited)
     _refused(capsys, run_copy, str(run_copy / "front.json"), "spec_sha256",
              f"the spec {spec} has changed since the solve", "--allow-changed-spec")
     code, out, err = run(capsys, "certify", str(run_copy), "--time-limit", "5", "--allow-changed-spec")

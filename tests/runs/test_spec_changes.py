@@ -36,10 +36,10 @@ def same_problem(a, b) -> bool:
 def test_a_changed_constraint_is_the_spec_written_with_it(tmp_path) -> None:
     original = dse.load_problem("quickstart")
     changed = dse.load_problem("quickstart", changes={"constraints.power_w": 300})
-    assert changed.power_cap_mw == 300_000 and original.power_cap_mw == 350_000
+    assert changed.power_cap_mw == 300_000 and original.power_cap_mw == 450_000
     assert same_problem(changed, dse.load_problem(quickstart_with(tmp_path, power_w=300)))
     again = dse.with_changes(original, {"constraints.power_w": 300})
-    assert same_problem(again, changed) and original.power_cap_mw == 350_000  # the original stays as it was
+    assert same_problem(again, changed) and original.power_cap_mw == 450_000  # the original stays as it was
     # None removes an optional constraint
     assert [c.name for c in dse.with_changes(original, {"constraints.deadline_ms": None}).constraints] == [
         "memory", "power"]
@@ -47,7 +47,7 @@ def test_a_changed_constraint_is_the_spec_written_with_it(tmp_path) -> None:
 
 def test_a_changed_workload_or_platform_is_built_again() -> None:
     spec = load_spec("quickstart")
-    wider = spec.with_changes({"workload.hidden": 128})
+    wider = spec.with_changes({"workload.hidden": 1024})  # the quickstart's width is 512
     assert dse.build_problem(wider).tables.time.sum() > dse.build_problem(spec).tables.time.sum()  # twice the width
     plain = spec.with_changes({"platform": "server_cpu_gpu_fpga"})  # the same server without DVFS levels
     assert dse.build_problem(plain).n_genes == dse.build_problem(spec).tables.n_ops
