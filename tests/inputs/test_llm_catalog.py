@@ -42,6 +42,7 @@ def test_platform_devices_are_the_gpus_figures(name: str) -> None:
         assert dict(device.peak_tflops) == spec["peak_tflops"]
         assert (device.mem_bw_gbps, device.mem_gib, device.active_w, device.intra_node_gbps) == (
             spec["mem_bw_gbps"], spec["mem_gib"], spec["active_w"], spec["intra_node_gbps"])
+        assert device.compute_units == spec["compute_units"]  # the data sheet's SM count, not the class's
     for a in platform.device_names:
         assert all(platform.route(a, b)[0] > 0 for b in platform.device_names)
 
