@@ -16,7 +16,9 @@ from dse.cost import RooflineCostModel
 from dse.model.platform import platform_from_dict
 from dse.model.workload import Op, Workload
 
-PLATFORM = {"name": "three_gpus", "devices": [
+#: On the plain analytic model (``mechanisms: none``: the gpu kind's defaults, no class defaults such as tiles
+#: or a fitted efficiency), which the hand calculation above is.
+PLATFORM = {"name": "three_gpus", "mechanisms": "none", "devices": [
     {"name": "gpu", "kind": "gpu", "peak_tflops": {"fp32": 10.0}, "mem_bw_gbps": 900, "mem_gib": 16, "idle_w": 30,
      "active_w": 250, "count": 3}],
     "links": [{"a": "gpu0", "b": "gpu1", "bandwidth_gbps": 16, "latency_us": 5},
