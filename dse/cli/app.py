@@ -358,10 +358,11 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
             continue
         frame = front.to_frame()
         if len(frame) > MAX_TABLE_ROWS:  # an evenly spread sample; front.csv has every point
-            print(f"   ({MAX_TABLE_ROWS} of {len(frame)} points shown, the knee among them; every point is in "
-                  "front.csv)")
             knee = front.points.index(front.knee())
             rows = set(np.linspace(0, len(frame) - 1, MAX_TABLE_ROWS - 1).round().astype(int).tolist()) | {knee}
+            # the count shown: one less than MAX_TABLE_ROWS when the knee is one of the evenly spread points
+            print(f"   ({len(rows)} of {len(frame)} points shown, the knee among them; every point is in "
+                  "front.csv)")
             frame = frame.iloc[sorted(rows)]
         frame["mapping"] = [problem.describe(front.points[i].genome) for i in frame.index]
         shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]

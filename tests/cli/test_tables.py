@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import dse
-from dse.cli.app import _print_report
+from dse.cli.app import MAX_TABLE_ROWS, _print_report
 from dse.cli.tables import fit_table, wrap_text
 from dse.runs.sweep import expand_jobs
 from dse.store.batch import run_job
@@ -96,14 +96,25 @@ def test_the_front_table_fits_the_terminal_and_keeps_every_figure(capsys, monkey
     front = dse.solve(problem, "cpsat", time_limit=20, seed=0, progress=False)
     capsys.readouterr()
     _print_report(problem, [front])
-    table = _table_lines(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    table = _table_lines(out)
     assert max(len(line) for line in table) <= columns, "\n".join(table)
-    printed = " ".join(table)
-    for point in front.points:  # every figure whole: each value as {:.5g} writes it, a word of its own
-        for value in point.objectives.values():
-            assert re.search(rf"(?<![\d.]){re.escape(f'{abs(value):.5g}')}(?![\d.])", printed), (value, printed)
-    mappings = "".join(printed.split())
-    assert all("".join(problem.describe(p.genome).split()) in mappings for p in front.points)
+    # The quickstart's front has 26 points, more than the table's rows: the table shows an evenly spread
+    # sample of MAX_TABLE_ROWS - 1 points and the knee (MAX_TABLE_ROWS - 1 rows when the knee is one of
+    # the sample), its ends among them, and says how many it shows.
+    n = len(front.points)
+    rows = [line.split() for line in table[1:] if line.split()[:1] in (["True"], ["False"])]
+    assert n > MAX_TABLE_ROWS and MAX_TABLE_ROWS - 1 <= len(rows) <= MAX_TABLE_ROWS
+    assert f"({len(rows)} of {n} points shown, the knee among them" in out
+    # every figure whole: a row's objective values are a front point's, each as {:.5g} writes it
+    by_figures = {tuple(f"{abs(v):.5g}" for v in p.objectives.values()): p for p in front.points}
+    k = len(front.points[0].objectives)
+    assert all(tuple(r[1:1 + k]) in by_figures for r in rows), rows
+    shown = [by_figures[tuple(r[1:1 + k])] for r in rows]
+    assert len({id(p) for p in shown}) == len(rows)
+    assert front.points[0] in shown and front.points[-1] in shown and front.knee() in shown
+    mappings = "".join(" ".join(table).split())
+    assert all("".join(problem.describe(p.genome).split()) in mappings for p in shown)
 
 
 def test_the_jobs_table_fits_the_terminal(tmp_path, capsys, monkeypatch) -> None:
