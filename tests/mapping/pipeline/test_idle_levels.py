@@ -82,22 +82,28 @@ def test_cpsat_fixes_the_level_of_a_device_that_runs_nothing() -> None:
 def test_two_cpsat_runs_give_one_genome_per_mapping() -> None:
     """The quickstart solved twice by CP-SAT (seeds 0 and 1; before the idle levels were fixed, a mapping with
     nothing on the cpu came back with the cpu's level gene at 2): every genome is canonical (a DVFS device
-    that runs nothing at level 0, as repair gives it), a mapping found by both runs has the same level genes,
-    and both fronts' values are the brute-force front's (every one of its 19,683 genomes evaluated)."""
+    that runs nothing at level 0, as repair gives it), a point found by both runs (its ops' devices and its
+    objective values) has the same level genes, and both fronts' values are the brute-force front's (every
+    one of its 19,683 genomes evaluated). The re-specified quickstart's front holds some op-to-device
+    assignments at two clock settings (e.g. cpu 2000 MHz and gpu 1095 MHz, and cpu 1500 MHz and gpu 765
+    MHz: two trade-offs), so the assignment alone does not name a point."""
     problem = dse.load_problem("quickstart")
     brute = dse.solve(problem, "exhaustive", progress=False)
     runs = [dse.solve(problem, "cpsat", time_limit=30, seed=seed, workers=2, progress=False) for seed in (0, 1)]
-    levels_of: dict[tuple[int, ...], tuple[int, ...]] = {}
+    levels_of: dict[tuple[tuple[int, ...], tuple[float, ...]], tuple[int, ...]] = {}
     n = problem.tables.n_ops
     for front in runs:
         assert front.status == "optimal"
         assert sorted(map(tuple, front.internal().tolist())) == sorted(map(tuple, brute.internal().tolist()))
         G = np.array([p.genome for p in front.points], dtype=np.int64)
         assert (problem.repair(G) == G).all()
-        for g in G.tolist():
+        for g, values in zip(G.tolist(), front.internal().tolist(), strict=True):
             assert all(level == 0 for d, level in zip(problem.dvfs_devices.tolist(), g[n:], strict=True)
                        if d not in g[:n]), g  # a DVFS device that runs nothing: level 0
-            assert levels_of.setdefault(tuple(g[:n]), tuple(g[n:])) == tuple(g[n:])
+            point = (tuple(g[:n]), tuple(values))
+            assert levels_of.setdefault(point, tuple(g[n:])) == tuple(g[n:])
+    assert any(len({levels for (ops, _), levels in levels_of.items() if ops == key}) > 1
+               for key in {ops for ops, _ in levels_of})  # an assignment at two clock settings
 
 
 def test_describe_names_the_clock_of_used_dvfs_devices_only() -> None:
