@@ -7,8 +7,6 @@ Golden texts are written by hand from the frames below (values chosen to print e
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import pytest
 
