@@ -376,13 +376,23 @@ def _fit_one_class(rows: Sequence[Measurement], defaults: DeviceDefaults, device
     return ClassFit(device_class, values, fits, used)
 
 
+def class_fit_part(rows: Sequence[Measurement]) -> list[Measurement]:
+    """The rows the class defaults are fitted on: the fit part, less the rows of devices run by an LLM
+    runtime (``llm_runtime``). Those take their GEMM efficiency per precision, attention bandwidth and
+    launch overhead from their runtime's own fit (:func:`dse.runs.llm_fit.fit_llm_runtime`), made on the
+    LLM fit rows given the class defaults; fitting the class (its tile edge above all) on the same rows
+    would make each fit depend on the other's values. The class fit comes first, the runtime's second."""
+    return [m for m in rows if m.split == "fit" and not m.device.runtime_declared]
+
+
 def fit_class_defaults(rows: Sequence[Measurement], defaults: DeviceDefaults | None = None,
                        structure: FitStructure = CHOSEN_STRUCTURE) -> dict[str, ClassFit]:
     """The class defaults fitted afresh on the fit part of ``rows``: every measurement device cut back to
     its data-sheet fields and runtime (:func:`dse.runs.accuracy.datasheet_only`), each class of
     ``defaults`` (the catalog's; its fitted values are ignored) fitted in turn under ``structure``, a
     class with a fallback after the class it falls back on, whose fitted values it uses meanwhile.
-    Held-out rows are never read."""
+    Held-out rows are never read, nor the rows of an LLM runtime's devices (:func:`class_fit_part`)."""
+    rows = class_fit_part(rows)
     base = (defaults or catalog_defaults()).without_fitted()
     order = sorted(base.classes, key=lambda c: (bool(base.classes[c].fallback), c))
     fitted: dict[str, ClassFit] = {}
@@ -434,10 +444,10 @@ class CrossValidation:
 
 
 def cv_rows(rows: Sequence[Measurement], defaults: DeviceDefaults | None = None) -> list[Measurement]:
-    """The rows :func:`cross_validate` leaves out in turn: fit part, platform devices of a class that has
-    class defaults."""
+    """The rows :func:`cross_validate` leaves out in turn: those the class defaults are fitted on
+    (:func:`class_fit_part`), platform devices of a class that has class defaults."""
     classes = (defaults or catalog_defaults()).classes
-    return [m for m in rows if m.split == "fit" and m.device.device is not None and m.device.device_class in classes]
+    return [m for m in class_fit_part(rows) if m.device.device is not None and m.device.device_class in classes]
 
 
 def cv_folds(rows: Sequence[Measurement], folds: int | None) -> list[list[Measurement]]:

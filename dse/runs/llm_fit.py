@@ -60,12 +60,14 @@ class LlmFit:
 
 @dataclass(frozen=True)
 class _Parts:
-    """One row's ops costed with the fitted fields neutral: compute and memory seconds, launches, class,
-    and the precision class of its GEMMs."""
+    """One row's ops costed with the fitted fields neutral: compute and memory seconds, the serial seconds
+    no field scales (a split-K GEMM's reduction pass), launches, class, and the precision class of its
+    GEMMs."""
 
     row: Measurement
     compute: np.ndarray
     memory: np.ndarray
+    serial: np.ndarray
     kernels: np.ndarray
     is_gemm: np.ndarray
     is_attention: np.ndarray
@@ -97,6 +99,7 @@ def _neutral_parts(m: Measurement) -> _Parts:
     if len(precisions) != 1:
         raise ValueError(f"{m.id}: its GEMMs are of precision classes {sorted(precisions)}, not one")
     return _Parts(m, np.asarray([p[0] for p in parts]), np.asarray([p[1] for p in parts]),
+                  np.asarray([p[2] for p in parts]),  # launch 0 here: what is left is the split-K reduction
                   np.asarray([op.features.get("kernels", 1.0) for op in workload.ops]),
                   classes == "gemm", classes == "attention", precisions.pop())
 
@@ -105,7 +108,8 @@ def recombined(parts: _Parts, gemm: float, attention_bandwidth: float, launch_us
     """The row's metric (latency or throughput) at the given field values, from its neutral parts."""
     compute = np.where(parts.is_gemm, parts.compute / gemm, parts.compute)
     memory = np.where(parts.is_attention, parts.memory / attention_bandwidth, parts.memory)
-    seconds = float(np.maximum(compute, memory).sum() + parts.kernels.sum() * launch_us * 1e-6 + call_us * 1e-6)
+    seconds = float(np.maximum(compute, memory).sum() + parts.serial.sum() + parts.kernels.sum() * launch_us * 1e-6
+                    + call_us * 1e-6)
     m = parts.row
     return m.items / seconds if m.metric == "throughput_per_s" else seconds
 
