@@ -72,6 +72,10 @@ class FleetGpuSpec(_Strict):
     gpus_per_node: int | None = Field(default=None, gt=0, le=64)
     inter_node_gbps: float | None = Field(default=None, gt=0, le=1e5)
     inter_node_latency_us: float | None = Field(default=None, ge=0, le=1e6)
+    price_per_hour: float | None = Field(
+        default=None, ge=0.001, le=1e6,
+        description="price of one GPU-hour, in any currency the fleet uses throughout (the cost objective); "
+                    "null: 1, so cost counts GPU-hours")
 
 
 class FleetSpec(_Strict):
@@ -112,12 +116,14 @@ class ServingWorkload:
 
 @dataclass(frozen=True)
 class FleetGpu:
-    """One GPU type of the fleet: its catalog name, its device figures, count and node shape."""
+    """One GPU type of the fleet: its catalog name, its device figures, count, node shape and the price of
+    one GPU-hour (1: none given)."""
 
     name: str
     device: Device
     count: int
     gpus_per_node: int
+    price_per_hour: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -171,7 +177,8 @@ def fleet_gpu(spec: FleetGpuSpec, source: str, where: str) -> FleetGpu:
         if getattr(spec, key) is not None:
             device[key] = getattr(spec, key)
     platform = platform_from_dict({"name": spec.gpu, "devices": [{"name": spec.gpu, **device}]}, f"{source}: {where}")
-    return FleetGpu(spec.gpu, platform.devices[0], spec.count, spec.gpus_per_node or min(spec.count, 8))
+    return FleetGpu(spec.gpu, platform.devices[0], spec.count, spec.gpus_per_node or min(spec.count, 8),
+                    1.0 if spec.price_per_hour is None else spec.price_per_hour)
 
 
 def resolve_platform(ref: Any, source: str, base: Path) -> Fleet:
@@ -180,6 +187,11 @@ def resolve_platform(ref: Any, source: str, base: Path) -> Fleet:
     names = [g.gpu for g in spec.gpus]
     if len(set(names)) != len(names):
         raise SpecError(source, "platform.gpus", names, "each GPU type once")
+    priced = [g.price_per_hour is not None for g in spec.gpus]
+    if any(priced) and not all(priced):
+        missing = next(i for i, given in enumerate(priced) if not given)
+        raise SpecError(source, f"platform.gpus[{missing}].price_per_hour", None,
+                        "give every GPU type a price, or none (the cost objective then counts GPU-hours)")
     return Fleet(spec.name, tuple(fleet_gpu(g, source, f"platform.gpus[{i}]") for i, g in enumerate(spec.gpus)))
 
 
