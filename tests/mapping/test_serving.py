@@ -135,3 +135,10 @@ def test_a_fleet_pricing_some_gpu_types_only_is_refused() -> None:
     with pytest.raises(dse.SpecError, match=r"platform\.gpus\[1\]\.price_per_hour.*give every GPU type a price"):
         dse.load_problem("problems/llm_llama31_8b_mixed_fleet.yaml", changes={
             "platform.gpus": [{"gpu": "l4", "count": 2, "price_per_hour": 0.8}, {"gpu": "a100_sxm_80gb", "count": 1}]})
+
+
+def test_a_token_count_outside_its_range_is_one_line_naming_the_field() -> None:
+    """Found by the spec fuzzer: ``input_tokens: 0`` escaped as a pydantic ValidationError."""
+    for bad in (0, -3, True, 2**21):
+        with pytest.raises(dse.SpecError, match=r"field 'workload\.input_tokens' = .*is a token count"):
+            dse.load_problem("problems/llm_llama2_70b_8xh100.yaml", changes={"workload.input_tokens": bad})

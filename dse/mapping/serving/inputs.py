@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dse.errors import SpecError
 from dse.inputs import catalog
@@ -39,11 +39,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+#: The longest request length a spec may give (tokens).
+MAX_TOKENS = 1 << 20
+
+
 class LengthSpec(_Strict):
     """A length distribution the simulator may draw from (the analytical model reads the mean)."""
 
     kind: Literal["fixed", "uniform", "exponential", "lognormal"] = "fixed"
-    mean: int = Field(gt=0, le=1 << 20)
+    mean: int = Field(gt=0, le=MAX_TOKENS)
     low: int | None = Field(default=None, gt=0)
     high: int | None = Field(default=None, gt=0)
     sigma: float | None = Field(default=None, gt=0, le=10)
@@ -64,6 +68,14 @@ class WorkloadSpec(_Strict):
     arrival_rate: float | None = Field(default=None, gt=0, le=1e9, description="requests/s; null: offline")
     slo: SloSpec = Field(default_factory=SloSpec)
     runtime: str | None = Field(default="tensorrt_llm", description="LLM runtime of models/llm/runtimes; null: none")
+
+    @field_validator("input_tokens", "output_tokens", mode="before")
+    @classmethod
+    def _token_count(cls, value: Any) -> Any:
+        """A length given as one number is a fixed length's mean, in LengthSpec's range."""
+        if isinstance(value, bool) or (isinstance(value, int) and not 0 < value <= MAX_TOKENS):
+            raise ValueError(f"is a token count: give one in 1..{MAX_TOKENS}")
+        return value
 
 
 class FleetGpuSpec(_Strict):
