@@ -198,6 +198,9 @@ class Certificate:
             return "not certified: no bound on the optimal front was proven"
         if self.proven:
             return "certified complete: every Pareto-optimal value is on the front (gap 0%)"
+        if not self.region:  # open boxes remain, all past the reference point: none can add hypervolume
+            return (f"certified within {self.gap:.1%} of the optimal front's hypervolume (the regions still "
+                    "unexplored lie past the reference point)")
         return (f"certified within {self.gap:.1%} of the optimal front's hypervolume "
                 f"({len(self.region)} unexplored regions left)")
 

@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--solver", help=" | ".join([n for n in solvers() if n != "heuristic"] + ["all", "heuristic:NAME"])
                        + " (default: the spec's; heuristic:NAME runs one of the family's heuristics, e.g. heuristic:heft "
                        "for dag: an unknown NAME lists them; dse validate SPEC lists the solvers that take it)")
-    solve.add_argument("--time-limit", type=float, help="seconds per solver (default: the spec's)")
+    solve.add_argument("--time-limit", type=float, help="seconds per solver, the first one's counted from the start of problem building (default: the spec's)")
     solve.add_argument("--seed", type=int, help="random seed (default: the spec's)")
     solve.add_argument("--out", type=Path,
                        help="folder for front.csv, front.json, pareto.png (default: out/<problem name>)")
@@ -265,16 +265,18 @@ def _solve_spec(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     spec_file = str(spec_path(args.spec).resolve())
     out: Path = args.out if args.out is not None else default_out(spec.name)
+    started = time.monotonic()  # the first solver's time limit counts from here: building is part of it
     problem = build_problem(spec)
     name = args.solver or spec.solver.name
     one_off = small_one_off(problem) if name.startswith("heuristic:") else contextlib.nullcontext()
     with one_off:  # a small problem's heuristic: its kernels run interpreted, numba stays unloaded (dse.util.jit)
-        return _solve_problem(args, problem, spec, name, out, spec_file, spec_sha256)
+        return _solve_problem(args, problem, spec, name, out, spec_file, spec_sha256, started)
 
 
 def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: ProblemSpec, name: str, out: Path,
-                   spec_file: str, spec_sha256: str | None) -> int:
-    """Run the solvers of ``dse solve`` on ``problem``, write and print their fronts; the exit status."""
+                   spec_file: str, spec_sha256: str | None, started: float) -> int:
+    """Run the solvers of ``dse solve`` on ``problem``, write and print their fronts; the exit status.
+    ``started``: the monotonic time the problem's building began (the first solver's limit counts from it)."""
     problem.check_feasible()
     settings = spec.solver
     _check_solver_for(problem, name, *(("command line", "--solver") if args.solver else (args.spec, "solver.name")))
@@ -291,7 +293,8 @@ def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: Prob
 
         with cluster_client(args.workers, args.scheduler, token) as client:
             fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
-                                         on_front=written, resume=resume, source=str(args.spec), client=client)
+                                         on_front=written, resume=resume, source=str(args.spec), client=client,
+                                         spent_s=time.monotonic() - started)
     interrupted = token.stopped
     if interrupted and not fronts:
         write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)

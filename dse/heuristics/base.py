@@ -39,6 +39,7 @@ from dse.mapping.dag.structure import (
     compiled_kernels,
     transfer_arguments,
 )
+from dse.util.interrupt import cut_point
 from dse.util.jit import compile_functions, may_compile, plain
 
 if TYPE_CHECKING:
@@ -284,7 +285,9 @@ def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = N
     per-edge mode; with ``tensor_per_device`` and nonzero ``send_time`` the
     sends of a task are unknown when it is placed (its consumers are not), so
     this timing is an estimate there and only the decoded one counts. Runs a
-    compiled kernel (numba, cached on disk after the first use).
+    compiled kernel (numba, cached on disk after the first use). Raises
+    :class:`~dse.util.interrupt.Cut` when a stop was requested (or the enclosing work limit passed) while
+    the kernel loaded.
     """
     t = g.tables
     n, m = g.n, g.m
@@ -296,7 +299,9 @@ def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = N
     forced_arr = (np.asarray(forced, dtype=np.bool_) if forced is not None and forced_device is not None
                   else np.zeros(n, dtype=np.bool_))
     sends = g.tf and bool(g.send.any())
-    return _list_kernel()(
+    kernel = _list_kernel()
+    cut_point("list scheduling")  # loading the kernel can take a second: a stop request (or limit) ends it here
+    return kernel(
         np.ascontiguousarray(g.time), key, g.pred_task, g.pred_edge, g.succ_task, np.ascontiguousarray(g.mask),
         bool(g.problem.memory), np.ascontiguousarray(t.mem), t.mem_capacity, g.group, group_mem, forced_arr,
         -1 if forced_device is None else int(forced_device), has_bias, bias_arr, int(g.S), *transfer_arguments(t),

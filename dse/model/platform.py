@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -30,9 +30,6 @@ from dse.model.workload import OP_CLASSES
 from dse.util.graphs import is_connected
 from dse.util.interrupt import stop_point
 from dse.util.validation import spec_error_from_validation
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 DEVICE_KINDS = ("cpu", "gpu", "tensorcore", "fpga", "npu", "dla", "generic")
 #: Precision class of each compute precision, the keys of ``precision_efficiency``
@@ -203,8 +200,8 @@ class Platform:
 def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float, float]]:
     """Every connected ordered pair's route: a direct link, else the path of fewest links with the widest
     bottleneck, the first such path in :func:`networkx.all_shortest_paths`' order when several tie (its
-    summed latency and energy). One breadth-first search per source device (not two per pair); a fully
-    linked platform needs none, and does not import networkx."""
+    summed latency and energy). One breadth-first search per source device (not two per pair), over plain
+    dicts; a fully linked platform needs none."""
     direct: dict[tuple[str, str], Link] = {}
     for link in platform.links:  # the last of parallel links counts, as in a networkx Graph
         direct[(link.a, link.b)] = direct[(link.b, link.a)] = link
@@ -213,41 +210,61 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
     if all(pair in direct for pair in pairs):
         return {pair: (direct[pair].bandwidth_gbps, direct[pair].latency_us, direct[pair].energy_pj_per_byte)
                 for pair in pairs}
-    import networkx as nx
-
-    graph = nx.Graph()
-    graph.add_nodes_from(names)
+    adjacency: dict[str, list[str]] = {name: [] for name in names}  # a networkx Graph's neighbour order
     for link in platform.links:
-        graph.add_edge(link.a, link.b, link=link)
+        for u, v in ((link.a, link.b), (link.b, link.a)):
+            if v not in adjacency.setdefault(u, []):
+                adjacency[u].append(v)
+    bandwidth = {pair: link.bandwidth_gbps for pair, link in direct.items()}  # plain dicts: no graph views per hop
     routes: dict[tuple[str, str], tuple[float, float, float]] = {}
     for a in names:
         stop_point()  # 1,024 devices: a thousand searches
-        pred = nx.predecessor(graph, a)  # what all_shortest_paths searches from a, for every target at once
-        widest = _widest_bottlenecks(graph, a, pred)
+        pred = _predecessors(adjacency, a)  # what all_shortest_paths searches from a, for every target at once
+        widest = _widest_bottlenecks(bandwidth, a, pred)
         for b in names:
             if b == a or b not in pred:
                 continue
-            if graph.has_edge(a, b):  # a direct link is the only one-hop path
-                link = graph.edges[a, b]["link"]
-                routes[(a, b)] = (link.bandwidth_gbps, link.latency_us, link.energy_pj_per_byte)
+            one_hop = direct.get((a, b))
+            if one_hop is not None:  # a direct link is the only one-hop path
+                routes[(a, b)] = (one_hop.bandwidth_gbps, one_hop.latency_us, one_hop.energy_pj_per_byte)
                 continue
-            path = _first_widest_path(graph, a, b, pred, widest)
-            hops = [graph.edges[u, v]["link"] for u, v in itertools.pairwise(path)]
+            path = _first_widest_path(bandwidth, a, b, pred, widest)
+            hops = [direct[(u, v)] for u, v in itertools.pairwise(path)]
             routes[(a, b)] = (min(h.bandwidth_gbps for h in hops), sum(h.latency_us for h in hops),
                               sum(h.energy_pj_per_byte for h in hops))
     return routes
 
 
-def _widest_bottlenecks(graph: nx.Graph, source: str, pred: dict[str, list[str]]) -> dict[str, float]:
+def _predecessors(adjacency: dict[str, list[str]], source: str) -> dict[str, list[str]]:
+    """Per device reached from ``source``, its neighbours one hop nearer to ``source``, devices in the order a
+    breadth-first search finds them: :func:`networkx.predecessor`'s answer on the graph of ``adjacency``."""
+    pred: dict[str, list[str]] = {source: []}
+    level, seen, frontier = 0, {source: 0}, [source]
+    while frontier:
+        level += 1
+        current, frontier = frontier, []
+        for v in current:
+            for w in adjacency[v]:
+                if w not in seen:
+                    pred[w], seen[w] = [v], level
+                    frontier.append(w)
+                elif seen[w] == level:
+                    pred[w].append(v)
+    return pred
+
+
+def _widest_bottlenecks(bandwidth: dict[tuple[str, str], float], source: str,
+                        pred: dict[str, list[str]]) -> dict[str, float]:
     """Per device reached from ``source``: the widest bottleneck bandwidth over its shortest paths from
-    ``source`` (``pred``: the breadth-first search's predecessor lists, devices in the order it found them)."""
+    ``source`` (``bandwidth``: each linked ordered pair's; ``pred``: the breadth-first search's predecessor
+    lists, devices in the order it found them)."""
     widest = {source: math.inf}
     for v in list(pred)[1:]:  # in the order found: a device's predecessors, one hop nearer, come before it
-        widest[v] = max(min(graph.edges[p, v]["link"].bandwidth_gbps, widest[p]) for p in pred[v])
+        widest[v] = max(min(bandwidth[(p, v)], widest[p]) for p in pred[v])
     return widest
 
 
-def _first_widest_path(graph: nx.Graph, source: str, target: str, pred: dict[str, list[str]],
+def _first_widest_path(bandwidth: dict[tuple[str, str], float], source: str, target: str, pred: dict[str, list[str]],
                        widest: dict[str, float]) -> list[str]:
     """The first shortest path from ``source`` to ``target`` in :func:`networkx.all_shortest_paths`' order
     (a depth-first walk back from ``target`` through each device's predecessors in list order) whose
@@ -256,7 +273,7 @@ def _first_widest_path(graph: nx.Graph, source: str, target: str, pred: dict[str
     path = [target]
     v = target
     while v != source:
-        v = next(p for p in pred[v] if graph.edges[p, v]["link"].bandwidth_gbps >= need and widest[p] >= need)
+        v = next(p for p in pred[v] if bandwidth[(p, v)] >= need and widest[p] >= need)
         path.append(v)
     return path[::-1]
 

@@ -24,26 +24,35 @@ from dse.solvers import INFEASIBLE_NOTE
 from dse.solvers.context import CLIENT, RESUME
 from dse.solvers.registry import collect_seeds, lookup
 from dse.util.files import replace_atomically
+from dse.util.json_text import readable_json
 from dse.util.progress import Progress
 from dse.viz import plot_fronts
 from dse.viz.figures import save
 from dse.viz.schedules import plot_schedule
 
+#: The least time limit the first solver gets when building the problem took its whole limit: it then returns
+#: its seed heuristics' mappings (every solver keeps those), so a command still ends with a front.
+MIN_SOLVER_S = 0.05
+
 
 def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
                      quiet: bool = False, on_front=None, resume: list[np.ndarray] | None = None,
-                     source: str = "<spec>", client: Any = None) -> tuple[list[ParetoSet], list[str]]:
+                     source: str = "<spec>", client: Any = None,
+                     spent_s: float = 0.0) -> tuple[list[ParetoSet], list[str]]:
     """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
     with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
     skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
     every solver; ``resume`` genomes (a previous front) and the Dask ``client`` go to every solver that reads
-    them (its ``inputs``).
+    them (its ``inputs``). ``spent_s``: seconds of the first solver's ``time_limit`` already spent (building
+    the problem: a command's limit counts from its start), so the first solver gets what is left, at least
+    :data:`MIN_SOLVER_S`; every later solver gets the whole ``time_limit``.
     Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
     ``source``) when every solver skipped the problem and no stop was requested."""
     entries = lookup("all") if name == "all" else lookup(name, problem)
     show = False if quiet else None
     fronts: list[ParetoSet] = []
     skipped: list[str] = []
+    left = max(time_limit - spent_s, min(MIN_SOLVER_S, time_limit))
     for entry, _fixed in entries:
         if token.stopped:
             break
@@ -59,15 +68,17 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
         if client is not None and CLIENT in entry.inputs:
             options[CLIENT] = client
         if not quiet:
-            print(f"[{entry.name}] solving (time limit {time_limit:g} s; Ctrl-C stops and keeps what was found)",
+            spent = f" of {time_limit:g} s, {time_limit - left:.2g} s went to building the problem" if left < time_limit else ""
+            print(f"[{entry.name}] solving (time limit {left:.3g} s{spent}; Ctrl-C stops and keeps what was found)",
                   file=sys.stderr, flush=True)
         try:
-            front = solvers.solve(problem, label, time_limit=time_limit, seed=seed,
+            front = solvers.solve(problem, label, time_limit=left, seed=seed,
                                   progress=Progress(entry.name, enabled=show), resume=handed, **options)
         except KeyboardInterrupt:  # a stop that reached us as an exception: keep what the others found
             token.request(signal.SIGINT)
             break
         fronts.append(front)
+        left = time_limit  # the building was the first solver's to pay
         if on_front is not None:
             on_front(fronts)
         if front.status == INTERRUPTED:
@@ -115,7 +126,7 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
            "error_bands": [b.as_dict() for b in problem_bands(problem)],
            **({"spec_sha256": spec_sha256} if spec_sha256 else {}),
            "fronts": [json.loads(f.to_json(indent=None)) for f in fronts]}
-    replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(json.dumps(doc, indent=2)))
+    replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(readable_json(doc)))
     replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
     if gantt:
         best = next((f for f in fronts if len(f)), None)

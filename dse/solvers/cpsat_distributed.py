@@ -11,7 +11,9 @@ scattered to every worker once). Results are applied in whatever order they come
 * a proof of emptiness closes every open box inside the task's box, a proven bound raises their
   lower corners;
 * a running task whose box no longer meets the open region (every open box, cut to it, is empty by its
-  lower corner) is cancelled: the points found dominate or close all of it;
+  lower corner) is cancelled: the points found dominate or close all of it; since Dask cannot cancel a
+  task already running, the driver also sets the task's own stop event, which its search polls every
+  :data:`STOP_POLL_S` seconds (it then stops CP-SAT within milliseconds);
 * a task that ran out of budget without a point is resubmitted with twice the budget.
 
 Concurrent tasks minimize different objectives first where they can (:func:`_choose`): two tasks that
@@ -75,20 +77,21 @@ STOP_GRACE_S = 10.0
 
 class _EventToken(StopToken):
     """A worker's stop token that also asks, at most every :data:`STOP_POLL_S` seconds, whether the
-    driver set the run's Dask event (a stop or the deadline)."""
+    driver set one of the Dask events ``names``: the run's (a stop or the deadline) or the task's own (its
+    region became dominated)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, *names: str) -> None:
         from distributed import Event
 
         super().__init__()
-        self._event = Event(name)
+        self._events = [Event(name) for name in names]
         self._next = 0.0
 
     @property
     def stopped(self) -> bool:
         if self.signum is None and time.monotonic() >= self._next:
             self._next = time.monotonic() + STOP_POLL_S
-            if self._event.is_set():
+            if any(event.is_set() for event in self._events):
                 self.request()
         return self.signum is not None
 
@@ -170,10 +173,11 @@ def domains_task(problem: MappingProblem, key: str, settings: _Settings,
 
 
 def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: int, hint: np.ndarray | None,
-                settings: _Settings, budget: float) -> RegionResult:
+                settings: _Settings, budget: float, task_event: str | None = None) -> RegionResult:
     """One region's task, run on a worker: the lexicographic search of ``f < box`` starting with objective
     ``first``, hinted with ``hint``, within ``budget`` seconds (the model's build included); it ends
-    early, with what it found, once the driver sets the run's stop event."""
+    early, with what it found, once the driver sets the run's stop event or the task's own ``task_event``
+    (its region became dominated: a running Dask task cannot be cancelled, so it is told to stop)."""
     from ortools.sat.python import cp_model
     end = time.monotonic() + budget
     try:
@@ -181,7 +185,7 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
     except ModelBuildTimeout:
         return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, _worker_name())
     calls = runner.calls
-    runner.token = _EventToken(f"dse-stop-{key}")
+    runner.token = _EventToken(f"dse-stop-{key}", *([task_event] if task_event else []))
     solves = search_box(runner, box, lambda: max(0.0, end - time.monotonic()), hint, first)
     head, best = solves[0], solves[-1]
     bound = None if head.status == cp_model.INFEASIBLE else runner.proven_bound(
@@ -295,11 +299,13 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     fallback = best_seed(problem, [*resume, *seeds])
     slots = max(1, sum(client.nthreads().values()))
     running: dict[Any, tuple[tuple[int, ...], int]] = {}
+    events: dict[Any, str] = {}  # each running task's own stop event
     status, calls, submitted, cancelled, retried = OPTIMAL, 0, 0, 0, 0
 
     def take(fut: Any) -> None:
         nonlocal calls, retried
         box, first = running.pop(fut)
+        events.pop(fut, None)
         res = fut.result()  # raises what the task raised
         calls += res.calls
         retried += state.apply(box, first, res)
@@ -309,6 +315,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             state.drop_empty()
             for fut, (box, first) in list(running.items()):
                 if state.dominated(box):
+                    Event(events.pop(fut), client=client).set()  # a running search stops within STOP_POLL_S
                     fut.cancel()
                     del running[fut]
                     cancelled += 1
@@ -323,8 +330,9 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             for box, first in _choose(state.boxes, len(top), list(running.values()), slots - len(running)):
                 budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
                 fut = client.submit(task, shared, key, box, first, state.hint(box, fallback), settings, budget,
-                                    pure=False)
+                                    task_event=f"dse-stop-{key}-task{submitted}", pure=False)
                 running[fut] = (box, first)
+                events[fut] = f"dse-stop-{key}-task{submitted}"
                 submitted += 1
             try:
                 done, _ = wait(list(running), timeout=POLL_S, return_when="FIRST_COMPLETED")

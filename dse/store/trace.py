@@ -30,6 +30,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -172,10 +173,13 @@ def _realtime(rows: Sequence[Mapping[str, Any]], title: str, group_key: str | No
 def simulation_timeline(trace: pd.DataFrame, title: str = "simulation") -> Timeline:
     """The timeline of a ``dse simulate`` trace table: DREAM's (columns ``scheduler, accelerator, start_ms,
     ...``) with one process per scheduler and one track per accelerator (or sub-array group), DyPe's
-    (``policy, kind, start_s, ...``) with one process per policy, runs and switches on one track, or the
-    serving simulator's iterations (:func:`serving_timeline`).
+    (``policy, kind, start_s, ...``) with one process per policy, runs and switches on one track, the
+    serving simulator's iterations (:func:`serving_timeline`) or its requests
+    (:func:`serving_requests_timeline`).
     Raises ``ValueError`` for a table with neither set of columns."""
     columns = set(trace.columns)
+    if SERVING_REQUEST_COLUMNS <= columns:
+        return serving_requests_timeline(trace, title)
     if {"scheduler", "accelerator", "start_ms", "end_ms"} <= columns:
         return _realtime(trace.to_dict("records"), title, group_key="scheduler")
     if {"pool", "replica", "start_s", "end_s", "prefills", "decodes"} <= columns:
@@ -196,6 +200,36 @@ def simulation_timeline(trace: pd.DataFrame, title: str = "simulation") -> Timel
             spans.append(Span(name, "platform", start, end, "device", str(r["policy"]), args))
         return Timeline(title, "s", 1e6, tuple(spans), tuple(instants), ("platform",))
     raise ValueError(f"not a simulation trace: columns {', '.join(map(str, trace.columns))}")
+
+
+#: The columns of the serving simulator's per-request table (``trace.csv`` of a serving ``dse simulate``).
+SERVING_REQUEST_COLUMNS = frozenset({"request", "arrival_s", "ttft_s", "finish_s", "decode_pool"})
+
+
+def _seconds(value: Any) -> float:
+    """A table cell as seconds: NaN for an empty one (a request with no first or last token); raises
+    ``ValueError`` for text that is no number."""
+    return math.nan if value is None or (isinstance(value, str) and not value.strip()) else float(value)
+
+
+def serving_requests_timeline(requests: pd.DataFrame, title: str = "requests") -> Timeline:
+    """The serving simulator's requests (``trace.csv``: ``request, arrival_s, ttft_s, finish_s, decode_pool,
+    ...``) on one track per pool that decoded them: per request a span from its arrival to its first token
+    (``kind`` other) and one from there to its last (device), in seconds; a request that did not finish
+    keeps its first span only (or none, without a first token)."""
+    spans = []
+    for r in requests.to_dict("records"):
+        arrival, ttft, finish = (_seconds(r[k]) for k in ("arrival_s", "ttft_s", "finish_s"))
+        track = f"requests on {r['decode_pool']}"
+        args = {k: _plain(r[k]) for k in ("input_len", "output_len", "ttft_s", "tpot_s", "e2e_s", "preemptions")
+                if k in r}
+        if math.isfinite(ttft):
+            spans.append(Span(f"request {int(r['request'])}: to its first token", track, arrival, arrival + ttft,
+                              "other", "requests", args))
+            if math.isfinite(finish) and finish > arrival + ttft:
+                spans.append(Span(f"request {int(r['request'])}: decoding", track, arrival + ttft, finish, "device",
+                                  "requests", args))
+    return Timeline(title, "s", 1e6, tuple(spans), tracks=tuple(dict.fromkeys(s.track for s in spans)))
 
 
 def serving_timeline(iterations: pd.DataFrame, title: str = "serving") -> Timeline:

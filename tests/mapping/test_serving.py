@@ -101,3 +101,44 @@ def test_the_llm_problems_load_and_solve_to_a_proven_front(name: str) -> None:
     front = dse.solve(problem, "cpsat", time_limit=60, seed=0, progress=False)
     assert front.status == "optimal" and len(front) >= 2
     assert all(p.proven for p in front.points)
+
+
+def test_cost_is_the_price_of_the_deployments_gpus_per_hour_by_hand() -> None:
+    """Two GPU types priced 2.5 and 1.0 per GPU-hour, TP 1 or 2: 2 replicas of TP 2 on the first type and
+    3 of TP 1 on the second cost 2 x 2 x 2.5 + 3 x 1 x 1.0 = 13 per hour, by hand."""
+    options = ServingOptions(pools=2, tp=[1, 2], pp=[1], batch=[16], precisions=["fp16"], clocks=[1.0])
+    shape = (2, 2, 1, 1, 1, 1, 1)
+    memory = np.zeros((*shape, 4))
+    table = table_from_times(["a", "b"], [4, 4], [80.0, 80.0], options, 100, None, np.full(shape, 0.2),
+                             np.full(shape, 0.02), np.full(shape, 300.0), memory, np.ones(shape, dtype=bool),
+                             price_per_hour=[2.5, 1.0])
+    problem = ServingProblem(table, ("throughput", "energy", "cost"), name="priced")
+    genome = np.array([0, 1, 0, 2, 0, 0, 0, 0, 1, 0, 0, 3, 0, 0, 0, 0])  # pools: (a, tp 2) x 2, (b, tp 1) x 3
+    point = problem.evaluate(genome[None, :])
+    assert problem.objectives[2].column == "cost_price_per_h"
+    assert problem.objectives[2].to_user(point.F[0, 2]) == pytest.approx(13.0)
+    # without prices each GPU-hour costs 1: the 2 x 2 + 3 x 1 = 7 GPUs
+    plain = ServingProblem(table_from_times(["a", "b"], [4, 4], [80.0, 80.0], options, 100, None,
+                                            np.full(shape, 0.2), np.full(shape, 0.02), np.full(shape, 300.0), memory,
+                                            np.ones(shape, dtype=bool)), ("throughput", "cost"), name="unpriced")
+    assert plain.objectives[1].to_user(plain.evaluate(genome[None, :]).F[0, 1]) == pytest.approx(7.0)
+
+
+def test_cpsat_equals_exhaustive_with_cost_as_a_third_objective() -> None:
+    problem = example_problem(2)  # the first seed whose instance minimizes cost too
+    assert [o.name for o in problem.objectives] == ["throughput", "energy", "cost"]
+    front = testing.check_exact_agrees(problem)
+    assert front.status == "optimal" and len(front) > 1
+
+
+def test_a_fleet_pricing_some_gpu_types_only_is_refused() -> None:
+    with pytest.raises(dse.SpecError, match=r"platform\.gpus\[1\]\.price_per_hour.*give every GPU type a price"):
+        dse.load_problem("problems/llm_llama31_8b_mixed_fleet.yaml", changes={
+            "platform.gpus": [{"gpu": "l4", "count": 2, "price_per_hour": 0.8}, {"gpu": "a100_sxm_80gb", "count": 1}]})
+
+
+def test_a_token_count_outside_its_range_is_one_line_naming_the_field() -> None:
+    """Found by the spec fuzzer: ``input_tokens: 0`` escaped as a pydantic ValidationError."""
+    for bad in (0, -3, True, 2**21):
+        with pytest.raises(dse.SpecError, match=r"field 'workload\.input_tokens' = .*is a token count"):
+            dse.load_problem("problems/llm_llama2_70b_8xh100.yaml", changes={"workload.input_tokens": bad})

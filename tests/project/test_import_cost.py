@@ -25,6 +25,14 @@ def test_import_dse_loads_no_heavy_module() -> None:
     assert _loaded_after("import dse") == []
 
 
+def test_import_dse_loads_its_public_names_on_first_use() -> None:
+    """``import dse`` loads the errors and the version only (before: numpy, pydantic, the cost model, the
+    solvers' registry, about 0.7 s); each public name, or a submodule, is imported on first use."""
+    assert _loaded_after("import dse", ("numpy", "pydantic", "dse.pareto", "dse.solvers", "dse.runs")) == []
+    code = "import dse\nassert dse.ParetoSet.__module__ == 'dse.pareto' and dse.solvers.solve is dse.solve"
+    assert _loaded_after(code, ("numpy", "dse.pareto", "dse.solvers")) == ["dse.pareto", "dse.solvers", "numpy"]
+
+
 def test_a_small_heft_solve_loads_no_heavy_module() -> None:
     """Topcuoglu et al. 2002's 10 tasks: HEFT's published 80 time units, its kernels run interpreted."""
     code = ("import dse\nfront = dse.solve(dse.load_problem('topcuoglu2002'), 'heuristic:heft', progress=False)\n"

@@ -173,3 +173,16 @@ def test_certify_prints_the_reference_point_with_units(tmp_path, capsys) -> None
     assert throughput > 0 and "mJ/item" in reference.split("energy ")[1]
     doc = json.loads((out / "certified" / "front.json").read_text())
     assert doc["fronts"][0]["certificate"]["reference"][0] == pytest.approx(throughput, rel=1e-5)
+
+
+def test_a_certificate_whose_open_boxes_lie_past_the_reference_says_so() -> None:
+    """Before, such a certificate read "(0 unexplored regions left)" while not proven complete."""
+    from dse.pareto import Certificate
+
+    open_past = Certificate(gap=0.0, proven=False, hypervolume=1.0, hypervolume_bound=1.0, reference=(0.0, 1.0))
+    assert open_past.describe() == ("certified within 0.0% of the optimal front's hypervolume (the regions still "
+                                    "unexplored lie past the reference point)")
+    region = (((1.0, 0.5), (2.0, 1.0)),)
+    inside = Certificate(gap=0.1, proven=False, hypervolume=0.9, hypervolume_bound=1.0, reference=(0.0, 1.0),
+                         region=region)
+    assert inside.describe().endswith("(1 unexplored regions left)")

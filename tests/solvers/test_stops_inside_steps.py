@@ -104,3 +104,22 @@ def test_the_time_limit_during_the_model_build_ends_it_with_status_time_limit(mo
     monkeypatch.undo()
     assert front.status == "time_limit"
     assert "the time limit ran out (the task bounds computed)" in front.stats.message
+
+
+def test_a_stop_while_the_list_kernel_loads_ends_heft_before_it_runs(monkeypatch) -> None:
+    """Loading the compiled list-scheduling kernel takes up to a second on a cold process; before, a stop
+    requested meanwhile still ran HEFT to its end (seconds on a 2,000-task graph on 256 devices)."""
+    from dse.heuristics import base
+
+    problem = _problem()
+    token = dse.solvers.context.StopToken()
+    real = base._list_kernel
+
+    def loading_while_stopped():
+        token.request()  # what SIGINT's handler does while the kernel loads
+        return real()
+
+    monkeypatch.setattr(base, "_list_kernel", loading_while_stopped)
+    with work_limits(token=token), pytest.raises(Cut) as cut:
+        heuristics.run(problem, "heft")
+    assert cut.value.stopped and "list scheduling" in str(cut.value)

@@ -136,3 +136,39 @@ def test_damaged_front_json_is_named(tmp_path, capsys) -> None:
     assert main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "front.json" in err and "Traceback" not in err
+
+
+def serving_folder(folder: Path) -> Path:
+    """A serving ``dse simulate --out`` folder written by hand (the simulator's columns): one pool, two
+    requests, the second one never finished, and two iterations."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pool = "h100_sxm tp1 pp1 b8 both 100% fp16"
+    (folder / "summary.csv").write_text(
+        "pool,role,gpus,requests,finished,output_tokens,duration_s,throughput_tok_s\n"
+        f"{pool},both,1,2,1,4,1.0,4.0\n")
+    (folder / "trace.csv").write_text(
+        "request,arrival_s,input_len,output_len,prefill_pool,decode_pool,ttft_s,tpot_s,e2e_s,finish_s,preemptions\n"
+        f"0,0.5,16,4,{pool},{pool},0.25,0.1,0.55,1.05,0\n"
+        f"1,0.75,16,4,{pool},{pool},0.5,,,,0\n")
+    (folder / "iterations.csv").write_text(
+        "pool,replica,start_s,end_s,prefill_tokens,prefills,decodes,kv_tokens\n"
+        f"{pool},0,0.5,0.75,16,1,0,16\n{pool},0,0.75,1.25,16,1,1,33\n")
+    return folder
+
+
+def test_serving_simulate_report_shows_pools_and_requests(tmp_path) -> None:
+    """Before, ``dse report`` on a serving simulation refused its trace.csv ("not a simulation trace")."""
+    folder = serving_folder(tmp_path / "serving")
+    assert main(["report", str(folder)]) == 0
+    data = page_data(folder / "report.html")
+    assert data["sim"] == "serving"
+    spans = [(s["group"], s["track"], s["name"], s["start"], s["end"]) for s in data["timeline"]["spans"]]
+    pool = "h100_sxm tp1 pp1 b8 both 100% fp16"
+    # by hand: request 0 waits 0.5 -> 0.75 (TTFT 0.25 s) and decodes 0.75 -> 1.05; request 1 waits 0.75 ->
+    # 1.25 (TTFT 0.5 s) and never finishes, on a second lane (#2) of the track: it overlaps request 0's
+    # decoding; the pool's two iterations as written
+    assert spans == [
+        ("pools", pool, "prefill 1 + decode 0", 0.5, 0.75), ("pools", pool, "prefill 1 + decode 1", 0.75, 1.25),
+        ("requests", f"requests on {pool}", "request 0: to its first token", 0.5, 0.75),
+        ("requests", f"requests on {pool}", "request 0: decoding", 0.75, 1.05),
+        ("requests", f"requests on {pool} #2", "request 1: to its first token", 0.75, 1.25)]

@@ -24,7 +24,7 @@ import pytest
 from dse.cli import main
 from dse.viz.scales import plan_axis
 from tests.store.conftest import ROOT
-from tests.store.test_report import page_data
+from tests.store.test_report import page_data, serving_folder
 
 pytestmark = pytest.mark.slow  # a browser
 
@@ -271,6 +271,17 @@ def test_simulate_report_in_chromium(browser, simulated, tmp_path) -> None:
     bars = page.page.evaluate("() => document.querySelectorAll('#timeline .barlayer .point').length")
     assert bars == len([s for s in page_data(simulated / "report.html")["timeline"]["spans"]])
     page.page.screenshot(path=str(tmp_path / "simulation.png"), full_page=True)
+    page.clean()
+
+
+def test_serving_simulate_report_in_chromium(browser, tmp_path) -> None:
+    """A serving simulation's page draws its pools' iterations and its requests, one bar each."""
+    folder = serving_folder(tmp_path / "serving")
+    assert main(["report", str(folder)]) == 0
+    page = Page(browser, folder / "report.html")
+    bars = page.page.evaluate("() => document.querySelectorAll('#timeline .barlayer .point').length")
+    assert bars == len(page_data(folder / "report.html")["timeline"]["spans"]) == 5
+    page.page.screenshot(path=str(tmp_path / "serving.png"), full_page=True)
     page.clean()
 
 

@@ -7,7 +7,8 @@ replicas summed, which the GPU counts allow whenever they allow the two, so the 
 evaluator's. Then, all linear in ``r``: GPUs per type ``<=`` its count (and the fleet limit), power
 ``<=`` the budget, the request rate ``X = sum_both rate r + min(sum_prefill rate r, sum_decode rate r)``
 ``>=`` the arrival rate (at least 1), throughput ``= bound - X``, and energy per token ``E = ceil(N / D)``
-with ``N = 1e9 x power`` and ``D = output_tokens x X``: ``E x D >= N`` and ``E x D <= N + D - 1``.
+with ``N = 1e9 x power`` and ``D = output_tokens x X``: ``E x D >= N`` and ``E x D <= N + D - 1``;
+cost ``= sum price of an option's GPUs per hour x r``.
 """
 
 from __future__ import annotations
@@ -72,7 +73,9 @@ def build_serving_model(problem: ServingProblem, deadline: float | None = None) 
     model.add_multiplication_equality(product, [energy, denominator])
     model.add(product >= power * problem.energy_scale)
     model.add(product <= power * problem.energy_scale + denominator - 1)
-    values = {"throughput": throughput, "energy": energy}
+    cost = model.new_int_var(0, int((t.price_milli * t.counts).sum()), "cost")
+    model.add(cost == sum(int(t.cost_milli[o]) * r[o] for o in options))
+    values = {"throughput": throughput, "energy": energy, "cost": cost}
     objective_vars = objective_variables(problem, values)
 
     def to_genome(solver: cp_model.CpSolver) -> np.ndarray:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from dse.errors import SpecError
 from dse.inputs import catalog
@@ -39,11 +39,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+#: The longest request length a spec may give (tokens).
+MAX_TOKENS = 1 << 20
+
+
 class LengthSpec(_Strict):
     """A length distribution the simulator may draw from (the analytical model reads the mean)."""
 
     kind: Literal["fixed", "uniform", "exponential", "lognormal"] = "fixed"
-    mean: int = Field(gt=0, le=1 << 20)
+    mean: int = Field(gt=0, le=MAX_TOKENS)
     low: int | None = Field(default=None, gt=0)
     high: int | None = Field(default=None, gt=0)
     sigma: float | None = Field(default=None, gt=0, le=10)
@@ -65,6 +69,14 @@ class WorkloadSpec(_Strict):
     slo: SloSpec = Field(default_factory=SloSpec)
     runtime: str | None = Field(default="tensorrt_llm", description="LLM runtime of models/llm/runtimes; null: none")
 
+    @field_validator("input_tokens", "output_tokens", mode="before")
+    @classmethod
+    def _token_count(cls, value: Any) -> Any:
+        """A length given as one number is a fixed length's mean, in LengthSpec's range."""
+        if isinstance(value, bool) or (isinstance(value, int) and not 0 < value <= MAX_TOKENS):
+            raise ValueError(f"is a token count: give one in 1..{MAX_TOKENS}")
+        return value
+
 
 class FleetGpuSpec(_Strict):
     gpu: str = Field(min_length=1)
@@ -72,6 +84,10 @@ class FleetGpuSpec(_Strict):
     gpus_per_node: int | None = Field(default=None, gt=0, le=64)
     inter_node_gbps: float | None = Field(default=None, gt=0, le=1e5)
     inter_node_latency_us: float | None = Field(default=None, ge=0, le=1e6)
+    price_per_hour: float | None = Field(
+        default=None, ge=0.001, le=1e6,
+        description="price of one GPU-hour, in any currency the fleet uses throughout (the cost objective); "
+                    "null: 1, so cost counts GPU-hours")
 
 
 class FleetSpec(_Strict):
@@ -112,12 +128,14 @@ class ServingWorkload:
 
 @dataclass(frozen=True)
 class FleetGpu:
-    """One GPU type of the fleet: its catalog name, its device figures, count and node shape."""
+    """One GPU type of the fleet: its catalog name, its device figures, count, node shape and the price of
+    one GPU-hour (1: none given)."""
 
     name: str
     device: Device
     count: int
     gpus_per_node: int
+    price_per_hour: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -171,7 +189,8 @@ def fleet_gpu(spec: FleetGpuSpec, source: str, where: str) -> FleetGpu:
         if getattr(spec, key) is not None:
             device[key] = getattr(spec, key)
     platform = platform_from_dict({"name": spec.gpu, "devices": [{"name": spec.gpu, **device}]}, f"{source}: {where}")
-    return FleetGpu(spec.gpu, platform.devices[0], spec.count, spec.gpus_per_node or min(spec.count, 8))
+    return FleetGpu(spec.gpu, platform.devices[0], spec.count, spec.gpus_per_node or min(spec.count, 8),
+                    1.0 if spec.price_per_hour is None else spec.price_per_hour)
 
 
 def resolve_platform(ref: Any, source: str, base: Path) -> Fleet:
@@ -180,6 +199,11 @@ def resolve_platform(ref: Any, source: str, base: Path) -> Fleet:
     names = [g.gpu for g in spec.gpus]
     if len(set(names)) != len(names):
         raise SpecError(source, "platform.gpus", names, "each GPU type once")
+    priced = [g.price_per_hour is not None for g in spec.gpus]
+    if any(priced) and not all(priced):
+        missing = next(i for i, given in enumerate(priced) if not given)
+        raise SpecError(source, f"platform.gpus[{missing}].price_per_hour", None,
+                        "give every GPU type a price, or none (the cost objective then counts GPU-hours)")
     return Fleet(spec.name, tuple(fleet_gpu(g, source, f"platform.gpus[{i}]") for i, g in enumerate(spec.gpus)))
 
 

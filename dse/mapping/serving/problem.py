@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, ClassVar
 
@@ -53,6 +53,8 @@ from dse.mapping.serving.table import (
 )
 
 SERVING_OBJECTIVES = ("throughput", "energy")
+#: Objectives a spec may name: the two above and ``cost``, the price of the deployment's GPUs per hour.
+SERVING_ALL_OBJECTIVES = (*SERVING_OBJECTIVES, "cost")
 #: Genes per pool, in genome order.
 POOL_GENES = ("gpu", "tp", "pp", "replicas", "batch", "role", "clock", "precision")
 #: Columns of a pool's genes that index the table (all but replicas), in the table's order.
@@ -228,7 +230,10 @@ def _objective(name: str, table: ServingTable) -> Objective:
                          lambda v: (bound - np.asarray(v, dtype=float)) * o_len / RATE_SCALE)
     if name == "energy":
         return Objective("energy", "J/token", "min", "energy", "uJ/token", lambda v: np.asarray(v, dtype=float) * 1e-6)
-    raise SpecError("problem", "objectives", name, f"serving objectives are {', '.join(SERVING_OBJECTIVES)}")
+    if name == "cost":  # the fleet's price per GPU-hour (1 each when it gives none: GPU-hours per hour)
+        return Objective("cost", "price/h", "min", "cost", "thousandths of price/h",
+                         lambda v: np.asarray(v, dtype=float) * 1e-3)
+    raise SpecError("problem", "objectives", name, f"serving objectives are {', '.join(SERVING_ALL_OBJECTIVES)}")
 
 
 class ServingProblem(MappingProblem):
@@ -243,7 +248,7 @@ class ServingProblem(MappingProblem):
             table.gpu_names, table.mem_capacity, [0.0] * len(table.gpu_names))
         self.objectives = tuple(_objective(o, table) for o in objectives)
         if not self.objectives:
-            raise SpecError("problem", "objectives", list(objectives), "give throughput, energy or both")
+            raise SpecError("problem", "objectives", list(objectives), "give some of throughput, energy, cost")
         rate = table.arrival_rate
         self.rate_needed = max(1, int(np.ceil(rate * RATE_SCALE - 1e-6))) if rate else 1
         self.energy_scale = ENERGY_SCALE
@@ -331,6 +336,7 @@ class ServingProblem(MappingProblem):
         energy = np.where(rate > 0, -(-power * self.energy_scale // np.maximum(tokens, 1)), self.energy_cap)
         P = Population(self.flat, np.zeros((2, len(X)), dtype=np.int64))
         P.values.update(rate=rate, throughput=t.rate_bound - rate, energy=energy.astype(np.int64), power_mw=power,
+                        cost=(replicas * t.cost_milli[option]).sum(axis=1),
                         gpus_by_type=by_type, reason=np.where(used, t.reason[option], OK))
         if metrics:
             P.values.update(gpus=gpus.sum(axis=1))
@@ -355,7 +361,7 @@ class ServingProblem(MappingProblem):
                           "ttft_ms": t.ttft_s[o] * 1e3, "tpot_ms": t.tpot_s[o] * 1e3,
                           "memory_gib": tuple(float(v) / GIB for v in t.memory[o]),
                           "status": "usable" if t.reason[o] == OK else f"breaks {REASON_NAMES[int(t.reason[o])]}"})
-        quantities = {"throughput": int(m["throughput"][0]), "energy": int(m["energy"][0])}
+        quantities = {"throughput": int(m["throughput"][0]), "energy": int(m["energy"][0]), "cost": int(m["cost"][0])}
         return ServingMapping(
             pools=tuple(pools), tokens_per_s=float(m["rate"][0]) * t.output_tokens / RATE_SCALE,
             joules_per_token=int(m["energy"][0]) * 1e-6, power_w=int(m["power_mw"][0]) * 1e-3,
@@ -505,6 +511,9 @@ def example_problem(seed: int) -> ServingProblem:
                              memory, np.ones(shape, dtype=bool), ttft_ms=ttft)
     power = int(rng.integers(300, 1500)) * 1000 if rng.random() < 0.3 else None
     objectives = SERVING_OBJECTIVES if rng.random() < 0.8 else ("throughput",)
+    if rng.random() < 0.25:  # drawn last: the instances of earlier seeds keep their other draws
+        objectives = (*objectives, "cost")
+        table = replace(table, price_milli=rng.integers(500, 4000, n_gpu))
     return ServingProblem(table, objectives, power_cap_mw=power, name=f"serving_example_{seed}")
 
 
@@ -512,7 +521,7 @@ FAMILY = register_family(Family(
     name="serving",
     problem_class=ServingProblem,
     build=_build,
-    objectives=SERVING_OBJECTIVES,
+    objectives=SERVING_ALL_OBJECTIVES,
     default_objectives=SERVING_OBJECTIVES,
     examples=example_problem,
     options=ServingOptions,

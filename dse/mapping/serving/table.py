@@ -91,7 +91,8 @@ class ServingTable:
     ``rate`` (micro-requests/s per replica), ``power_mw`` per replica, ``reason`` (index into
     :data:`REASONS`; 0: usable), ``ttft_s``, ``tpot_s`` (NaN: not the role's), ``s_pf``, ``s_dec``,
     and ``memory`` (n_options, 4): bytes per GPU of weights, KV cache, activations, reserve.
-    ``counts``: GPUs per type; ``max_gpus``: the fleet limit (None: the counts alone).
+    ``counts``: GPUs per type; ``max_gpus``: the fleet limit (None: the counts alone); ``price_milli``: per
+    type, the price of one GPU-hour in thousandths (1,000 per GPU-hour when the fleet gives no price).
     """
 
     gpu_names: tuple[str, ...]
@@ -118,6 +119,12 @@ class ServingTable:
     s_pf: np.ndarray
     s_dec: np.ndarray
     memory: np.ndarray
+    price_milli: np.ndarray
+
+    @cached_property
+    def cost_milli(self) -> np.ndarray:
+        """Per option, the price of one replica's GPUs for an hour, in thousandths."""
+        return self.gpus * self.price_milli[self.gpu]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -173,11 +180,13 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
                      options: ServingOptions, output_tokens: int, arrival_rate: float | None,
                      s_pf: np.ndarray, s_dec: np.ndarray, power_w: np.ndarray, memory: np.ndarray,
                      structure_ok: np.ndarray, ttft_ms: float | None = None,
-                     tpot_ms: float | None = None, kv_s: np.ndarray | float = 0.0) -> ServingTable:
+                     tpot_ms: float | None = None, kv_s: np.ndarray | float = 0.0,
+                     price_per_hour: Sequence[float] | None = None) -> ServingTable:
     """The table of options from their stage times ``s_pf``, ``s_dec`` (seconds), power per GPU ``power_w``,
     memory bytes per GPU ``memory`` (…, 4), whether each can run (``structure_ok``) and a prefill pool's
     KV transfer ``kv_s`` (seconds per request), all shaped as the option grid :attr:`ServingTable.shape`
-    (memory with a last axis of 4; ``kv_s`` broadcast to it); the SLOs mask the rest."""
+    (memory with a last axis of 4; ``kv_s`` broadcast to it); the SLOs mask the rest. ``price_per_hour``:
+    per GPU type, one GPU-hour's price (default 1 each: the cost objective then counts GPU-hours)."""
     roles = ROLES if options.split else ROLES[:1]
     shape = (len(gpu_names), len(options.tp), len(options.pp), len(options.batch), len(roles),
              len(options.clocks), len(options.precisions))
@@ -205,7 +214,14 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
                         tuple(options.clocks), tuple(options.precisions), np.asarray(counts, dtype=np.int64),
                         np.asarray(mem_gib, dtype=float), int(output_tokens), options.pools, options.max_gpus,
                         arrival_rate, g.astype(np.int64), r.astype(np.int64), gpus, rate_int, power, reason,
-                        ttft, tpot, s_pf, s_dec, memory)
+                        ttft, tpot, s_pf, s_dec, memory, _price_milli(price_per_hour, len(gpu_names)))
+
+
+def _price_milli(price_per_hour: Sequence[float] | None, n_types: int) -> np.ndarray:
+    """Per GPU type, one GPU-hour's price in thousandths (rounded; 1,000 each when no prices are given)."""
+    if price_per_hour is None:
+        return np.full(n_types, 1000, dtype=np.int64)
+    return np.rint(np.asarray(price_per_hour, dtype=float) * 1000).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- costing with the llm builder
@@ -279,7 +295,7 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
                 s_dec[g, t, p, b, :, :, q] = steps[micro]
     return table_from_times(fleet.names, [fg.count for fg in fleet.gpus], [fg.device.mem_gib for fg in fleet.gpus],
                             options, o_len, workload.arrival_rate, s_pf, s_dec, power, memory, ok,
-                            workload.ttft_ms, workload.tpot_ms, kv_s)
+                            workload.ttft_ms, workload.tpot_ms, kv_s, [fg.price_per_hour for fg in fleet.gpus])
 
 
 def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, pp: np.ndarray, role: np.ndarray,

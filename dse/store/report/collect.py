@@ -5,8 +5,9 @@
   with the problem (a spec) each point's mapping, time and energy breakdown
   per device and link, and timeline;
 * :func:`simulate_data`: a ``dse simulate --out`` folder (``summary.csv``,
-  ``trace.csv``): the summary table, the timeline, DyPe's runs over time with
-  the input phases;
+  ``trace.csv``): the summary table, the timeline (a serving run's: its pools'
+  iterations and its requests, from their first token's wait to their last token),
+  DyPe's runs over time with the input phases;
 * :func:`store_data`: a batch store: its jobs with their swept fields, every
   job's fronts and details.
 
@@ -30,7 +31,13 @@ from dse.mapping.base import Breakdown, MappingProblem
 from dse.runs.spec import build_problem, load_spec
 from dse.sim.ux_bound import scope
 from dse.store.database import jobs_frame, objective_columns, points_frame
-from dse.store.trace import Timeline, mapping_timeline, simulation_timeline
+from dse.store.trace import (
+    SERVING_REQUEST_COLUMNS,
+    Timeline,
+    mapping_timeline,
+    serving_timeline,
+    simulation_timeline,
+)
 from dse.util.result_files import front_file
 from dse.util.units import column_unit, in_output_units
 
@@ -275,6 +282,12 @@ def simulate_data(folder: Path) -> dict[str, Any]:
         except ValueError as exc:
             raise SpecError(str(folder / "trace.csv"), "<columns>", None, str(exc)) from None
         kind = "stream" if "policy" in trace else "frames"
+        if SERVING_REQUEST_COLUMNS <= set(trace.columns):
+            kind = "serving"
+            if (folder / "iterations.csv").is_file():  # the pools' iterations above their requests
+                pools = serving_timeline(_read_csv(folder / "iterations.csv"), folder.name)
+                full = Timeline(full.title, full.unit, full.us_per_unit, pools.spans + full.spans,
+                                tracks=pools.tracks + full.tracks)
         phases = _phases(trace)
         cut, note = _windowed(full)
         timeline = cut.to_dict()
