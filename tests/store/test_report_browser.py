@@ -156,7 +156,8 @@ def test_solve_report_in_chromium(browser, solved, tmp_path) -> None:
 def test_solve_report_every_point_selectable_and_coincident_points_each(browser, solved) -> None:
     """The certificate's region covered the CP-SAT points, and where CP-SAT and NSGA-II found the same values
     only NSGA-II's point could be clicked. Now the region is a shape beneath the points (it takes no click):
-    a click at any point's position selects that point, and every point at that position is offered."""
+    a click at any point's position selects that point or offers it with every point drawn within a few
+    pixels of it (a dense front's neighbours), points of equal values always among them."""
     out = solved / "every-point.html"
     assert main(["report", str(solved), "--out", str(out)]) == 0
     data = page_data(out)
@@ -179,8 +180,10 @@ def test_solve_report_every_point_selectable_and_coincident_points_each(browser,
             shown = page.page.get_attribute("#point-detail", "data-key")
             offered = page.page.eval_on_selector_all("#coincident button",
                                                      "bs => bs.map(b => [b.dataset.front, b.dataset.key])")
-            assert shown in {q for _, q in here}
-            assert sorted(map(tuple, offered)) == (here if len(here) > 1 else [])
+            offered_keys = {q for _, q in offered}
+            assert shown == key or key in offered_keys  # the point clicked is shown, or offered with its neighbours
+            if len(here) > 1:  # points of equal values are all offered
+                assert set(here) <= set(map(tuple, offered))
     # a position where both fronts have a point: both are offered, and each shows its own mapping
     k, cpsat = fronts[0]
     nsga2 = fronts[1][1]
@@ -188,7 +191,7 @@ def test_solve_report_every_point_selectable_and_coincident_points_each(browser,
     page.click(*page.point_position("fronts", k, shared))
     page.page.wait_for_selector("#coincident button", timeout=5_000)
     buttons = page.page.eval_on_selector_all("#coincident button", "bs => bs.map(b => [b.dataset.front, b.dataset.key])")
-    assert sorted(front for front, _ in buttons) == ["0", "1"]  # cpsat's and nsga2's
+    assert {"0", "1"} <= {front for front, _ in buttons}  # cpsat's and nsga2's (and any a pixel away)
     for n, (_, key) in enumerate(buttons):
         page.page.click(f"#coincident button >> nth={n}")
         page.page.wait_for_selector(f"#point-detail[data-key='{key}']", timeout=5_000)
@@ -217,12 +220,14 @@ def test_solve_report_axes_baselines_hover_bands_and_colours(browser, solved, tm
         plan = plan_axis([p["objectives"][column] for p in points], [b["objectives"][column] for b in data["baselines"]])
         scale, (lo, hi) = layout[axis]
         assert scale == plan.scale
+        if scale == "log":  # plotly gives a log axis's range in decades
+            lo, hi = 10**lo, 10**hi
         a, b = plan.limits()
         assert lo <= a and b <= hi  # the plan's range, maybe widened for labels: every front point shows
         for which, edge in ((plan.below, lo), (plan.above, hi)):
             for k in which:
                 off.setdefault(names[k], {})[axis] = edge
-    assert "only cpu" in off and "y" in off["only cpu"]  # 85 mJ/item would squash 11 to 21 mJ/item: off
+    assert "only cpu" in off and "y" in off["only cpu"]  # far above every front point on energy: drawn off the axis
     baselines = {t["name"].removeprefix("baseline: ").removesuffix(" (infeasible)"): t for t in _traces(page)
                  if t["name"].startswith("baseline")}
     for name, edges in off.items():  # an arrow at the edge it lies beyond
@@ -232,7 +237,10 @@ def test_solve_report_axes_baselines_hover_bands_and_colours(browser, solved, tm
             assert trace[axis][0] == pytest.approx(edge)
     labels = page.page.evaluate("() => document.getElementById('fronts').layout.annotations.map(a => a.text)")
     assert sorted(t.split(":")[0] for t in labels) == sorted(off)
-    assert any(t.startswith("only cpu: 84.99") and t.endswith("mJ/item") for t in labels)
+    cpu_energy = next(b for b in data["baselines"] if b["name"] == "only cpu")["objectives"][data["objectives"][1]["column"]]
+    cpu_labels = [t for t in labels if t.startswith("only cpu: ") and t.endswith("mJ/item")]  # its value, its unit
+    assert [float(t.removeprefix("only cpu: ").split()[0].replace(",", "")) for t in cpu_labels] == [
+        pytest.approx(cpu_energy, rel=1e-3)]
     boxes = page.boxes("#fronts .annotation")
     assert not [(a, b) for k, a in enumerate(boxes) for b in boxes[k + 1:] if _overlap(a, b)]
     (area,) = page.boxes("#fronts .nsewdrag")

@@ -10,6 +10,8 @@
   const PALETTE = [OKABE_ITO.blue, OKABE_ITO.orange, OKABE_ITO.bluishGreen, OKABE_ITO.reddishPurple,
     OKABE_ITO.skyBlue, OKABE_ITO.vermillion, OKABE_ITO.black, OKABE_ITO.yellow];
   const NEUTRAL = "#555555";
+  // a click offers every front point drawn this close (px) to the one it hit: a marker is about 8 px wide
+  const NEAR_PX = 5;
   const NEUTRAL_FILL = "rgba(85,85,85,0.07)";
   const SOLVERS = {
     cpsat: { color: OKABE_ITO.blue, symbol: "circle", label: "CP-SAT (exact)" },
@@ -336,6 +338,19 @@
       if (!at.has(where(p))) at.set(where(p), []);
       at.get(where(p)).push({ front: k, point: p });
     }));
+    // every front point drawn within NEAR_PX pixels of ``point``: points of a dense front that a click
+    // cannot tell apart are all offered (the same values, or values a pixel or two apart)
+    const nearby = (plot, point) => {
+      const fl = plot._fullLayout;
+      const pos = (q) => [fl.xaxis.d2p(q.objectives[xcol]), fl.yaxis.d2p(q.objectives[ycol])];
+      const [cx, cy] = pos(point);
+      const out = [];
+      DATA.fronts.forEach((f, k) => f.points.forEach((q) => {
+        const [x, y] = pos(q);
+        if (Math.hypot(x - cx, y - cy) <= NEAR_PX) out.push({ front: k, point: q });
+      }));
+      return out;
+    };
     const traces = [];
     const shapes = [];
     // certificate regions: one light grey outline each (their boxes' union), beneath every point; shapes,
@@ -458,7 +473,8 @@
           if (!p || p.customdata === undefined || typeof p.data.meta !== "number") return;
           const front = DATA.fronts[p.data.meta];
           const point = front.points.find((q) => q.key === p.customdata);
-          showChoices(detail, at.get(where(point)), { front: p.data.meta, point }, styleOf);
+          showChoices(detail, single ? at.get(where(point)) : nearby(plot, point), { front: p.data.meta, point },
+            styleOf);
         });
       });
   }
