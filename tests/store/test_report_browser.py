@@ -171,8 +171,12 @@ def test_solve_report_every_point_selectable_and_coincident_points_each(browser,
     where = [(str(f), p["key"], tuple(p["objectives"][c] for c in columns[:2]))
              for f, front in enumerate(data["fronts"]) for p in front["points"]]
     values = {key: v for _, key, v in where}
+    clicked: set[tuple[float, ...]] = set()
     for k, trace in fronts:
         for index, key in enumerate(trace["keys"]):
+            if values[key] in clicked:  # a position already clicked: the same click, the same points offered
+                continue
+            clicked.add(values[key])
             here = sorted((f, q) for f, q, v in where if v == values[key])  # this point and any on it
             page.page.evaluate("() => document.getElementById('detail').replaceChildren()")
             page.click(*page.point_position("fronts", k, index))
