@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from dse.runs.spec import load_problem
+from dse.store.trace import Span, Timeline, chrome_trace, write_trace
 from tests.cli.test_cli import run
 from tests.cli.test_hostile_inputs import MAX_MESSAGE, _store
 
@@ -186,8 +187,6 @@ def test_a_front_csv_band_that_is_no_number_is_one_line(tmp_path, capsys) -> Non
 
 def test_a_trace_is_strict_json_even_with_a_non_finite_number(tmp_path) -> None:
     """A span whose start is not a number (a damaged trace table) is ``null`` in the file, never ``NaN``."""
-    from dse.store.trace import Span, Timeline, chrome_trace, write_trace
-
     timeline = Timeline("t", "ms", 1e3, (Span("op", "cpu", float("nan"), 1.0),))
     path = write_trace(chrome_trace(timeline), tmp_path / "trace.json")
     text = path.read_text()

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from dse import cli
+from dse.cost import RooflineCostModel
 from dse.cost.error_bands import (
     HELD_OUT_DATASHEET_MEDIAN_ERROR,
     HELD_OUT_MEDIAN_ALL,
@@ -18,7 +19,10 @@ from dse.cost.error_bands import (
     robust_indices,
     stable_indices,
 )
+from dse.inputs.builders import build
 from dse.mapping.base import Objective
+from dse.mapping.pipeline import PipelineProblem
+from dse.model.platform import platform_from_dict
 from dse.pareto import ParetoPoint, ParetoSet, SolveStats
 from tests.cli.test_cli import write_spec
 
@@ -128,11 +132,6 @@ _FPGA = {"name": "f", "kind": "fpga", "peak_tflops": {"fp16": 2}, "mem_bw_gbps":
 
 
 def _bands(*devices: dict, **platform: object) -> dict[str, tuple[str, float]]:
-    from dse.cost import RooflineCostModel
-    from dse.inputs.builders import build
-    from dse.mapping.pipeline import PipelineProblem
-    from dse.model.platform import platform_from_dict
-
     links = [{"a": devices[0]["name"], "b": d["name"], "bandwidth_gbps": 10, "latency_us": 1} for d in devices[1:]]
     tables = RooflineCostModel().tables(build("gemm", m=256, n=256, k=256), platform_from_dict(
         {"name": "p", "devices": list(devices), "links": links, **platform}))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dse.errors import SpecError
+from dse.model.device_defaults import catalog_defaults
 from dse.model.workload import OP_CLASSES
 from dse.runs import accuracy as acc
 from tests.cli.test_cli import run
@@ -303,7 +304,6 @@ def test_tile_fit_reads_only_the_fit_part_and_matches_the_declared_value() -> No
     The LLM runtime's devices are left out of the class fit (their runtime is fitted after it)."""
     import dataclasses
 
-    from dse.model.device_defaults import catalog_defaults
     from dse.runs.accuracy_fit import fit_gemm_tile, tile_fit_rows
 
     rows = acc.load_measurements()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dse.cost import RooflineCostModel
+from dse.errors import SpecError
+from dse.inputs.builders.gemm import gemm_op
 from dse.inputs.catalog import platforms
 from dse.model.device_defaults import catalog_defaults, defaults_path
 from dse.model.platform import load_platform, platform_from_dict
@@ -39,8 +41,6 @@ def test_a_datasheet_only_gpu_gets_the_class_defaults_on_a_gemm() -> None:
     split-K); 4 full waves -> all busy. Rate 100e12 x 0.85 = 85e12 FLOP/s; 2 x 1024^3 = 2,147,483,648 FLOP
     -> 25,264.5 ns. Memory 3 x 1024^2 x 2 B = 6,291,456 B at 0.85 x 1000 GB/s -> 7,401.7 ns. Time
     max(25,264.5, 7,401.7) + 2,000 = 27,264.5 ns."""
-    from dse.inputs.builders.gemm import gemm_op
-
     device = _device()
     compute, memory, launch = RooflineCostModel().op_time_parts(gemm_op("x", 1024, 1024, 1024, "fp16"), device)
     assert compute == pytest.approx(25_264.5e-9, rel=1e-5)
@@ -66,8 +66,6 @@ def test_a_declared_field_wins_and_mechanisms_none_is_the_plain_roofline() -> No
     """Declared gemm efficiency 0.5 with the class's tile (16 tiles, all 4 SMs busy): 100e12 x 0.5 -> 42,949.7 ns. With
     ``mechanisms: none`` the plain roofline of tests/runs/test_accuracy.py: 28,633.1 ns at 0.75, no tiles
     (no tile edge), 5 us launch (the gpu kind's)."""
-    from dse.inputs.builders.gemm import gemm_op
-
     op = gemm_op("x", 1024, 1024, 1024, "fp16")
     declared = _device(compute_efficiency={"gemm": 0.5})
     assert RooflineCostModel().op_time_parts(op, declared)[0] == pytest.approx(42_949.7e-9, rel=1e-5)
@@ -78,8 +76,6 @@ def test_a_declared_field_wins_and_mechanisms_none_is_the_plain_roofline() -> No
 
 
 def test_an_unknown_runtime_is_one_clear_error() -> None:
-    from dse.errors import SpecError
-
     with pytest.raises(SpecError, match=r"devices\[0\]\.runtime"):
         _device(runtime="no_such_runtime")
 

@@ -25,7 +25,7 @@ from dse.mapping.base import Objective
 from dse.mapping.dag import DagProblem
 from dse.mapping.pipeline import PipelineProblem
 from dse.mapping.registry import families
-from dse.pareto import ParetoPoint, ParetoSet, SolveStats
+from dse.pareto import Certificate, ParetoPoint, ParetoSet, SolveStats
 from dse.solvers.certificate import single_certificate, unbounded_certificate
 from tests.solvers.test_certificate import _StopAfter
 
@@ -177,8 +177,6 @@ def test_certify_prints_the_reference_point_with_units(tmp_path, capsys) -> None
 
 def test_a_certificate_whose_open_boxes_lie_past_the_reference_says_so() -> None:
     """Before, such a certificate read "(0 unexplored regions left)" while not proven complete."""
-    from dse.pareto import Certificate
-
     open_past = Certificate(gap=0.0, proven=False, hypervolume=1.0, hypervolume_bound=1.0, reference=(0.0, 1.0))
     assert open_past.describe() == ("certified within 0.0% of the optimal front's hypervolume (the regions still "
                                     "unexplored lie past the reference point)")

@@ -29,6 +29,7 @@ from dse.solvers.cpsat_distributed import (
     DriverHooks,
     RegionResult,
     _Regions,
+    _Settings,
     region_task,
     solve_cpsat_distributed,
 )
@@ -118,8 +119,6 @@ def test_a_running_task_whose_event_is_set_stops_its_search(client: Any) -> None
     Its own stop event, set by the driver, now ends it at the next look: here set before it starts, the
     task ends after its first solve, where the same task without the event goes on to its lexicographic
     tie-break solves (nothing is timed)."""
-    from dse.solvers.cpsat_distributed import _Settings
-
     problem = pipeline(3, three=True)
     top = (2**40,) * len(problem.objectives)  # the whole region: f below values past every mapping's
 

@@ -11,6 +11,7 @@ import pytest
 import dse
 import dse.heuristics as heuristics
 from dse.cost.synthetic import random_tables
+from dse.heuristics import base
 from dse.mapping.dag import DagProblem
 from dse.mapping.dag import cpsat as dag_cpsat
 from dse.util.interrupt import Cut, active_token, cut_point, work_limits
@@ -109,8 +110,6 @@ def test_the_time_limit_during_the_model_build_ends_it_with_status_time_limit(mo
 def test_a_stop_while_the_list_kernel_loads_ends_heft_before_it_runs(monkeypatch) -> None:
     """Loading the compiled list-scheduling kernel takes up to a second on a cold process; before, a stop
     requested meanwhile still ran HEFT to its end (seconds on a 2,000-task graph on 256 devices)."""
-    from dse.heuristics import base
-
     problem = _problem()
     token = dse.solvers.context.StopToken()
     real = base._list_kernel

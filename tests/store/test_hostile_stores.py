@@ -14,6 +14,7 @@ import pytest
 
 from dse.errors import SpecError
 from dse.store.database import Store
+from dse.store.query import where_mask
 from dse.store.salvage import salvage
 from tests.cli.test_cli import run
 from tests.cli.test_hostile_inputs import MAX_MESSAGE, _store
@@ -96,8 +97,6 @@ def test_the_documented_shapes_of_the_filter_keep_working(expr, kept, tmp_path, 
 
 def test_a_dotted_swept_field_is_a_column(tmp_path) -> None:
     import pandas as pd
-
-    from dse.store.query import where_mask
 
     frame = pd.DataFrame({"status": ["done", "done", "failed"], "constraints.power_w": [100, 300, 400]})
     expected = [False, True, False]  # by hand: done and at least 300 W
