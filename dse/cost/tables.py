@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from dse.util.graphs import lexicographic_topological_order
 from dse.util.rounding import ceil_all
 
 if TYPE_CHECKING:
@@ -310,24 +311,9 @@ class CostTables:
         return preds
 
     def topological_order(self) -> np.ndarray:
-        """A topological order of the ops (smallest index first among ready ops)."""
-        import heapq
-
-        indeg = np.zeros(self.n_ops, dtype=np.int64)
-        succ: list[list[int]] = [[] for _ in range(self.n_ops)]
-        for s, d in self.edges:
-            indeg[d] += 1
-            succ[s].append(int(d))
-        ready = [i for i in range(self.n_ops) if indeg[i] == 0]
-        heapq.heapify(ready)
-        order = []
-        while ready:
-            u = heapq.heappop(ready)
-            order.append(u)
-            for v in succ[u]:
-                indeg[v] -= 1
-                if indeg[v] == 0:
-                    heapq.heappush(ready, v)
+        """A topological order of the ops (smallest index first among ready ops); ``ValueError`` for a
+        cyclic graph."""
+        order = lexicographic_topological_order(self.n_ops, ((int(s), int(d)) for s, d in self.edges))
         if len(order) != self.n_ops:
             raise ValueError("cost tables describe a cyclic graph")
         return np.asarray(order, dtype=np.int64)
