@@ -159,12 +159,13 @@ class RooflineCostModel:
         peak = device.peak_flops(op.precision)
         if op.flops and peak is None:
             return None
-        tiled = tiling(op, device, _element_bytes(op.precision), op.op_class in self.split_k)  # cost-mechanism hook (tiling)
+        memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
+        reduction_rate = device.mem_bw_gbps * 1e9 * BANDWIDTH_EFFICIENCY[device.kind]
+        tiled = tiling(op, device, _element_bytes(op.precision), op.op_class in self.split_k,
+                       reduction_rate)  # cost-mechanism hook (tiling)
         eff = eff * tiled.utilization
         compute = op.flops / (peak * eff) if op.flops and peak is not None else 0.0
-        memory = moved / (device.mem_bw_gbps * 1e9 * bw_eff) if moved else 0.0
-        reduction = (tiled.reduction_bytes / (device.mem_bw_gbps * 1e9 * BANDWIDTH_EFFICIENCY[device.kind])
-                     if tiled.reduction_bytes else 0.0)
+        reduction = tiled.reduction_bytes / reduction_rate if tiled.reduction_bytes else 0.0
         return (compute, memory, launch + reduction)
 
     def _cell_parts(self, op: Op, dev: Device, share: float, calibration: Any) -> tuple[float, float, float] | None:

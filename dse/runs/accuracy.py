@@ -69,7 +69,7 @@ DEVICE_CLASSES = ("gpu", "cpu", "edge", "pe_array")
 WITHIN = 0.30
 #: Op class of each builder's workload, for the per-op-class groups.
 BUILDER_OP_CLASS = {
-    "gemm": "gemm", "resnet50": "cnn", "mobilenetv2": "cnn", "bert_base": "transformer",
+    "gemm": "gemm", "resnet50": "cnn", "mobilenetv2": "cnn", "bert_base": "transformer", "bert_large": "transformer",
     "gcn": "gnn", "graphsage": "gnn", "gin": "gnn", "cg": "sparse", "pagerank": "sparse", "spmm": "sparse",
     "llm": "llm",
 }

@@ -55,7 +55,7 @@ def fit_efficiency(rows: Sequence[Measurement], device_class: str, op_class: str
 #: Builders whose workload's arithmetic is almost all one op class: ResNet-50's FLOPs are 99.8%
 #: convolutions, BERT-base's at 384 tokens 92% GEMMs (the builders' own op lists). A device class
 #: whose fit part holds no single-op row of a class is fitted on these whole-network rows instead.
-NETWORK_OP_CLASS = {"resnet50": "conv", "bert_base": "gemm"}
+NETWORK_OP_CLASS = {"resnet50": "conv", "bert_base": "gemm", "bert_large": "gemm"}
 
 
 def network_fit_rows(rows: Sequence[Measurement], device_class: str, op_class: str) -> list[Measurement]:

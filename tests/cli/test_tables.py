@@ -97,7 +97,7 @@ def test_the_front_table_fits_the_terminal_and_keeps_every_figure(capsys, monkey
     out = capsys.readouterr().out
     table = _table_lines(out)
     assert max(len(line) for line in table) <= columns, "\n".join(table)
-    # The quickstart's front has 26 points, more than the table's rows: the table shows an evenly spread
+    # The quickstart's front has 28 points, more than the table's rows: the table shows an evenly spread
     # sample of MAX_TABLE_ROWS - 1 points and the knee (MAX_TABLE_ROWS - 1 rows when the knee is one of
     # the sample), its ends among them, and says how many it shows.
     n = len(front.points)

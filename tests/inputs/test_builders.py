@@ -40,7 +40,7 @@ def test_default_op_counts() -> None:
     # two dots, two axpys, the direction update) x 1; PageRank 3 an iteration (SpMV, damping, change) x 2;
     # spmm: the one sparse product. llm (Llama-2 7B prefill, one GPU): the embedding, 32 layers of 8 ops
     # (two norms, qkv, attention, o_proj, gate_up, the gated product, down), the final norm, the LM head.
-    assert counts == {"resnet50": 72, "mobilenetv2": 64, "bert_base": 85, "gcn": 5, "gemm": 1,
+    assert counts == {"resnet50": 72, "mobilenetv2": 64, "bert_base": 85, "bert_large": 1 + 7 * 24, "gcn": 5, "gemm": 1,
                       "random_pipeline": 16, "graphsage": 8, "gin": 8, "cg": 6, "pagerank": 6, "spmm": 1,
                       "llm": 1 + 32 * 8 + 2}
     assert build("resnet50", granularity="block").n_ops == 20
@@ -127,6 +127,18 @@ def test_bert_base_matches_published_size() -> None:
     # 109,482,240, which includes the 768 x 768 pooler (590,592) that this encoder graph leaves out
     assert params(w) == 109_482_240 - 590_592
     assert params(w) + 590_592 == pytest.approx(110e6, rel=0.01)
+
+
+def test_bert_large_matches_published_size_and_flops_by_hand() -> None:
+    """BERT-large (Devlin et al. 2019: 24 layers, H = 1024, 16 heads, FFN 4H): Hugging Face's BertModel for
+    bert-large-uncased counts 335,141,888 parameters, of which the 1024 x 1024 pooler (1,049,600) is not in
+    this encoder graph; Devlin et al. round to 340 M. At 384 tokens the projections and FFN are
+    24 layers x 12 H^2 multiply-adds per token: 2 x 24 x 12 x 1024^2 x 384 = 231,928,233,984 FLOP."""
+    w = build("bert_large", seq_len=384)
+    assert params(w) == 335_141_888 - 1_049_600
+    assert sum(op.flops for op in w.ops if op.op_class == "gemm") == 231_928_233_984
+    ops = {op.name: op for op in w.ops}
+    assert ops["layer23.attention"].flops == 4 * 384 * 384 * 1024 + 5 * 16 * 384 * 384
 
 
 def test_bert_base_flops_by_hand() -> None:

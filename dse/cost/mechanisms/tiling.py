@@ -8,19 +8,29 @@ efficiency describes. This is NVIDIA's "tile quantization" and "wave quantizatio
 Learning Performance Guide, "Matrix Multiplication Background": docs.nvidia.com/deeplearning/
 performance/dl-performance-matrix-multiplication).
 
-**Split-K.** When an op's output tiles are fewer than the compute units, the GEMM libraries split the
+**Split-K.** When an op has fewer output tiles than compute units, a GEMM library may split the
 reduction dimension ``K`` into ``s`` slices, each computed by its own thread block into a partial
 output, and sum the partials in a reduction pass (CUTLASS: ``cutlass::gemm::device::GemmSplitKParallel``,
 "GEMM performing a reduction over K partitions in parallel", with its ``reduction/kernel/reduce_split_k.h``
 pass; nvidia.github.io/cutlass/device_2gemm__splitk__parallel_8h.html). The ``tiles x s`` work units then
-fill the SMs. The slice count is bounded by ``s_max = min(ceil(units / tiles), max(1, K // tile))``
-(enough slices to give every SM a unit, none thinner than one tile edge of ``K``); of ``1 .. s_max``
-the model takes the ``s`` that keeps most SMs busy over its waves (the smallest such ``s``), because
-``ceil(units / tiles)`` itself can overshoot the SMs by a few units and start a nearly empty second
-wave, which a library's heuristic would not choose. A split op pays the reduction pass: ``s`` partial
-outputs of ``M x N`` FP32 accumulators written and read back, ``2 x s x M x N x 4`` bytes at the
-device's dense bandwidth, after the GEMM (serial time, like a launch). ``K`` is read from the op:
+fill more SMs, and the pass costs ``s`` partial outputs of ``M x N`` FP32 accumulators written and read
+back, ``2 x s x M x N x 4`` bytes at the device's dense bandwidth, after the GEMM (serial time, like a
+launch). The slice count is bounded by ``s_max = min(ceil(units / tiles), max(1, K // tile))`` (enough
+slices to give every SM a unit, none thinner than one tile edge of ``K``). ``K`` is read from the op:
 ``flops / (2 x outputs)`` (a GEMM's ``2MNK / MN``; a convolution's ``C x R x S``).
+
+**The library takes the fastest split.** Of ``s = 1 .. s_max`` the model takes the one with the least
+estimated kernel time ``compute(s) + reduction(s)``, ``compute(s)`` being the op's FLOPs at the device's
+peak rate over the busy fraction of its SMs (smallest ``s`` on ties), as cuBLASLt's heuristic query
+returns the algorithms "sorted in order of increasing estimated compute time"
+(``cublasLtMatmulAlgoGetHeuristic``, cuBLAS documentation, docs.nvidia.com/cuda/cublas) and TensorRT
+times its tactics and keeps the fastest (TensorRT developer guide, "Optimizing Builder Performance",
+timing cache). A split is taken only where the compute it saves exceeds its reduction pass. The op's
+memory time is left out of the choice: a GEMM on a few SMs cannot draw the device's bandwidth either,
+so a library splits a small memory-bound GEMM for its parallelism too. (Cross-validation on the fit
+rows chose this over putting ``max(compute, memory)`` in the choice and over the earlier rule, the
+split that keeps most SMs busy: ``docs/accuracy.md``.) The choice uses the peak rate, not the fitted
+efficiency, so a fit that varies the efficiency leaves the chosen split unchanged.
 
 ``compute_units`` comes from the device's data sheet; ``gemm_tile`` is fitted per device class on the
 fit part of the measurements (``dse.runs.accuracy_fit.fit_gemm_tile``, ``docs/accuracy.md``). Without both
@@ -57,9 +67,11 @@ def _busy(work_units: int, units: int) -> float:
     return work_units / (math.ceil(work_units / units) * units)
 
 
-def tiling(op: Op, device: Device, element_bytes: float, split_k: bool = True) -> Tiling:
+def tiling(op: Op, device: Device, element_bytes: float, split_k: bool = True,
+           reduction_bytes_per_s: float = math.inf) -> Tiling:
     """The :class:`Tiling` of ``op`` on ``device``: its output tiles' wave utilization and, with
-    ``split_k`` and fewer tiles than compute units, the split of ``K`` that fills them best; the neutral
+    ``split_k`` and fewer tiles than compute units, the split of ``K`` with the least estimated compute
+    plus reduction time (``reduction_bytes_per_s``: the rate of the reduction pass); the neutral
     ``Tiling()`` when the device declares no ``compute_units`` or ``gemm_tile`` or the op is not tiled."""
     units, tile = device.compute_units, device.gemm_tile
     if units <= 0 or tile <= 0 or op.op_class not in TILED_CLASSES:
@@ -72,9 +84,17 @@ def tiling(op: Op, device: Device, element_bytes: float, split_k: bool = True) -
         return Tiling(_busy(tiles, units))
     depth = int(op.flops / (2.0 * outputs))
     bound = min(math.ceil(units / tiles), max(1, depth // tile))
-    slices = max(range(1, bound + 1), key=lambda s: (_busy(tiles * s, units), -s))
-    reduction = 2.0 * slices * outputs * ACCUMULATOR_BYTES if slices > 1 else 0.0
-    return Tiling(_busy(tiles * slices, units), slices, reduction)
+    peak = device.peak_flops(op.precision) or 0.0
+    ideal = op.flops / peak if peak > 0 else 0.0
+
+    def reduction(s: int) -> float:
+        return 2.0 * s * outputs * ACCUMULATOR_BYTES if s > 1 else 0.0
+
+    def estimate(s: int) -> float:
+        return ideal / _busy(tiles * s, units) + reduction(s) / reduction_bytes_per_s
+
+    slices = min(range(1, bound + 1), key=lambda s: (estimate(s), s))
+    return Tiling(_busy(tiles * slices, units), slices, reduction(slices))
 
 
 def tile_utilization(op: Op, device: Device, element_bytes: float) -> float:

@@ -9,7 +9,7 @@ that asks for more than :data:`~dse.model.workload.MAX_OPS` ops or
 :data:`~dse.model.workload.MAX_EDGES` edges is refused, naming it, before anything is
 built (:func:`dse.inputs.builders.gemm.require_size`).
 
-* ``resnet50``, ``mobilenetv2``, ``bert_base``: :mod:`dse.inputs.builders.dnn`;
+* ``resnet50``, ``mobilenetv2``, ``bert_base``, ``bert_large``: :mod:`dse.inputs.builders.dnn`;
 * ``gcn``: :mod:`dse.inputs.builders.gcn`;
 * ``gemm``: :mod:`dse.inputs.builders.gemm`;
 * ``random_pipeline``: :mod:`dse.inputs.builders.random_dag`;
@@ -40,6 +40,7 @@ BUILDERS: dict[str, Callable[..., Workload]] = {
     "resnet50": dnn.resnet50,
     "mobilenetv2": dnn.mobilenetv2,
     "bert_base": dnn.bert_base,
+    "bert_large": dnn.bert_large,
     "gcn": gcn.gcn,
     "gemm": gemm.gemm,
     "random_pipeline": random_dag.random_pipeline,

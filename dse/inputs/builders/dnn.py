@@ -192,6 +192,8 @@ def mobilenetv2(batch: int = 1, precision: str = "fp16", granularity: str = "lay
 
 #: BERT-base hyper-parameters (Devlin et al. 2019).
 BERT_BASE = dict(hidden=768, heads=12, ffn=3072, vocab=30522, positions=512, segments=2)
+#: BERT-large hyper-parameters (Devlin et al. 2019: L = 24, H = 1024, A = 16; the feed-forward size 4H).
+BERT_LARGE = dict(hidden=1024, heads=16, ffn=4096, vocab=30522, positions=512, segments=2)
 
 
 def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layers: int = 12,
@@ -214,13 +216,26 @@ def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layer
     (0, ``seq_len``], a negative ``seq_len_std``, more than :data:`~dse.model.workload.MAX_OPS` ops or an
     unknown precision.
     """
+    return _bert("base", BERT_BASE, seq_len, batch, precision, layers, seq_len_mean, seq_len_std)
+
+
+def bert_large(seq_len: int = 384, batch: int = 1, precision: str = "fp16", layers: int = 24,
+               seq_len_mean: float | None = None, seq_len_std: float = 0.0) -> Workload:
+    """BERT-large encoder (Devlin et al. 2019: 24 layers, hidden 1024, 16 heads, feed-forward 4096), the
+    model of MLPerf Inference's BERT benchmark (SQuAD v1.1, at most 384 tokens). The ops, the
+    variable-length rule and the errors are :func:`bert_base`'s: ``1 + 7 * layers`` ops (169 for 24)."""
+    return _bert("large", BERT_LARGE, seq_len, batch, precision, layers, seq_len_mean, seq_len_std)
+
+
+def _bert(size: str, p: dict[str, int], seq_len: int, batch: int, precision: str, layers: int,
+          seq_len_mean: float | None, seq_len_std: float) -> Workload:
+    """The BERT encoder of hyper-parameters ``p`` (``size``: its name in messages and the workload's)."""
     _check(batch, precision)
     require_positive(seq_len=seq_len, layers=layers)
     require_size("layers", layers, 1 + 7 * layers, 9 * layers)
-    p = BERT_BASE
     h, a, ffn = p["hidden"], p["heads"], p["ffn"]
     if seq_len > p["positions"]:
-        raise SpecError(SOURCE, "seq_len", seq_len, f"BERT-base has {p['positions']} positions")
+        raise SpecError(SOURCE, "seq_len", seq_len, f"BERT-{size} has {p['positions']} positions")
     if seq_len_mean is not None and not 0 < seq_len_mean <= seq_len:
         raise SpecError(SOURCE, "seq_len_mean", seq_len_mean, f"must be in (0, seq_len = {seq_len}]")
     if seq_len_std < 0 or (seq_len_std > 0 and seq_len_mean is None):
@@ -258,6 +273,6 @@ def bert_base(seq_len: int = 128, batch: int = 1, precision: str = "fp16", layer
         x = add_norm(f"{pre}.add_norm2", [f2, n1])
     lengths = f"seq {seq_len}" if seq_len_mean is None else (
         f"seq up to {seq_len}, mean {seq_len_mean:g}, std {seq_len_std:g} (unpadded)")
-    name = f"bert-base-{layers}l-s{seq_len}" + ("" if seq_len_mean is None else f"-mean{seq_len_mean:g}")
-    return g.workload(name, f"BERT-base encoder (Devlin et al. 2019), {layers} layers, {lengths}, "
+    name = f"bert-{size}-{layers}l-s{seq_len}" + ("" if seq_len_mean is None else f"-mean{seq_len_mean:g}")
+    return g.workload(name, f"BERT-{size} encoder (Devlin et al. 2019), {layers} layers, {lengths}, "
                             f"batch {batch}, {precision}")
