@@ -62,10 +62,15 @@ class TableCostModel:
     time(op, dev) = ``op.device_costs[dev.name]`` if given, else ``op.work / dev.speed``,
     multiplied by ``scale`` and rounded up to an integer. Links are read in the
     same abstract units: ``bandwidth_gbps`` is size units per time unit and
-    ``latency_us`` is time units. Energy is ``(active_w - idle_w) * time`` as if
-    one time unit were ``seconds_per_time_unit`` seconds. ``send_ops`` models the
-    TF paper's rule that each send occupies the sending device for the time of
-    that many operations (``send_time = send_ops / speed``).
+    ``latency_us`` is time units, so a platform read for this model keeps only
+    the link checks that hold in any unit, positive (latency: >= 0) and finite
+    (:func:`dse.model.platform.unit_free_links`): the bounds of GB/s and us
+    (``bandwidth_gbps <= 1e9``) say nothing of a rate of 1e12 words per tu, and
+    what they guard, int64 tables, is checked when the tables are built. Energy
+    is ``(active_w - idle_w) * time`` as if one time unit were
+    ``seconds_per_time_unit`` seconds. ``send_ops`` models the TF paper's rule
+    that each send occupies the sending device for the time of that many
+    operations (``send_time = send_ops / speed``).
     """
 
     scale: float = 1.0

@@ -478,6 +478,10 @@ def build_problem(spec: ProblemSpec) -> MappingProblem:
            "dse.load_problem(path) for the problem at once")
     try:
         tables = spec.cost_model.tables(spec.workload, spec.platform)
+    except SpecError as exc:  # the cost model names the workload and the platform: name the spec file too
+        if exc.source.startswith(spec.source):
+            raise
+        raise SpecError(f"{spec.source} ({exc.source})", exc.field, exc.value, exc.reason) from None
     except (ValueError, KeyError) as exc:
         if isinstance(exc, DseError):
             raise

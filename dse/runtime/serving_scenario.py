@@ -37,7 +37,7 @@ DEFAULT_REQUESTS = 500
 class PoolGenes(BaseModel):
     """One pool written out: each value must be one of the spec's ``options``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     gpu: str
     tp: int = 1
@@ -59,7 +59,7 @@ class ServingScenario(BaseModel):
     arrivals at ``arrival_rate`` per second, else at ``load`` times the deployment's analytical rate, with
     the workload's length distributions (fixed or uniform) and ``seed`` (default: the command's)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     deployment: list[PoolGenes] | None = Field(default=None, min_length=1)
     point: Literal["throughput", "energy"] | int = "throughput"

@@ -75,11 +75,12 @@ class SolverNotApplicableError(DseError, NotImplementedError):
 
 
 class SolverOptions(BaseModel):
-    """Base of a solver's options model: strict types (``2.5`` is no integer, ``"4"`` no number), no
-    unknown keys. A solver subclasses it with one field per setting, its default and its range; a field
-    without a default is one the solver's name sets (``heuristic:NAME``), never a spec's setting."""
+    """Base of a solver's options model: strict types (``2.5`` is no integer, ``"4"`` no number), finite
+    numbers, no unknown keys. A solver subclasses it with one field per setting, its default and its
+    range; a field without a default is one the solver's name sets (``heuristic:NAME``), never a spec's
+    setting."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
 OptionsT = TypeVar("OptionsT", bound=SolverOptions)

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from dse.errors import SpecError
-from dse.util.numbers import EXPONENT_PATTERN
+from dse.util.numbers import FLOAT_PATTERN, LEADING_ZERO_INTEGER
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -52,11 +52,22 @@ _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_BASE_LOADER):
-    """PyYAML's safe loader that also reads ``1e+07``, ``1e7`` and ``1.0e7`` as numbers (YAML 1.2 does;
-    YAML 1.1 takes them for text): :mod:`dse.util.numbers`."""
+    """PyYAML's safe loader with one number rule (:mod:`dse.util.numbers`): every decimal notation of a
+    finite number that Python's ``float()`` reads is a number, as in YAML 1.2. YAML 1.1 takes ``1e+07``,
+    ``1e7``, ``1.e5`` and ``-.5`` for text: they are floats here; it reads ``010`` as octal 8: it is 10
+    here. ``.inf`` and ``.nan`` stay floats, for each field to refuse by name."""
 
 
-_Loader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT_PATTERN, list("-+.0123456789"))
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> int:
+    """An integer of the document: a leading zero is decimal (``010`` is 10); ``0x1f``, ``0b101`` as YAML 1.1."""
+    text = str(loader.construct_scalar(node))
+    if LEADING_ZERO_INTEGER.fullmatch(text):
+        return int(text.replace("_", ""))
+    return int(_BASE_LOADER.construct_yaml_int(loader, node))
+
+
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", FLOAT_PATTERN, list("-+.0123456789"))
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _LOADER: Any = _Loader
 
 

@@ -214,6 +214,7 @@ def _file(tmp_path: Path, edit) -> Path:
     (lambda d: d["fits"][0].update(device="npu"), "fits[0].device"),
     (lambda d: d["fits"][0].update(dtype="fp8"), "fits[0].dtype"),
     (lambda d: d["fits"][1]["params"].update(cache_bytes=0), "fits[1].params.cache_bytes"),
+    (lambda d: d["fits"][0].update(mape_heldout=math.inf), "fits[0].mape_heldout"),  # .inf in the file
     (lambda d: d["fits"].append(dict(d["fits"][0])), "fits[2]"),
     (lambda d: d["machine"].update(logical_cores="two"), "machine.logical_cores"),
     (lambda d: d.update(extra=1), "extra"),

@@ -265,6 +265,14 @@ def test_tf_devices_round_trip_and_errors(tmp_path):
     with pytest.raises(SpecError, match="must list 2 rates") as err:
         read_tf_devices(_write(tmp_path, "bad.csv", bad))
     assert err.value.field == "line 2"
+    # a rate is in the graphs' units, not GB/s: positive and finite, with no upper bound
+    fast = read_tf_devices(_write(tmp_path, "fast.csv", TF_DEVICES.replace("5;20", "1e12;2.5e+1")))
+    assert [lk.bandwidth_gbps for lk in fast.links] == [1e12, 25.0, 40.0]
+    for rate, why, value in (("0", "must be > 0", "0"), ("-.5", "must be > 0", "-0.5"),
+                             ("1e999", "must be a number", "1e999")):
+        with pytest.raises(SpecError, match=why) as err:
+            read_tf_devices(_write(tmp_path, "bad.csv", TF_DEVICES.replace("5;20", f"{rate};20")))
+        assert (err.value.field, err.value.value) == ("line 2", value)
 
 
 def test_tf_cost_rules_by_hand(tmp_path):

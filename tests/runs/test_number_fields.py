@@ -11,13 +11,14 @@ import pytest
 
 import dse
 from dse.errors import SpecError
+from tests.conftest import run_cli
 
 SPEC = """name: numbers
 family: dag
 platform:
   name: two
   devices:
-    - {{name: p1, kind: generic, speed: 1e+03, mem_bw_gbps: 1, mem_gib: 1, idle_w: 0, active_w: 1}}
+    - {{name: p1, kind: generic, speed: {speed}, mem_bw_gbps: 1, mem_gib: 1, idle_w: 0, active_w: 1}}
     - {{name: p2, kind: generic, speed: 1e+03, mem_bw_gbps: 1, mem_gib: 1, idle_w: 0, active_w: 1}}
   links: [{{a: p1, b: p2, bandwidth_gbps: {bandwidth}, latency_us: 0}}]
 workload:
@@ -30,9 +31,10 @@ objectives: [makespan]
 """
 
 
-def _spec(tmp_path: Path, bandwidth: str = "1", cost_model: str = "{name: table, scale: 1e+07}") -> Path:
+def _spec(tmp_path: Path, bandwidth: str = "1", cost_model: str = "{name: table, scale: 1e+07}",
+          speed: str = "1e+03") -> Path:
     path = tmp_path / "numbers.yaml"
-    path.write_text(SPEC.format(bandwidth=bandwidth, cost_model=cost_model))
+    path.write_text(SPEC.format(bandwidth=bandwidth, cost_model=cost_model, speed=speed))
     return path
 
 
@@ -73,3 +75,34 @@ def test_a_bad_cost_model_parameter_names_the_file_the_field_and_the_value(tmp_p
     with pytest.raises(SpecError, match="> 0") as err:
         dse.load_spec(path)
     assert (err.value.source, err.value.field, err.value.value) == (str(path), "cost_model.scale", -1e7)
+
+
+@pytest.mark.parametrize(("speed", "bandwidth", "cost_model"), [
+    ("1e+03", "1", "{name: table, scale: 1e+07}"),  # scale: 1e+07 and speed: 1e+03
+    ("1e3", "1e12", "table"),  # bandwidth_gbps: 1e12 under a table cost model
+])
+def test_the_cli_takes_each_notation(tmp_path: Path, capsys: pytest.CaptureFixture[str], speed: str,
+                                     bandwidth: str, cost_model: str) -> None:
+    path = _spec(tmp_path, bandwidth=bandwidth, cost_model=cost_model, speed=speed)
+    code, out, err = run_cli(capsys, "validate", str(path))
+    assert (code, err) == (0, "") and out.startswith(f"{path}: ok")
+
+
+@pytest.mark.parametrize(("edit", "words"), [
+    ({"speed": "1e999"}, ["(platform)", "devices[0].speed", "= inf", "finite"]),
+    ({"speed": "fast"}, ["(platform)", "devices[0].speed", "'fast'", "number"]),
+    ({"speed": ".nan"}, ["(platform)", "devices[0].speed", "= nan", "finite"]),
+    ({"cost_model": "{name: table, scale: 1e999}"}, ["cost_model.scale", "= inf", "finite"]),
+    # under a table cost model a rate has no upper bound, but the int64 tables still refuse what does not fit:
+    # an edge of 1,000 size units at 1e-300 per tu takes 1e303 tu (by hand)
+    ({"bandwidth": "1e-300", "cost_model": "table"}, ["transfer_time[a -> b, p1 -> p2]", "= 1e+303", "int64"]),
+])
+def test_the_cli_names_the_file_the_field_and_the_value_of_a_bad_number(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict[str, str], words: list[str]) -> None:
+    path = _spec(tmp_path, **edit)
+    code, _, err = run_cli(capsys, "solve", str(path), "--quiet", "--out", str(tmp_path / "out"))
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(f"error: {path}")
+    for word in words:
+        assert word in lines[0], (word, lines[0])

@@ -30,7 +30,7 @@ from dse.util.yamlio import read_yaml
 FILE_FORMAT = "dse-calibration/1"
 
 class _MachineModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     kind: str = Field(min_length=1)
     cpu_model: str
     logical_cores: int = Field(ge=1)
@@ -38,7 +38,7 @@ class _MachineModel(BaseModel):
 
 
 class _FitModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     kernel: str
     device: str
     dtype: str
@@ -51,7 +51,7 @@ class _FitModel(BaseModel):
 
 
 class _ContentionModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     device: str
     beside: str
     slowdown: float = Field(ge=1.0, le=100.0)
@@ -60,7 +60,7 @@ class _ContentionModel(BaseModel):
 
 
 class _FileModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     format: str
     machine: _MachineModel
     note: str = ""

@@ -46,11 +46,3 @@ def fmt_number(value: float) -> str:
         return str(int(value))
     return repr(value)
 
-
-def parse_number(text: str) -> float | None:
-    """``text`` as a finite float, or ``None`` if it is not a number."""
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None

@@ -49,8 +49,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dse.errors import SpecError
-from dse.inputs.importers._common import fmt_number, parse_number, read_text, write_text
+from dse.inputs.importers._common import fmt_number, read_text, write_text
 from dse.model.workload import Op, Workload, validate_workload
+from dse.util.numbers import finite_float
 
 __all__ = ["read_dot", "write_dot"]
 
@@ -339,7 +340,7 @@ class _Parser:
 
 
 def _number(source: str, owner: str, key: str, value: tuple[str, int]) -> float:
-    number = parse_number(value[0])
+    number = finite_float(value[0])
     if number is None:
         raise SpecError(source, f"line {value[1]}", value[0], f"attribute {key!r} of {owner} must be a number")
     return number

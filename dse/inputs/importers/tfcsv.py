@@ -48,7 +48,10 @@ dse kinds map to themselves, case-insensitively, anything else to
 cost tables' byte capacity ``int(mem_gib * 2**30)`` equals ``RAM`` in the
 unit of the graphs' ``RAM storage``; ``peak_tflops = {}``, ``mem_bw_gbps = 1``,
 ``idle_w = 0``, ``active_w = 1``; one :class:`Link` per pair with
-``bandwidth_gbps = rate`` and ``latency_us = 0``.
+``bandwidth_gbps = rate`` and ``latency_us = 0``. A rate is in the graphs' size units per time unit,
+not GB/s: it must be > 0 and finite, and the physical bounds of a platform file's ``bandwidth_gbps``
+do not apply (as under a table cost model, :class:`~dse.model.platform.LinkSpec`); a rate so small
+that a transfer's cost passes int64 is refused when the cost tables are built, naming it.
 
 Note that :class:`~dse.cost.TableCostModel` books ``resident_bytes +
 output_bytes`` (RAM storage + tensor size) as an op's memory on a device.
@@ -66,17 +69,16 @@ from dse.errors import SpecError
 from dse.inputs.importers._common import fmt_number, read_text, write_text
 from dse.model.platform import (
     DEVICE_KINDS,
-    MAX_BANDWIDTH_GBPS,
     MAX_DEVICES,
     MAX_MEM_GIB,
     MAX_SPEED,
-    MIN_BANDWIDTH_GBPS,
     MIN_SPEED,
     Device,
     Link,
     Platform,
 )
 from dse.model.workload import Op, Workload, validate_workload
+from dse.util.numbers import finite_float
 
 __all__ = ["read_tf_devices", "read_tf_graph", "write_tf_devices", "write_tf_graph"]
 
@@ -114,18 +116,13 @@ def _rows(source: str, text: str, min_cols: int) -> tuple[list[str], list[tuple[
 
 
 def _number(source: str, line: int, column: str, text: str, *, empty: float | None = None) -> float:
+    """The finite number ``text`` (:func:`dse.util.numbers.finite_float`); ``empty`` for a blank cell when
+    given. Raises :class:`SpecError` naming the line, the column and the text."""
     text = text.strip()
     if not text and empty is not None:
         return empty
-    try:
-        return float(int(text))
-    except (ValueError, OverflowError):  # not an integer, or one past the float range
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if value != value or value in (float("inf"), float("-inf")):
+    value = finite_float(text)
+    if value is None:
         raise SpecError(source, f"line {line}", text, f"column '{column.strip()}' must be a number")
     return value
 
@@ -352,10 +349,10 @@ def read_tf_devices(path: str | Path) -> Platform:
                             f"device {did} is number {k} of {n} in Id order, so column '{cols[3]}' must list "
                             f"{n - 1 - k} rates (to the devices after it), got {len(rates)}")
         for offset, rate in enumerate(rates, start=1):
-            if not MIN_BANDWIDTH_GBPS <= rate <= MAX_BANDWIDTH_GBPS:
+            if not rate > 0:
                 raise SpecError(source, f"line {line}", fmt_number(rate),
-                                f"communication speed to device {parsed[k + offset][0]} must be in "
-                                f"[{MIN_BANDWIDTH_GBPS:g}, {MAX_BANDWIDTH_GBPS:g}]")
+                                f"communication speed to device {parsed[k + offset][0]} must be > 0 (size units "
+                                "per time unit, with no other bound: see the module docstring)")
             links.append(Link(devices[k].name, devices[k + offset].name, bandwidth_gbps=rate, latency_us=0.0))
     return Platform(name=Path(path).stem, devices=devices, links=tuple(links))
 
