@@ -24,7 +24,7 @@ from dse.inputs import catalog
 from dse.inputs.catalog import spec_path, time_unit_note
 from dse.pareto import GeneRangeError, ParetoSet, read_front_genomes
 from dse.runs.given_front import spec_digest
-from dse.runs.runner import check_some_feasible, run_spec_solvers, write_fronts
+from dse.runs.runner import check_some_feasible, run_spec_solvers, solver_checkpoint, write_fronts
 from dse.solvers.heuristic import small_one_off
 from dse.solvers.registry import (
     SolverNotApplicableError,
@@ -98,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--scheduler", metavar="ADDR",
                        help="cpsat: farm its regions out to the Dask cluster at ADDR (tcp://HOST:8786)")
     solve.add_argument("--resume", type=Path, metavar="DIR",
-                       help="continue from DIR/front.json of a previous run: its genomes seed nsga2 and hint cpsat")
+                       help="continue from DIR/front.json of a previous run (its genomes seed nsga2 and hint cpsat) "
+                            "and from cpsat's box search state, DIR/checkpoint-cpsat.json, even of a killed run")
     validate = sub.add_parser("validate", help="check a problem spec and print its size")
     validate.add_argument("spec", help="problem spec YAML (a path or a catalog problem name)")
     catalog = sub.add_parser("catalog", help="list bundled platforms, workloads, builders and problems")
@@ -294,7 +295,9 @@ def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: Prob
         with cluster_client(args.workers, args.scheduler, token) as client:
             fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
                                          on_front=written, resume=resume, source=str(args.spec), client=client,
-                                         spent_s=time.monotonic() - started)
+                                         spent_s=time.monotonic() - started,
+                                         checkpoints=lambda solver: solver_checkpoint(out, args.resume,
+                                                                                      spec_sha256, solver))
     interrupted = token.stopped
     if interrupted and not fronts:
         write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
@@ -321,10 +324,13 @@ def _check_solver_for(problem, name: str, source: str, field: str) -> None:
 
 def _resume_genomes(folder: Path, problem) -> list[np.ndarray]:
     """The genomes of every point in ``folder/front.json`` (a previous ``dse solve --out``), checked against
-    ``problem``'s genome; SpecError (exit 2) naming ``--resume`` when the file is missing or does not fit."""
+    ``problem``'s genome (none when the folder holds only a solver's checkpoint: a run killed before it wrote
+    a front); SpecError (exit 2) naming ``--resume`` when the file is missing or does not fit."""
 
     path = folder / "front.json"
     if not path.is_file():
+        if any(folder.glob("checkpoint-*.json")):  # a run killed before its first front: its solver state only
+            return []
         raise SpecError("command line", "--resume", str(folder),
                         "has no front.json (give the --out folder of a previous run)")
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ from dse.cost.error_bands import band_columns, problem_bands, problem_error
 from dse.errors import InfeasibleError, SpecError
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
 from dse.solvers import INFEASIBLE_NOTE
-from dse.solvers.context import CLIENT, RESUME
+from dse.solvers.checkpoint import Checkpoint
+from dse.solvers.context import CHECKPOINT, CLIENT, RESUME
 from dse.solvers.registry import collect_seeds, lookup
 from dse.util.files import replace_atomically
 from dse.util.json_text import readable_json
@@ -37,15 +39,17 @@ MIN_SOLVER_S = 0.05
 
 def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int, token, *,
                      quiet: bool = False, on_front=None, resume: list[np.ndarray] | None = None,
-                     source: str = "<spec>", client: Any = None,
-                     spent_s: float = 0.0) -> tuple[list[ParetoSet], list[str]]:
+                     source: str = "<spec>", client: Any = None, spent_s: float = 0.0,
+                     checkpoints: Callable[[str], Checkpoint | None] | None = None,
+                     ) -> tuple[list[ParetoSet], list[str]]:
     """Run every solver ``name`` stands for (one name, ``all`` or ``heuristic:NAME``) on ``problem``
     with the spec's per-solver ``settings.options``; returns the fronts found and a note per solver
     skipped. Stops between solvers once ``token`` is stopped; ``on_front(fronts)`` is called after
     every solver; ``resume`` genomes (a previous front) and the Dask ``client`` go to every solver that reads
     them (its ``inputs``). ``spent_s``: seconds of the first solver's ``time_limit`` already spent (building
     the problem: a command's limit counts from its start), so the first solver gets what is left, at least
-    :data:`MIN_SOLVER_S`; every later solver gets the whole ``time_limit``.
+    :data:`MIN_SOLVER_S`; every later solver gets the whole ``time_limit``. ``checkpoints(solver name)``: the
+    :class:`~dse.solvers.checkpoint.Checkpoint` of each solver that keeps one (:func:`solver_checkpoint`).
     Raises :class:`~dse.solvers.UnknownSolverError` for an unknown name, and :class:`SpecError` (naming
     ``source``) when every solver skipped the problem and no stop was requested."""
     entries = lookup("all") if name == "all" else lookup(name, problem)
@@ -67,6 +71,8 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
         handed = resume if resume and RESUME in entry.inputs else []
         if client is not None and CLIENT in entry.inputs:
             options[CLIENT] = client
+        if checkpoints is not None and CHECKPOINT in entry.inputs:
+            options[CHECKPOINT] = checkpoints(entry.name)
         if not quiet:
             spent = f" of {time_limit:g} s, {time_limit - left:.2g} s went to building the problem" if left < time_limit else ""
             print(f"[{entry.name}] solving (time limit {left:.3g} s{spent}; Ctrl-C stops and keeps what was found)",
@@ -86,6 +92,16 @@ def run_spec_solvers(problem, settings, name: str, time_limit: float, seed: int,
     if not fronts and skipped and not token.stopped:
         raise SpecError(source, "solver.name", name, "no solver can take this problem: " + "; ".join(skipped))
     return fronts, skipped
+
+
+def solver_checkpoint(out: Path, resume: Path | None, key: str | None, solver: str) -> Checkpoint | None:
+    """The checkpoint of ``solver`` in a run writing to folder ``out``: ``out/checkpoint-SOLVER.json``,
+    going on from the same file in ``resume`` (a previous run's folder) when given; None without a ``key``
+    (the spec's SHA-256: a state is used only for the spec it was written for)."""
+    if key is None:
+        return None
+    name = f"checkpoint-{solver}.json"
+    return Checkpoint(out / name, key, None if resume is None else resume / name)
 
 
 def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:

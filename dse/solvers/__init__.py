@@ -20,7 +20,16 @@ import numpy as np
 from dse.errors import InfeasibleError, SpecError
 from dse.mapping.base import PROBLEM_HINT, MappingProblem
 from dse.pareto import INFEASIBLE, INTERRUPTED, ParetoSet
-from dse.solvers.context import CALLBACK, CLIENT, RESUME, SEEDS, StepCallback, solve_context
+from dse.solvers.checkpoint import Checkpoint
+from dse.solvers.context import (
+    CALLBACK,
+    CHECKPOINT,
+    CLIENT,
+    RESUME,
+    SEEDS,
+    StepCallback,
+    solve_context,
+)
 from dse.solvers.registry import (
     Solver,
     UnknownSolverError,
@@ -55,6 +64,7 @@ def solve(
     seeds: Sequence[np.ndarray] = (),
     callback: StepCallback | None = None,
     client: Any = None,
+    checkpoint: Checkpoint | None = None,
     **options: Any,
 ) -> ParetoSet:
     """Solve ``problem`` with ``solver`` and return its Pareto set.
@@ -66,7 +76,9 @@ def solve(
     ``resume`` (the genomes of a previous front to continue from), ``seeds`` (extra starting genomes)
     ``callback(step, elapsed_s, front_X, front_F)`` (after each step; True stops) and ``client`` (a Dask
     ``distributed.Client``: ``cpsat`` farms its regions out to the cluster,
-    :mod:`dse.solvers.cpsat_distributed`) go to the solvers that read them (:mod:`dse.solvers.context`).
+    :mod:`dse.solvers.cpsat_distributed`) and ``checkpoint`` (a :class:`~dse.solvers.checkpoint.Checkpoint`:
+    ``cpsat``'s box search keeps its state there and goes on from a previous one) go to the solvers that
+    read them (:mod:`dse.solvers.context`).
 
     Raises ``TypeError`` when ``problem`` is not a :class:`~dse.mapping.base.MappingProblem` (a spec
     path or a spec: build the problem with :func:`dse.load_problem` first) or ``solver`` is not a
@@ -88,6 +100,8 @@ def solve(
     expect(solver, str, "dse.solve", "solver", "a solver's name, e.g. 'cpsat'")
     time_limit = check_time_limit(time_limit, "dse.solve", "time_limit")
     seed = check_seed(seed, "dse.solve", "seed")
+    if checkpoint is not None:
+        expect(checkpoint, Checkpoint, "dse.solve", "checkpoint", "dse.solvers.checkpoint.Checkpoint(write_to, key)")
     entries = lookup(solver, problem)
     if solver == "all" or len(entries) != 1:
         raise UnknownSolverError(f"dse.solve runs one solver; {solver!r} names {len(entries)}: "
@@ -100,11 +114,12 @@ def solve(
     _check_inputs(entry, {RESUME: f"{len(resume)} genomes" if len(resume) else None,
                           SEEDS: f"{len(seeds)} genomes" if len(seeds) else None,
                           CALLBACK: "a function" if callback is not None else None,
-                          CLIENT: "a Dask client" if client is not None else None})
+                          CLIENT: "a Dask client" if client is not None else None,
+                          CHECKPOINT: "a checkpoint" if checkpoint is not None else None})
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
     entry.preload()
     with solve_context(seed, time_limit, reporter, resume=resume, seeds=seeds, callback=callback,
-                       client=client) as ctx:
+                       client=client, checkpoint=checkpoint) as ctx:
         front = entry.run(problem, ctx, settings)
     return diagnosed(problem, front)
 

@@ -10,7 +10,9 @@ A solver is ``run(problem, ctx, options) -> ParetoSet``: ``options`` its setting
   previous front to continue from (``dse solve --resume``, :func:`dse.certify`); ``seeds``, extra
   starting genomes; ``callback(step, elapsed_s, front_X, front_F)``, called after each step of a
   search (an NSGA-II generation), which stops the run by returning True; ``client``, a Dask
-  ``distributed.Client`` to farm the work out to (:mod:`dse.solvers.cpsat_distributed`). A solver declares which of
+  ``distributed.Client`` to farm the work out to (:mod:`dse.solvers.cpsat_distributed`); ``checkpoint``, a
+  :class:`~dse.solvers.checkpoint.Checkpoint`: where the exact box search keeps its state while it runs
+  and which previous state it goes on from. A solver declares which of
   them it reads (:attr:`~dse.solvers.registry.Solver.inputs`, names from :data:`INPUTS`);
   :func:`dse.solve` refuses the others.
 
@@ -45,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from dse.pareto import INTERRUPTED, TIME_LIMIT
+from dse.solvers.checkpoint import Checkpoint
 from dse.util.interrupt import StopToken, interruptible, work_limits
 from dse.util.jit import time_limit_ends
 from dse.util.progress import Progress, silent
@@ -53,8 +56,8 @@ from dse.util.progress import Progress, silent
 StepCallback = Callable[[int, float, np.ndarray, np.ndarray], bool | None]
 
 #: The context's Python objects that a solver may read (:attr:`~dse.solvers.registry.Solver.inputs`).
-RESUME, SEEDS, CALLBACK, CLIENT = "resume", "seeds", "callback", "client"
-INPUTS = (RESUME, SEEDS, CALLBACK, CLIENT)
+RESUME, SEEDS, CALLBACK, CLIENT, CHECKPOINT = "resume", "seeds", "callback", "client", "checkpoint"
+INPUTS = (RESUME, SEEDS, CALLBACK, CLIENT, CHECKPOINT)
 
 
 def _genomes(rows: Sequence[np.ndarray] | Sequence[Sequence[int]]) -> tuple[np.ndarray, ...]:
@@ -65,7 +68,8 @@ def _genomes(rows: Sequence[np.ndarray] | Sequence[Sequence[int]]) -> tuple[np.n
 class SolveContext:
     """One solver run's shared state (module docstring): ``seed``, ``start`` and ``time_limit`` (seconds;
     ``math.inf``: none), the stop ``token``, the ``progress`` reporter, ``resume`` and ``seeds`` genomes and
-    the per-step ``callback``, the Dask ``client`` (None: this process only)."""
+    the per-step ``callback``, the Dask ``client`` (None: this process only), the ``checkpoint`` (None:
+    none kept)."""
 
     seed: int
     time_limit: float
@@ -76,6 +80,7 @@ class SolveContext:
     seeds: tuple[np.ndarray, ...] = ()
     callback: StepCallback | None = None
     client: Any = None
+    checkpoint: Checkpoint | None = None
 
     @property
     def deadline(self) -> float:
@@ -110,7 +115,8 @@ class SolveContext:
         """A context for a solver run inside this one, starting now with the same seed and token: its
         deadline is this one's, or ``time_limit`` seconds from now, or the instant ``deadline``
         (``time.monotonic()``), whichever comes first; ``progress``, ``resume`` and ``seeds`` replace
-        this one's when given; ``callback`` is the inner run's own (this one's is not passed down)."""
+        this one's when given; ``callback`` is the inner run's own (this one's is not passed down); no
+        checkpoint is passed down (an inner run does not keep its state in the outer run's file)."""
         now = time.monotonic()
         end = min(self.deadline, math.inf if time_limit is None else now + time_limit,
                   math.inf if deadline is None else deadline)
@@ -119,13 +125,14 @@ class SolveContext:
             progress=self.progress if progress is None else progress,
             resume=self.resume if resume is None else _genomes(resume),
             seeds=self.seeds if seeds is None else _genomes(seeds),
-            callback=callback)
+            callback=callback, checkpoint=None)
 
 
 @contextmanager
 def solve_context(seed: int = 0, time_limit: float | None = None, progress: Progress | None = None, *,
                   resume: Sequence[np.ndarray] = (), seeds: Sequence[np.ndarray] = (),
-                  callback: StepCallback | None = None, client: Any = None) -> Iterator[SolveContext]:
+                  callback: StepCallback | None = None, client: Any = None,
+                  checkpoint: Checkpoint | None = None) -> Iterator[SolveContext]:
     """A :class:`SolveContext` for a whole run, starting now (``time_limit`` None: no deadline), within
     :func:`~dse.util.interrupt.interruptible` (its token: a signal stops the run, the caller's handlers
     come back after) and, with a limit, :func:`~dse.util.jit.time_limit_ends` (no kernel compiles inline
@@ -135,7 +142,7 @@ def solve_context(seed: int = 0, time_limit: float | None = None, progress: Prog
     with interruptible() as token:
         ctx = SolveContext(seed=seed, time_limit=limit, start=time.monotonic(), token=token,
                            progress=progress or silent(), resume=_genomes(resume), seeds=_genomes(seeds),
-                           callback=callback, client=client)
+                           callback=callback, client=client, checkpoint=checkpoint)
         # without a limit, the caller's (a command's reports, say) still holds
         with time_limit_ends(ctx.deadline) if math.isfinite(limit) else nullcontext(), \
                 work_limits(ctx.deadline, token):

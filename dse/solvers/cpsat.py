@@ -51,8 +51,9 @@ from dse.pareto import (
     nondominated,
 )
 from dse.solvers.certificate import Box, front_certificate
+from dse.solvers.checkpoint import Checkpointer, RegionState, resumable
 from dse.solvers.common import STOPPED_BEFORE_BUILD, build_timed_out, result, unsearched, with_seeds
-from dse.solvers.context import CLIENT, RESUME, SolveContext
+from dse.solvers.context import CHECKPOINT, CLIENT, RESUME, SolveContext
 from dse.solvers.cpsat_boxes import CpSatRunner, found_points, search_box, split_with_lowers
 from dse.solvers.cpsat_distributed import solve_cpsat_distributed
 from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_single
@@ -67,8 +68,9 @@ __all__ = ["CPSAT", "CpSatRunner", "CpsatOptions", "default_workers", "solve_cps
 
 def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
     """Exact front of a two-objective problem (see module docstring); one objective: a single proven optimum;
-    three or more, or ``ctx.resume`` genomes from a previous run's front: :func:`solve_cpsat_boxes`
-    (search-region boxes, which continue from those points); two or more with a Dask ``ctx.client``: the
+    three or more, or ``ctx.resume`` genomes from a previous run's front, or a ``ctx.checkpoint`` with a
+    previous run's state: :func:`solve_cpsat_boxes` (search-region boxes, which continue from those points
+    or that state; only the box searches keep a checkpoint); two or more with a Dask ``ctx.client``: the
     same boxes farmed out to its workers (:func:`~dse.solvers.cpsat_distributed.solve_cpsat_distributed`).
 
     Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
@@ -84,7 +86,7 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
         return solve_cpsat_single(problem, ctx, options)
     if ctx.client is not None:
         return solve_cpsat_distributed(problem, ctx, options, ctx.client)
-    if len(problem.objectives) > 2 or len(ctx.resume):
+    if len(problem.objectives) > 2 or len(ctx.resume) or resumable(ctx.checkpoint):
         return solve_cpsat_boxes(problem, ctx, options)
     progress = ctx.progress
     seeds = collect_seeds(problem) if options.hints else []
@@ -224,13 +226,28 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     lowers = {top: tuple(runner.lower(v) for v in objs)}  # per box: its proven lower corner
     genomes: list[np.ndarray] = []
     values: list[tuple[int, ...]] = []
+    keeper = Checkpointer(ctx.checkpoint)
+    restored = keeper.restore(top, problem.n_genes, lambda note: progress.update(note, force=True))
+    if restored is not None:  # a previous run's state: its points, and only the boxes it left open
+        boxes, lowers = [u for u, _ in restored.boxes], restored.lowers()
+        genomes = [np.array(g, dtype=np.int64) for g in restored.genomes]
+        values = list(restored.values)
     for genome, z in found_points(problem, resume, top):  # a previous front: found already, splits the region
+        if restored is not None and (z in values or not any(all(a < b for a, b in zip(z, u, strict=True))
+                                                            for u in boxes)):
+            continue  # known to the restored state, or in a part of the region it closed already
         genomes.append(genome)
         values.append(z)
         boxes, lowers = split_with_lowers(boxes, lowers, z)
+
+    def state() -> RegionState:
+        return RegionState.of(top, boxes, lowers, genomes, values)
+
     status = OPTIMAL
     try:
         while boxes:
+            if keeper.due():
+                keeper.write(state)
             stop = ctx.stop_status()
             if stop is not None:
                 status = stop
@@ -260,6 +277,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
                             f"{runner.calls} solves")
     except KeyboardInterrupt:
         status = INTERRUPTED
+    keeper.write(state)
     if status == OPTIMAL and not genomes:
         status = INFEASIBLE
     X = np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes)
@@ -270,6 +288,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     # every box closed by a proof of emptiness: no point can dominate a kept one, so all are proven
     stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=runner.calls,
                        message=f"{runner.workers} workers; search-region boxes, {len(boxes)} left open; "
+                       + keeper.summary()
                        + "; ".join(form.notes))
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
     open_boxes: list[Box] = [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
@@ -279,7 +298,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
 
 #: The ``cpsat`` solver's registry entry (:func:`dse.certify` checks its options against it).
 CPSAT = register_solver(Solver(
-    "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT}),
+    "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT, CHECKPOINT}),
     supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
     imports=("ortools.sat.python.cp_model",),
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",

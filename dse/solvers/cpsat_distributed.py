@@ -16,6 +16,11 @@ scattered to every worker once). Results are applied in whatever order they come
   :data:`STOP_POLL_S` seconds (it then stops CP-SAT within milliseconds);
 * a task that ran out of budget without a point is resubmitted with twice the budget.
 
+With a ``ctx.checkpoint`` the driver writes its state (the points, the open boxes and their lower corners:
+:mod:`dse.solvers.checkpoint`) at most every second and when it ends, and goes on from a previous run's
+state: a driver killed midway and run again searches only what was still open (the boxes its running tasks
+held are searched again).
+
 Concurrent tasks minimize different objectives first where they can (:func:`_choose`): two tasks that
 both minimize objective 1 on overlapping boxes tend to end on the same point; with different first
 objectives they end on different ones (a box may be searched from several ends at once), each a
@@ -49,6 +54,7 @@ from dse.pareto import (
     nondominated,
 )
 from dse.solvers.certificate import Box, front_certificate
+from dse.solvers.checkpoint import Checkpointer, RegionState
 from dse.solvers.common import STOPPED_BEFORE_BUILD, result, unsearched, with_seeds
 from dse.solvers.context import SolveContext
 from dse.solvers.cpsat_boxes import (
@@ -294,8 +300,17 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     lows, highs = domains
     top = tuple(h + 1 for h in highs)  # "unbounded": past every value
     state = _Regions([top], {top: lows}, options.region_time)
+    keeper = Checkpointer(ctx.checkpoint)
+    restored = keeper.restore(top, problem.n_genes, lambda note: ctx.progress.update(note, force=True))
+    if restored is not None:  # a previous run's state: its points, and only the boxes it left open
+        state = _Regions([u for u, _ in restored.boxes], restored.lowers(), options.region_time,
+                         [np.array(g, dtype=np.int64) for g in restored.genomes], list(restored.values))
     for genome, z in found_points(problem, resume, top):
         state.add(genome, z)
+
+    def snapshot() -> RegionState:
+        return RegionState.of(top, state.boxes, state.lowers, state.genomes, state.values)
+
     fallback = best_seed(problem, [*resume, *seeds])
     slots = max(1, sum(client.nthreads().values()))
     running: dict[Any, tuple[tuple[int, ...], int]] = {}
@@ -341,6 +356,9 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             for fut in done:
                 if fut in running and fut.status != "cancelled":
                     take(fut)
+            if keeper.due():
+                state.drop_empty()
+                keeper.write(snapshot)
             ctx.progress.update(f"{len(state.values)} front points, {len(state.boxes)} open boxes, "
                                 f"{len(running)} tasks running, {calls} solves")
     except KeyboardInterrupt:
@@ -357,6 +375,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             client.cancel(list(running))
         stop_event.set()
     state.drop_empty()
+    keeper.write(snapshot)
     if status == OPTIMAL and not state.values:
         status = INFEASIBLE
     X = np.array(state.genomes, dtype=np.int64).reshape(-1, problem.n_genes)
@@ -369,7 +388,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                        message=f"distributed over {slots} worker threads: {submitted} region tasks, "
                        f"{cancelled} cancelled as dominated, {retried} out of budget; outcomes "
                        + ", ".join(f"{name} {n}" for name, n in sorted(state.outcomes.items())) + "; "
-                       f"search-region boxes, {len(state.boxes)} left open; points found by {found_by or 'none'}")
+                       f"search-region boxes, {len(state.boxes)} left open; {keeper.summary()}"
+                       f"points found by {found_by or 'none'}")
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
     open_boxes: list[Box] = [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
                              for u in state.boxes]

@@ -24,6 +24,7 @@ from dse.mapping.registry import families
 from dse.pareto import INTERRUPTED, STATUSES, TIME_LIMIT, ParetoSet, SolveStats, nondominated
 from dse.runs.spec import spec_from_dict
 from dse.solvers import registry
+from dse.solvers.checkpoint import Checkpoint
 from dse.solvers.context import SolveContext, solve_context
 from dse.solvers.registry import check_options, collect_seeds, heuristics_for, lookup, solvers
 from dse.util.interrupt import StopToken, active_token
@@ -229,10 +230,14 @@ def test_dse_solve_refuses_what_a_solver_does_not_read() -> None:
     genomes = _handed(problem)
     with pytest.raises(SpecError, match=r"field 'resume' = .*exhaustive does not read resume"):
         dse.solve(problem, "exhaustive", time_limit=5, resume=genomes)
-    with pytest.raises(SpecError, match=r"field 'callback' = .*cpsat does not read callback \(it reads client, resume\)"):
+    with pytest.raises(SpecError, match=r"field 'callback' = .*cpsat does not read callback \(it reads checkpoint, client, resume\)"):
         dse.solve(problem, "cpsat", time_limit=5, callback=lambda *a: None)
     with pytest.raises(SpecError, match=r"field 'client' = 'a Dask client': nsga2 does not read client"):
         dse.solve(problem, "nsga2", time_limit=5, client=object())
+    with pytest.raises(SpecError, match=r"field 'checkpoint' = 'a checkpoint': nsga2 does not read checkpoint"):
+        dse.solve(problem, "nsga2", time_limit=5, checkpoint=Checkpoint(Path("c.json"), "key"))
+    with pytest.raises(TypeError, match=r"dse\.solve: checkpoint must be of type Checkpoint, got str"):
+        dse.solve(problem, "cpsat", time_limit=5, checkpoint="c.json")
     front = dse.solve(problem, "nsga2", time_limit=60, seed=0, progress=False, resume=genomes, generations=1,
                       use_heuristic_seeds=False)  # NSGA-II reads it: never worse than what it was handed
     F = front.internal()

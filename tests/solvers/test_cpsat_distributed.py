@@ -24,6 +24,7 @@ from dse.mapping.base import MappingProblem
 from dse.mapping.dag import DagProblem
 from dse.mapping.pipeline import PipelineProblem
 from dse.pareto import OPTIMAL
+from dse.solvers.checkpoint import Checkpoint
 from dse.solvers.context import solve_context
 from dse.solvers.cpsat_distributed import (
     DriverHooks,
@@ -174,6 +175,40 @@ def test_interrupt_keeps_the_points_found(client: Any) -> None:
         assert np.any(np.all(F <= np.array(z), axis=1)), z
     assert set(map(tuple, F.tolist())) <= set(values(complete))
     assert front.certified is not None and front.certified.gap > 0
+
+
+class DriverKilled(Exception):
+    """A task result that ends the driver where it was (a crash, a SIGKILL: no final checkpoint write)."""
+
+
+KILL_AFTER: dict[str, int] = {}
+
+
+def dying(*args: Any, **kwargs: Any) -> RegionResult:
+    """:func:`region_task` whose 6th result raises, which ends the driver on the spot."""
+    with LOCK:
+        KILL_AFTER["n"] = KILL_AFTER.get("n", 0) + 1
+        if KILL_AFTER["n"] == 6:
+            raise DriverKilled
+    return region_task(*args, **kwargs)
+
+
+def test_a_killed_driver_goes_on_from_its_checkpoint(client: Any, tmp_path: Any) -> None:
+    """The driver killed by its 6th task's result, with a state written after every batch of results: a new
+    driver going on from that state ends on the serial solver's complete front with gap 0 and says it went
+    on from the checkpoint."""
+    problem = pipeline(5, three=True)
+    KILL_AFTER.clear()
+    first = Checkpoint(tmp_path / "first.json", "key", every_s=0.0)
+    with solve_context(seed=0, time_limit=120, checkpoint=first) as ctx, pytest.raises(DriverKilled):
+        solve_cpsat_distributed(problem, ctx, CpsatOptions(), client, DriverHooks(task=dying))
+    assert first.write_to.is_file()
+    second = Checkpoint(tmp_path / "second.json", "key", read_from=first.write_to)
+    resumed = dse.solve(problem, "cpsat", time_limit=120, seed=0, client=client, checkpoint=second)
+    serial = dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=1)
+    assert resumed.status == OPTIMAL and values(resumed) == values(serial)
+    assert resumed.certified is not None and resumed.certified.gap == 0.0
+    assert "went on from a checkpoint" in resumed.stats.message
 
 
 @pytest.mark.slow
