@@ -8,14 +8,14 @@ decoding, so the number is never the heuristic's private estimate).
 
 Shared pieces:
 
-* :class:`Graph`: adjacency (padded predecessor / successor arrays, levels),
+* :class:`Graph`: adjacency (predecessor / successor lists and compressed rows, levels),
   the candidate devices of each task (its allowed devices, intersected over its
   colocation group), mean costs in *exact scaled integers* where they fit in
   int64 (so that published ties, e.g. Topcuoglu's ranks 80 = 80, stay ties);
 * :class:`Placement`: device choice bookkeeping (colocation groups follow
   their first placed member; memory capacities are respected when
   ``problem.memory`` and some candidate still fits);
-* the DAG's topology (levels, padded adjacency, topological positions) and the
+* the DAG's topology (levels, compressed-row adjacency, topological positions) and the
   insertion search come from the problem's
   :class:`~dse.mapping.dag.structure.DagStructure`, which the decoder reads too;
 * :func:`finish`: repair, decode, wrap.
@@ -89,10 +89,10 @@ class Graph:
         self.src, self.dst = st.src, st.dst
         self.topo, self.topo_pos = st.topo, st.topo_pos
         self.preds, self.succs = st.adjacency()
-        self.pred_task, self.pred_edge = st.pred_task, st.pred_edge
-        self.succ_task, self.succ_edge = st.succ_task, st.succ_edge
         self.down_levels = list(st.depth_levels)
         self.up_levels = list(st.height_levels)
+        self.down_edges = st.pred_levels  # the down levels with their tasks' in-edges
+        self.up_edges = st.succ_levels  # the up levels with their tasks' out-edges
         # colocation groups and candidate devices
         self.group = np.full(n, -1, dtype=np.int64)
         self.members: list[np.ndarray] = []
@@ -138,39 +138,35 @@ class Graph:
             cbar = off / pairs if m > 1 else np.zeros(E)
             if self.tf and m > 1:
                 cbar = cbar + self.send.mean()
-        self.cbar = np.concatenate([cbar, np.zeros(1, dtype=cbar.dtype)])  # sentinel edge
+        self.cbar = cbar
 
     # ------------------------------------------------------------------ ranks
     def upward_rank(self) -> np.ndarray:
         """Topcuoglu's rank_u (in units of 1/S): mean cost plus the longest mean-cost path to an exit."""
-        rank = np.zeros(self.n + 1, dtype=self.wbar.dtype)
-        for tasks in self.up_levels:
-            s, e = self.succ_task[tasks], self.succ_edge[tasks]
-            tail = np.where(s < self.n, self.cbar[e] + rank[s], 0).max(axis=1)
-            rank[tasks] = self.wbar[tasks] + tail
-        return rank[: self.n]
+        rank = np.zeros(self.n, dtype=self.wbar.dtype)
+        for level in self.up_edges:
+            tail = level.max(self.cbar[level.edge] + rank[level.task], 0)
+            rank[level.tasks] = self.wbar[level.tasks] + tail
+        return rank
 
     def downward_rank(self) -> np.ndarray:
         """Topcuoglu's rank_d (units of 1/S): longest mean-cost path from an entry, excluding the task."""
-        rank = np.zeros(self.n + 1, dtype=self.wbar.dtype)
-        wb = np.concatenate([self.wbar, np.zeros(1, dtype=self.wbar.dtype)])
-        for tasks in self.down_levels:
-            p, e = self.pred_task[tasks], self.pred_edge[tasks]
-            rank[tasks] = np.where(p < self.n, rank[p] + wb[p] + self.cbar[e], 0).max(axis=1)
-        return rank[: self.n]
+        rank = np.zeros(self.n, dtype=self.wbar.dtype)
+        for level in self.down_edges:
+            p = level.task
+            rank[level.tasks] = level.max(rank[p] + self.wbar[p] + self.cbar[level.edge], 0)
+        return rank
 
     def importance(self) -> np.ndarray:
         """Longest mean-time path through each task (communication ignored) over the longest path: in [0, 1]."""
-        down = np.zeros(self.n + 1, dtype=float)
+        down = np.zeros(self.n, dtype=float)
         w = self.wbar.astype(float)
-        for tasks in self.down_levels:
-            p = self.pred_task[tasks]
-            down[tasks] = np.where(p < self.n, down[p] + np.append(w, 0.0)[p], 0.0).max(axis=1)
-        up = np.zeros(self.n + 1, dtype=float)
-        for tasks in self.up_levels:
-            s = self.succ_task[tasks]
-            up[tasks] = w[tasks] + np.where(s < self.n, up[s], 0.0).max(axis=1)
-        through = down[: self.n] + up[: self.n]
+        for level in self.down_edges:
+            down[level.tasks] = level.max(down[level.task] + w[level.task], 0.0)
+        up = np.zeros(self.n, dtype=float)
+        for level in self.up_edges:
+            up[level.tasks] = w[level.tasks] + level.max(up[level.task], 0.0)
+        through = down + up
         top = through.max(initial=0.0)
         return through / top if top > 0 else np.zeros(self.n)
 
@@ -299,10 +295,12 @@ def list_schedule(g: Graph, priority: np.ndarray, *, bias: np.ndarray | None = N
     forced_arr = (np.asarray(forced, dtype=np.bool_) if forced is not None and forced_device is not None
                   else np.zeros(n, dtype=np.bool_))
     sends = g.tf and bool(g.send.any())
+    st = g.structure
     kernel = _list_kernel()
     cut_point("list scheduling")  # loading the kernel can take a second: a stop request (or limit) ends it here
     return kernel(
-        np.ascontiguousarray(g.time), key, g.pred_task, g.pred_edge, g.succ_task, np.ascontiguousarray(g.mask),
+        np.ascontiguousarray(g.time), key, st.pred_ptr, st.pred_task, st.pred_edge, st.succ_ptr, st.succ_task,
+        np.ascontiguousarray(g.mask),
         bool(g.problem.memory), np.ascontiguousarray(t.mem), t.mem_capacity, g.group, group_mem, forced_arr,
         -1 if forced_device is None else int(forced_device), has_bias, bias_arr, int(g.S), *transfer_arguments(t),
         sends, np.ascontiguousarray(g.send))
@@ -341,11 +339,10 @@ def _heap_push(hk, hv, size_h, k, v):  # pragma: no cover - compiled
     return size_h + 1
 
 
-def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory, mem, cap, group, group_mem,
-                          forced, forced_device, has_bias, bias, S, table, latency, per_byte, size, sends,
-                          send):  # pragma: no cover - compiled
+def _list_schedule_kernel(T, key, pred_ptr, pred_task, pred_edge, succ_ptr, succ_task, mask, memory, mem, cap,
+                          group, group_mem, forced, forced_device, has_bias, bias, S, table, latency, per_byte,
+                          size, sends, send):  # pragma: no cover - compiled
     n, m = T.shape
-    width, swidth = pred_task.shape[1], succ_task.shape[1]
     dev = np.full(n, -1, dtype=np.int64)
     lock = np.full(group_mem.shape[0], -1, dtype=np.int64)
     used = np.zeros(m, dtype=np.int64)
@@ -365,9 +362,7 @@ def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory,
     ge[:, 0] = OPEN_END
     indeg = np.zeros(n, dtype=np.int64)
     for v in range(n):
-        for j in range(width):
-            if pred_task[v, j] < n:
-                indeg[v] += 1
+        indeg[v] = pred_ptr[v + 1] - pred_ptr[v]
     hk = np.zeros(n, dtype=np.int64)  # binary heap of ready tasks
     hv = np.zeros(n, dtype=np.int64)
     size_h = 0
@@ -392,11 +387,9 @@ def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory,
             i = c
         order[step] = v
         ready[:] = 0
-        for j in range(width):
-            u = pred_task[v, j]
-            if u >= n:
-                break
-            e = pred_edge[v, j]
+        for j in range(pred_ptr[v], pred_ptr[v + 1]):
+            u = pred_task[j]
+            e = pred_edge[j]
             a = dev[u]
             if sends:
                 count = 0
@@ -449,16 +442,12 @@ def _list_schedule_kernel(T, key, pred_task, pred_edge, succ_task, mask, memory,
         start[v], fin[v] = best_s, best_f
         _insert(gs, ge, gc, bs, be, bc, d, best_s, best_f)
         if sends:
-            for j in range(width):
-                u = pred_task[v, j]
-                if u >= n:
-                    break
+            for j in range(pred_ptr[v], pred_ptr[v + 1]):
+                u = pred_task[j]
                 if dev[u] != d:
                     remote[u, d] = True
-        for j in range(swidth):
-            w = succ_task[v, j]
-            if w >= n:
-                break
+        for j in range(succ_ptr[v], succ_ptr[v + 1]):
+            w = succ_task[j]
             indeg[w] -= 1
             if indeg[w] == 0:
                 size_h = _heap_push(hk, hv, size_h, key[w], w)

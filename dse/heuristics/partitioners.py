@@ -328,23 +328,21 @@ def cp_partition(problem: DagProblem, graph: Graph | None = None,
 def _longest_open_path(g: Graph, open_: np.ndarray, w: np.ndarray) -> list[int]:
     """Longest path by ``w`` among the tasks still open (edges between open tasks only)."""
     n = g.n
-    dist = np.full(n + 1, -np.inf)
+    dist = np.full(n, -np.inf)
     arg = np.full(n, -1, dtype=np.int64)
-    dist[n] = 0.0
-    for tasks in g.down_levels:
-        tasks = tasks[open_[tasks]]
-        if not len(tasks):
-            continue
-        rows = np.arange(len(tasks))
-        p = g.pred_task[tasks]
-        ok = (p < n) & np.append(open_, False)[p]
-        vals = np.where(ok, dist[p], -np.inf)
-        j = vals.argmax(axis=1)
-        has = ok.any(axis=1)
-        dist[tasks] = np.where(has, vals[rows, j], 0.0) + w[tasks]
-        arg[tasks] = np.where(has, p[rows, j], -1)
-    d = dist[:n]
-    v = int(np.argmax(np.where(open_, d, -np.inf)))
+    live = np.zeros(len(g.down_edges), dtype=bool)
+    live[g.structure.depth[open_]] = True  # the levels that hold an open task
+    for level, alive in zip(g.down_edges, live.tolist(), strict=True):
+        if not alive:
+            continue  # a closed task's values are never read
+        tasks, p = level.tasks, level.task
+        vals = np.where(open_[p], dist[p], -np.inf)
+        top = level.max(vals, -np.inf)  # the longest open path into each task; -inf: no open producer
+        has = top > -np.inf
+        dist[tasks] = np.where(has, top, 0.0) + w[tasks]
+        if has.any():
+            arg[tasks[has]] = p[level.first(vals == top[level.row])[has]]  # the first producer on it
+    v = int(np.argmax(np.where(open_, dist, -np.inf)))
     path = [v]
     while arg[v] >= 0:
         v = int(arg[v])
@@ -684,16 +682,13 @@ def _paper_speed_ops(g: Graph) -> tuple[np.ndarray, np.ndarray]:
 def _ops_through(g: Graph, w: np.ndarray) -> np.ndarray:
     """``Node.getSumOpsTillSinkNodeOpsFromSourceNode`` per task: the longest path of ``#operations``
     ``w`` through it, before it plus from it to an exit (``PartitioningPreprocessor.preprocess``)."""
-    down = np.zeros(g.n + 1, dtype=float)
-    wp = np.append(w, 0.0)
-    for tasks in g.down_levels:
-        p = g.pred_task[tasks]
-        down[tasks] = np.where(p < g.n, down[p] + wp[p], 0.0).max(axis=1)
-    up = np.zeros(g.n + 1, dtype=float)
-    for tasks in g.up_levels:
-        s = g.succ_task[tasks]
-        up[tasks] = w[tasks] + np.where(s < g.n, up[s], 0.0).max(axis=1)
-    return down[: g.n] + up[: g.n]
+    down = np.zeros(g.n, dtype=float)
+    for level in g.down_edges:
+        down[level.tasks] = level.max(down[level.task] + w[level.task], 0.0)
+    up = np.zeros(g.n, dtype=float)
+    for level in g.up_edges:
+        up[level.tasks] = w[level.tasks] + level.max(up[level.task], 0.0)
+    return down + up
 
 
 def divide_path_partition(problem: DagProblem, graph: Graph | None = None,

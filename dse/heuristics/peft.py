@@ -30,18 +30,16 @@ def optimistic_cost_table(g: Graph) -> np.ndarray:
     n, m = g.n, g.m
     dtype = g.wbar.dtype
     big = np.iinfo(np.int64).max // 4 if dtype.kind == "i" else np.inf
-    oct_ = np.zeros((n + 1, m), dtype=dtype)
-    A = np.zeros((n + 1, m), dtype=dtype)  # OCT(j, w) + time(j, w) on allowed w, "infinite" elsewhere
+    oct_ = np.zeros((n, m), dtype=dtype)
+    A = np.zeros((n, m), dtype=dtype)  # OCT(j, w) + time(j, w) on allowed w, "infinite" elsewhere
     scaled_time = g.time * g.S
-    for tasks in g.up_levels:
-        s, e = g.succ_task[tasks], g.succ_edge[tasks]  # (k, w)
-        Aj = A[s]  # (k, w, m)
-        best_other = Aj.min(axis=2, keepdims=True) + g.cbar[e][..., None]
-        cand = np.minimum(Aj, best_other)
-        cand = np.where((s < n)[..., None], cand, 0)
-        oct_[tasks] = cand.max(axis=1)
+    for level in g.up_edges:
+        Aj = A[level.task]  # (out-edges of the level, m)
+        best_other = Aj.min(axis=1, keepdims=True) + g.cbar[level.edge][:, None]
+        tasks = level.tasks
+        oct_[tasks] = level.max(np.minimum(Aj, best_other), 0)
         A[tasks] = np.where(g.mask[tasks], oct_[tasks] + scaled_time[tasks], big)
-    return oct_[:n]
+    return oct_
 
 
 def peft_plan(problem: DagProblem, graph: Graph | None = None):

@@ -56,22 +56,19 @@ def edge_delays(g: Graph, dev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def remaining_work(g: Graph) -> np.ndarray:
     """Longest path of work (mean time) from each task to an exit, the task included (scaled by S)."""
-    out = np.zeros(g.n + 1, dtype=g.wbar.dtype)
-    for tasks in g.up_levels:
-        s = g.succ_task[tasks]
-        out[tasks] = g.wbar[tasks] + np.where(s < g.n, out[s], 0).max(axis=1)
-    return out[: g.n]
+    out = np.zeros(g.n, dtype=g.wbar.dtype)
+    for level in g.up_edges:
+        out[level.tasks] = g.wbar[level.tasks] + level.max(out[level.task], 0)
+    return out
 
 
 def remaining_time(g: Graph, dev: np.ndarray, off: np.ndarray) -> np.ndarray:
     """Bottom level with this partition: own time plus the longest (delay + bottom level) over successors."""
     T = g.time[np.arange(g.n), dev]
-    offs = np.concatenate([off, np.zeros(1, dtype=np.int64)])
-    out = np.zeros(g.n + 1, dtype=np.int64)
-    for tasks in g.up_levels:
-        s, e = g.succ_task[tasks], g.succ_edge[tasks]
-        out[tasks] = T[tasks] + np.where(s < g.n, offs[e] + out[s], 0).max(axis=1)
-    return out[: g.n]
+    out = np.zeros(g.n, dtype=np.int64)
+    for level in g.up_edges:
+        out[level.tasks] = T[level.tasks] + level.max(off[level.edge] + out[level.task], 0)
+    return out
 
 
 def simulate(problem: DagProblem, devices: np.ndarray, rule: str, graph: Graph | None = None):

@@ -82,19 +82,21 @@ def critical_path(problem: DagProblem, x: np.ndarray) -> CriticalPath:
     dev = np.ascontiguousarray(x[:n], dtype=np.int64)
     _, start, finish, release, order = problem.schedule_population(dev[None, :], x[None, n:], False)
     task, cause, by_data, gap = _kernels()["walk"](
-        dev, start[0], finish[0], release[0], order[0], st.pred_task, st.pred_edge, st.succ_task, st.succ_edge,
-        st.n_edges, t.n_dev, *transfer_arguments(t), sends_occupy(st, t, problem.tensor_per_device), t.send_time)
+        dev, start[0], finish[0], release[0], order[0], st.pred_ptr, st.pred_task, st.pred_edge, st.succ_ptr,
+        st.succ_task, st.succ_edge, st.n_edges, t.n_dev, *transfer_arguments(t),
+        sends_occupy(st, t, problem.tensor_per_device), t.send_time)
     return CriticalPath(task, cause, by_data, gap)
 
 
-def _walk(dev, start, finish, release, order, pred_task, pred_edge, succ_task, succ_edge, n_edges, n_dev, table,
-          latency, per_byte, size, sends, send):  # pragma: no cover - compiled
+def _walk(dev, start, finish, release, order, pred_ptr, pred_task, pred_edge, succ_ptr, succ_task, succ_edge, n_edges,
+          n_dev, table, latency, per_byte, size, sends, send):  # pragma: no cover - compiled
     """:func:`critical_path`'s walk: ``(task, cause, by_data, gap)`` arrays, last task first."""
     n = len(dev)
     delay = np.zeros(n_edges, dtype=np.int64)  # the sends' share of each edge's delay (TF rules)
     if sends:
         extra = np.zeros(n, dtype=np.int64)
-        _send_rule(0, dev.reshape(1, n), succ_task, succ_edge, send, np.zeros(n_dev, dtype=np.int64), delay, extra)
+        _send_rule(0, dev.reshape(1, n), succ_ptr, succ_task, succ_edge, send, np.zeros(n_dev, dtype=np.int64), delay,
+                   extra)
     previous = np.full(n, -1, dtype=np.int64)  # the task before each on its device, in scheduling order
     last = np.full(n_dev, -1, dtype=np.int64)
     for v in order:
@@ -110,11 +112,9 @@ def _walk(dev, start, finish, release, order, pred_task, pred_edge, succ_task, s
     while v >= 0 and not seen[v]:
         seen[v] = True
         c, data = -1, False
-        for j in range(pred_task.shape[1]):
-            u = pred_task[v, j]
-            if u >= n:
-                continue
-            e = pred_edge[v, j]
+        for j in range(pred_ptr[v], pred_ptr[v + 1]):
+            u = pred_task[j]
+            e = pred_edge[j]
             if finish[u] + _edge_delay(e, dev[u], dev[v], n_dev, table, latency, per_byte, size) + delay[e] == start[v]:
                 c, data = u, True
                 break
@@ -154,8 +154,8 @@ def neighbours(problem: DagProblem, x: np.ndarray, path: CriticalPath, rng: np.r
     critical[columns[0]] = True
     st = problem.structure
     out = kernels["apply"](x, n, kind, task, other, size, picked,
-                           np.arange(n, dtype=np.int64) if leader is None else leader, st.succ_task, st.pred_task,
-                           critical)
+                           np.arange(n, dtype=np.int64) if leader is None else leader, st.succ_ptr, st.succ_task,
+                           st.pred_ptr, st.pred_task, critical)
     Y = np.vstack([out, _segment_moves(x, path, rng, fastest, leader, segments)])
     colocation = problem.colocation
     members, leaders = ((colocation.members, colocation.leaders) if colocation is not None
@@ -169,10 +169,10 @@ _KERNELS: dict[str, Callable[..., Any]] = {}
 
 
 def _kernels() -> dict[str, Callable[..., Any]]:
-    """The compiled :func:`_walk`, :func:`_list_moves`, :func:`_apply_moves`, :func:`_segment_rows` and
-    :func:`_settle` (compiled, or loaded from numba's cache, on first use)."""
-    names = {"walk": "_walk", "list": "_list_moves", "apply": "_apply_moves", "segment": "_segment_rows",
-             "settle": "_settle"}
+    """The compiled :func:`_walk`, :func:`_list_moves`, :func:`_apply_moves` (with :func:`_reach`),
+    :func:`_segment_rows` and :func:`_settle` (compiled, or loaded from numba's cache, on first use)."""
+    names = {"walk": "_walk", "list": "_list_moves", "reach": "_reach", "apply": "_apply_moves",
+             "segment": "_segment_rows", "settle": "_settle"}
     if not _KERNELS:
         compiled = compiled_kernels()
         scope = globals()
@@ -232,7 +232,8 @@ def _list_moves(v, cause, by_data, gap, x, fastest):  # pragma: no cover - compi
     return kind[:q], task[:q], other[:q], size[:q], weight[:q]
 
 
-def _apply_moves(x, n, kind, task, other, size, picked, leader, succ_task, pred_task, critical):  # pragma: no cover
+def _apply_moves(x, n, kind, task, other, size, picked, leader, succ_ptr, succ_task, pred_ptr, pred_task,
+                 critical):  # pragma: no cover - compiled
     """One copy of ``x`` per picked move with the move made: a promotion swaps two priority genes; a device
     move puts the task and up to ``size - 1`` more of its branch (breadth first over its successors then
     predecessors, tasks on its device off the critical path) on the device, each with its colocation
@@ -240,7 +241,6 @@ def _apply_moves(x, n, kind, task, other, size, picked, leader, succ_task, pred_
     out = np.empty((len(picked), len(x)), dtype=np.int64)
     seen = np.zeros(n, dtype=np.int64)  # the row (plus one) that last reached each task
     queue = np.empty(n, dtype=np.int64)
-    width = succ_task.shape[1] + pred_task.shape[1]
     for row in range(len(picked)):
         out[row] = x
         k = picked[row]
@@ -255,16 +255,25 @@ def _apply_moves(x, n, kind, task, other, size, picked, leader, succ_task, pred_
         while head < tail and tail < size[k]:
             u = queue[head]
             head += 1
-            for j in range(width):  # successors then predecessors, padded with the sentinel n
-                w = succ_task[u, j] if j < succ_task.shape[1] else pred_task[u, j - succ_task.shape[1]]
-                if w < n and seen[w] != row + 1 and x[w] == device and not critical[w] and tail < size[k]:
-                    seen[w] = row + 1
-                    queue[tail] = w
-                    tail += 1
+            tail = _reach(succ_ptr, succ_task, u, x, device, critical, seen, row + 1, queue, tail, size[k])
+            tail = _reach(pred_ptr, pred_task, u, x, device, critical, seen, row + 1, queue, tail, size[k])
         for j in range(tail):
             out[row, queue[j]] = other[k]
             out[row, leader[queue[j]]] = other[k]  # the whole colocation group moves
     return out
+
+
+def _reach(ptr, neighbour, u, x, device, critical, seen, mark, queue, tail, size):  # pragma: no cover - compiled
+    """:func:`_apply_moves`' breadth-first step: ``u``'s neighbours (row ``u`` of the compressed rows ``ptr,
+    neighbour``) on ``device`` off the critical path and not yet ``seen`` this ``mark`` join ``queue`` after
+    its first ``tail`` entries, until it holds ``size``; returns the new ``tail``."""
+    for j in range(ptr[u], ptr[u + 1]):
+        w = neighbour[j]
+        if seen[w] != mark and x[w] == device and not critical[w] and tail < size:
+            seen[w] = mark
+            queue[tail] = w
+            tail += 1
+    return tail
 
 
 def _segment_moves(x: np.ndarray, path: CriticalPath, rng: np.random.Generator,

@@ -111,8 +111,7 @@ def test_critical_path_steps_follow_the_arrivals_and_the_device_holders() -> Non
         path = critical_path(problem, x)
         assert path[0][0] == int(np.argmax(finish))
         for task, cause, by_data, gap in (path[i] for i in range(len(path))):
-            arrivals = [u for u, e in zip(st.pred_task[task], st.pred_edge[task], strict=True)
-                        if u < n and finish[u] + delay[e] == start[task]]
+            arrivals = [u for u, e in st.predecessors(task) if finish[u] + delay[e] == start[task]]
             if by_data:
                 assert cause == arrivals[0]
             elif cause >= 0:

@@ -54,11 +54,11 @@ def _finish_bound(problem: DagProblem, backward: bool, time: np.ndarray) -> np.n
     the task's own device and its send) over ``time`` (n, m; ``_INF`` where a device is not a choice):
     the module docstring's recurrence, ``_INF`` where ``d`` is not a choice. Runs a compiled kernel."""
     st = problem.structure
-    order, tasks, edges = (st.topo[::-1], st.succ_task, st.succ_edge) if backward else (st.topo, st.pred_task,
-                                                                                         st.pred_edge)
+    order, ptr, tasks, edges = ((st.topo[::-1], st.succ_ptr, st.succ_task, st.succ_edge) if backward
+                                else (st.topo, st.pred_ptr, st.pred_task, st.pred_edge))
     order = np.ascontiguousarray(order).view()
     order.flags.writeable = False  # one compiled version for both directions
-    return _kernel()(order, tasks, edges, np.ascontiguousarray(time), _send(problem), backward, _INF,
+    return _kernel()(order, ptr, tasks, edges, np.ascontiguousarray(time), _send(problem), backward, _INF,
                      *transfer_arguments(problem.tables))
 
 
@@ -76,20 +76,20 @@ def _kernel() -> Callable[..., np.ndarray]:
     return _COMPILED["finish"]
 
 
-def _finish_kernel(order, pred_task, pred_edge, time, send, backward, inf, table, latency, per_byte,
+def _finish_kernel(order, pred_ptr, pred_task, pred_edge, time, send, backward, inf, table, latency, per_byte,
                    size):  # pragma: no cover - compiled
     n, m = time.shape
-    width = pred_task.shape[1]
+    width = 1  # the most in-edges of a task: the scratch rows below
+    for v in range(n):
+        width = max(width, pred_ptr[v + 1] - pred_ptr[v])
     finish = np.full((n, m), inf, dtype=np.int64)
     remote = np.zeros((width, m), dtype=np.int64)
     ranked = np.zeros(width, dtype=np.int64)
     producer = np.zeros(width, dtype=np.int64)
     for v in order:
         k = 0  # distinct producers: two edges from one producer are one producer whose inputs all must arrive
-        for j in range(width):
-            u, e = pred_task[v, j], pred_edge[v, j]
-            if u >= n:
-                break
+        for j in range(pred_ptr[v], pred_ptr[v + 1]):
+            u, e = pred_task[j], pred_edge[j]
             slot = _slot(producer, k, u)
             if slot == k:
                 producer[k] = u

@@ -81,14 +81,15 @@ def critical_chain(problem: DagProblem) -> np.ndarray:
     if not n:
         return np.zeros(0, dtype=np.int64)
     fastest = np.where(t.allowed, t.time, _INF).min(axis=1)
-    finish = np.zeros(n + 1, dtype=np.int64)
+    finish = np.zeros(n, dtype=np.int64)
     cause = np.full(n, -1, dtype=np.int64)
-    for tasks in st.depth_levels:
-        preds = st.pred_task[tasks]
-        latest = np.argmax(finish[preds], axis=1)
-        cause[tasks] = np.where(preds[:, 0] < n, preds[np.arange(len(tasks)), latest], -1)
-        finish[tasks] = finish[preds].max(axis=1) + fastest[tasks]
-    v = int(np.argmax(finish[:n]))
+    for level in st.pred_levels:
+        arrive = finish[level.task]
+        latest = level.max(arrive, 0)
+        first = level.first(arrive == latest[level.row])  # the first producer that finishes last; -1: none
+        cause[level.tasks[first >= 0]] = level.task[first[first >= 0]]
+        finish[level.tasks] = latest + fastest[level.tasks]
+    v = int(np.argmax(finish))
     chain = [v]
     while cause[v] >= 0:
         v = int(cause[v])
@@ -103,13 +104,13 @@ def _chain_positions(problem: DagProblem, chain: np.ndarray) -> tuple[np.ndarray
     n, length = problem.n_tasks, len(chain)
     index = np.full(n, -1, dtype=np.int64)
     index[chain] = np.arange(length)
-    lo = np.full(n + 1, -1, dtype=np.int64)
-    for tasks in st.depth_levels:
-        lo[tasks] = np.where(index[tasks] >= 0, index[tasks], lo[st.pred_task[tasks]].max(axis=1))
-    hi = np.full(n + 1, length, dtype=np.int64)
-    for tasks in st.height_levels:
-        hi[tasks] = np.where(index[tasks] >= 0, index[tasks], hi[st.succ_task[tasks]].min(axis=1))
-    return lo[:n], hi[:n]
+    lo = np.full(n, -1, dtype=np.int64)
+    for level in st.pred_levels:
+        lo[level.tasks] = np.where(index[level.tasks] >= 0, index[level.tasks], level.max(lo[level.task], -1))
+    hi = np.full(n, length, dtype=np.int64)
+    for level in st.succ_levels:
+        hi[level.tasks] = np.where(index[level.tasks] >= 0, index[level.tasks], level.min(hi[level.task], length))
+    return lo, hi
 
 
 def chain_blocks(problem: DagProblem, chain: np.ndarray | None = None, max_inner: int = 8) -> tuple[Block, ...]:

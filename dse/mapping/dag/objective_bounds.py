@@ -92,7 +92,7 @@ def _critical_path(problem: DagProblem, op: np.ndarray, time: np.ndarray) -> int
     np.minimum.at(fastest, op, time)
     if n and fastest.max() == np.iinfo(np.int64).max // 4:
         return 0
-    finish = np.zeros(n + 1, dtype=np.int64)
-    for tasks in st.depth_levels:
-        finish[tasks] = finish[st.pred_task[tasks]].max(axis=1) + fastest[tasks]
-    return int(finish[:n].max(initial=0))
+    finish = np.zeros(n, dtype=np.int64)
+    for level in st.pred_levels:
+        finish[level.tasks] = level.max(finish[level.task], 0) + fastest[level.tasks]
+    return int(finish.max(initial=0))

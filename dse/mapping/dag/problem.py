@@ -476,10 +476,10 @@ class DagProblem(MappingProblem):
         t = self.tables
         st = self.structure
         fastest = np.where(t.allowed, t.time, np.iinfo(np.int64).max).min(axis=1)
-        finish = np.zeros(self.n_tasks + 1, dtype=np.int64)
-        for tasks in st.depth_levels:
-            finish[tasks] = finish[st.pred_task[tasks]].max(axis=1) + fastest[tasks]
-        return int(finish[: self.n_tasks].max(initial=0))
+        finish = np.zeros(self.n_tasks, dtype=np.int64)
+        for level in st.pred_levels:
+            finish[level.tasks] = level.max(finish[level.task], 0) + fastest[level.tasks]
+        return int(finish.max(initial=0))
 
     def lower_bound(self) -> int:
         """The best makespan lower bound the family computes without search:

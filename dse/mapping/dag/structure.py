@@ -4,11 +4,13 @@
 
 * ``topo`` (a topological order, smallest index first among ready tasks) and
   ``topo_pos`` (each task's position in it);
-* padded predecessor and successor arrays (``pred_task``/``pred_edge``,
-  ``succ_task``/``succ_edge``) whose padding is the sentinel task ``n`` and
-  the sentinel edge ``n_edges``;
+* the predecessors and successors as compressed rows, linear in the edges: task ``v``'s
+  in-edges are ``pred_task[pred_ptr[v]:pred_ptr[v + 1]]`` (producers) and ``pred_edge[...]``
+  (edge indices), in edge order, its out-edges ``succ_task``/``succ_edge`` by ``succ_ptr``;
 * ``depth_levels`` (tasks by longest edge count from a source) and
-  ``height_levels`` (by longest edge count to a sink);
+  ``height_levels`` (by longest edge count to a sink), and the same levels with their tasks'
+  in-edges (:attr:`DagStructure.pred_levels`) and out-edges (:attr:`DagStructure.succ_levels`) as
+  :class:`LevelEdges`, whose per-task reductions run the level-by-level recurrences in numpy;
 * the TF paper's send rule in numpy: :meth:`DagStructure.remote_sends` (which remote devices
   receive each producer's tensor and in which order) and :meth:`DagStructure.transfer_delays`
   (per edge the delay from producer finish to arrival and per task its send time, for a whole
@@ -26,6 +28,7 @@ implements exactly the rules of :class:`Timeline`.
 from __future__ import annotations
 
 import bisect
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,32 +43,100 @@ from dse.util.rounding import CEIL_SLACK
 OPEN_END = np.iinfo(np.int64).max // 4
 
 
-def _padded(owner: np.ndarray, other: np.ndarray, n: int, n_edges: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per task the ``other`` ends and edge indices of its edges (grouped by ``owner``, in edge order), padded."""
-    order = np.argsort(owner, kind="stable")
-    counts = np.bincount(owner, minlength=n)
-    width = max(int(counts.max(initial=0)), 1)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if n else np.zeros(0, dtype=np.int64)
-    col = np.arange(len(order)) - np.repeat(starts, counts)
-    task = np.full((n, width), n, dtype=np.int64)
-    edge = np.full((n, width), n_edges, dtype=np.int64)
-    rows = owner[order]
-    task[rows, col] = other[order]
-    edge[rows, col] = order
-    return task, edge
+def _compressed_rows(owner: np.ndarray, other: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per task the ``other`` ends and indices of its edges (grouped by ``owner``, in edge order), as
+    compressed rows ``(ptr, task, edge)``: task ``v``'s are ``task[ptr[v]:ptr[v + 1]]`` and ``edge[...]``."""
+    edge = np.argsort(owner, kind="stable")
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=n), out=ptr[1:])
+    return ptr, np.ascontiguousarray(other[edge], dtype=np.int64), edge.astype(np.int64)
 
 
-def _levels(first: np.ndarray, neighbours: np.ndarray, n: int) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Longest edge count to each task along ``neighbours`` (padded, sentinel ``n``), visiting in ``first``
-    order; returns the counts and the tasks of each count."""
-    level = np.zeros(n + 1, dtype=np.int64)
-    for v in first:
-        nb = neighbours[v]
-        level[v] = (level[nb] + 1).max() if nb[0] < n else 0
-    level = level[:n]
-    order = np.argsort(level, kind="stable")
-    bounds = np.searchsorted(level[order], np.arange(int(level.max(initial=-1)) + 2))
-    return level, [order[bounds[k] : bounds[k + 1]] for k in range(len(bounds) - 1)]
+def _row_entries(ptr: np.ndarray, tasks: np.ndarray) -> np.ndarray:
+    """The positions of the rows of ``tasks`` in compressed rows with offsets ``ptr``, row after row."""
+    starts = ptr[tasks]
+    counts = ptr[tasks + 1] - starts
+    ends = np.cumsum(counts)
+    return np.repeat(starts - (ends - counts), counts) + np.arange(ends[-1] if len(ends) else 0)
+
+
+def _levels(in_ptr: np.ndarray, out_ptr: np.ndarray, out_task: np.ndarray, n: int
+            ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Longest edge count to each task from a task with no in-edge (in-edges counted by the offsets
+    ``in_ptr``, out-edges the compressed rows ``out_ptr, out_task``); returns the counts and the tasks of
+    each count, in index order. Peels the DAG a level at a time, visiting each edge once."""
+    level = np.zeros(n, dtype=np.int64)
+    waiting = np.diff(in_ptr)
+    frontier = np.flatnonzero(waiting == 0)
+    levels: list[np.ndarray] = []
+    while len(frontier):
+        level[frontier] = len(levels)
+        levels.append(frontier)
+        reached, count = np.unique(out_task[_row_entries(out_ptr, frontier)], return_counts=True)
+        waiting[reached] -= count
+        frontier = reached[waiting[reached] == 0]
+    return level, levels
+
+
+@dataclass(frozen=True, eq=False)
+class LevelEdges:
+    """One level's tasks with their in-edges (or out-edges), as compressed rows: row ``i``, task
+    ``tasks[i]``, holds the other ends ``task[ptr[i]:ptr[i + 1]]`` and the edge indices ``edge[...]``,
+    in edge order. The reductions take ``values``, one per entry (along the first axis), and return one
+    per row."""
+
+    tasks: np.ndarray
+    ptr: np.ndarray
+    task: np.ndarray
+    edge: np.ndarray
+
+    @classmethod
+    def of(cls, tasks: np.ndarray, ptr: np.ndarray, task: np.ndarray, edge: np.ndarray) -> LevelEdges:
+        """The rows of ``tasks`` out of a whole DAG's compressed rows ``(ptr, task, edge)``."""
+        local = np.zeros(len(tasks) + 1, dtype=np.int64)
+        np.cumsum(ptr[tasks + 1] - ptr[tasks], out=local[1:])
+        entries = _row_entries(ptr, tasks)
+        rows = (local, task[entries], edge[entries])
+        for array in rows:
+            array.setflags(write=False)
+        return cls(tasks, *rows)
+
+    @functools.cached_property
+    def row(self) -> np.ndarray:
+        """Per entry its row."""
+        return np.repeat(np.arange(len(self.tasks)), np.diff(self.ptr))
+
+    @functools.cached_property
+    def _filled(self) -> np.ndarray | None:
+        """The rows with an entry, None when every row has one (every level of a DAG but the first)."""
+        filled = self.ptr[:-1] < self.ptr[1:]
+        return None if filled.all() else filled
+
+    def max(self, values: np.ndarray, initial: Any) -> np.ndarray:
+        """Per row the largest of ``initial`` and its entries' ``values``."""
+        return self._reduce(np.maximum, values, initial)
+
+    def min(self, values: np.ndarray, initial: Any) -> np.ndarray:
+        """Per row the smallest of ``initial`` and its entries' ``values``."""
+        return self._reduce(np.minimum, values, initial)
+
+    def first(self, hits: np.ndarray) -> np.ndarray:
+        """Per row its first entry (an index into ``task``) where ``hits`` holds; -1 where none does."""
+        none = len(hits)
+        first = self._reduce(np.minimum, np.where(hits, np.arange(none), none), none)
+        first[first == none] = -1
+        return first
+
+    def _reduce(self, ufunc: np.ufunc, values: np.ndarray, initial: Any) -> np.ndarray:
+        """Per row ``ufunc`` over ``initial`` and its entries' ``values``."""
+        if not len(values):
+            return np.full((len(self.tasks), *values.shape[1:]), initial, dtype=values.dtype)
+        filled = self._filled
+        if filled is None:
+            return ufunc(ufunc.reduceat(values, self.ptr[:-1], axis=0), initial)
+        out = np.full((len(self.tasks), *values.shape[1:]), initial, dtype=values.dtype)
+        out[filled] = ufunc(ufunc.reduceat(values, self.ptr[:-1][filled], axis=0), initial)
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,8 +149,10 @@ class DagStructure:
     dst: np.ndarray
     topo: np.ndarray
     topo_pos: np.ndarray
+    pred_ptr: np.ndarray
     pred_task: np.ndarray
     pred_edge: np.ndarray
+    succ_ptr: np.ndarray
     succ_task: np.ndarray
     succ_edge: np.ndarray
     depth: np.ndarray
@@ -96,38 +169,51 @@ class DagStructure:
         topo = tables.topological_order()
         topo_pos = np.empty(n, dtype=np.int64)
         topo_pos[topo] = np.arange(n)
-        pred_task, pred_edge = _padded(dst, src, n, n_edges)
-        succ_task, succ_edge = _padded(src, dst, n, n_edges)
-        depth, depth_levels = _levels(topo, pred_task, n)
-        _, height_levels = _levels(topo[::-1], succ_task, n)
+        pred_ptr, pred_task, pred_edge = _compressed_rows(dst, src, n)
+        succ_ptr, succ_task, succ_edge = _compressed_rows(src, dst, n)
+        depth, depth_levels = _levels(pred_ptr, succ_ptr, succ_task, n)
+        _, height_levels = _levels(succ_ptr, pred_ptr, pred_task, n)
         first_out = np.full(n, n_edges, dtype=np.int64)
         producers, first = np.unique(src, return_index=True)
         first_out[producers] = first
-        for array in (src, dst, topo, topo_pos, pred_task, pred_edge, succ_task, succ_edge, depth, first_out):
+        for array in (src, dst, topo, topo_pos, pred_ptr, pred_task, pred_edge, succ_ptr, succ_task, succ_edge, depth,
+                      first_out):
             array.setflags(write=False)
-        return cls(n, n_edges, src, dst, topo, topo_pos, pred_task, pred_edge, succ_task, succ_edge, depth,
-                   tuple(depth_levels), tuple(height_levels), first_out)
+        return cls(n, n_edges, src, dst, topo, topo_pos, pred_ptr, pred_task, pred_edge, succ_ptr, succ_task,
+                   succ_edge, depth, tuple(depth_levels), tuple(height_levels), first_out)
+
+    @functools.cached_property
+    def pred_levels(self) -> tuple[LevelEdges, ...]:
+        """Each of :attr:`depth_levels` with its tasks' in-edges (built on first use)."""
+        return tuple(LevelEdges.of(tasks, self.pred_ptr, self.pred_task, self.pred_edge)
+                     for tasks in self.depth_levels)
+
+    @functools.cached_property
+    def succ_levels(self) -> tuple[LevelEdges, ...]:
+        """Each of :attr:`height_levels` with its tasks' out-edges (built on first use)."""
+        return tuple(LevelEdges.of(tasks, self.succ_ptr, self.succ_task, self.succ_edge)
+                     for tasks in self.height_levels)
 
     def predecessors(self, v: int) -> list[tuple[int, int]]:
         """``(task, edge)`` pairs entering ``v``."""
-        row = self.pred_task[v]
-        return [(int(u), int(e)) for u, e in zip(row, self.pred_edge[v], strict=True) if u < self.n]
+        lo, hi = self.pred_ptr[v], self.pred_ptr[v + 1]
+        return list(zip(self.pred_task[lo:hi].tolist(), self.pred_edge[lo:hi].tolist(), strict=True))
 
     def successors(self, v: int) -> list[tuple[int, int]]:
         """``(task, edge)`` pairs leaving ``v``."""
-        row = self.succ_task[v]
-        return [(int(w), int(e)) for w, e in zip(row, self.succ_edge[v], strict=True) if w < self.n]
+        lo, hi = self.succ_ptr[v], self.succ_ptr[v + 1]
+        return list(zip(self.succ_task[lo:hi].tolist(), self.succ_edge[lo:hi].tolist(), strict=True))
 
     def adjacency(self) -> tuple[list[list[tuple[int, int]]], list[list[tuple[int, int]]]]:
         """Every task's :meth:`predecessors` and :meth:`successors` at once (lists of Python ints, built from
-        the padded arrays in one conversion each rather than task by task)."""
-        n = self.n
+        the compressed rows in one conversion each rather than task by task)."""
 
-        def rows(tasks: np.ndarray, edges: np.ndarray) -> list[list[tuple[int, int]]]:
-            return [[(u, e) for u, e in zip(tr, er, strict=True) if u < n]
-                    for tr, er in zip(tasks.tolist(), edges.tolist(), strict=True)]
+        def rows(ptr: np.ndarray, tasks: np.ndarray, edges: np.ndarray) -> list[list[tuple[int, int]]]:
+            pairs = list(zip(tasks.tolist(), edges.tolist(), strict=True))
+            bounds = ptr.tolist()
+            return [pairs[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
-        return rows(self.pred_task, self.pred_edge), rows(self.succ_task, self.succ_edge)
+        return rows(self.pred_ptr, self.pred_task, self.pred_edge), rows(self.succ_ptr, self.succ_task, self.succ_edge)
 
     def remote_sends(self, dev: np.ndarray, n_dev: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The TF send rule for a population ``dev`` (pop, n) in O(pop x edges) memory.
@@ -368,8 +454,9 @@ def list_schedule_population(structure: DagStructure, tables: CostTables, keys: 
     dev = np.ascontiguousarray(dev, dtype=np.int64)
     keys = np.ascontiguousarray(keys, dtype=np.int64)
     return compiled_kernels()["_schedule"](
-        keys, dev, np.ascontiguousarray(tables.time), structure.topo, structure.topo_pos, structure.depth,
-        structure.pred_task, structure.pred_edge, structure.succ_task, structure.succ_edge, tables.n_dev, insertion,
+        keys, dev, np.ascontiguousarray(tables.time), structure.topo, structure.topo_pos,
+        structure.pred_ptr, structure.pred_task, structure.pred_edge, structure.succ_ptr, structure.succ_task,
+        structure.succ_edge, tables.n_dev, insertion,
         *transfer_arguments(tables), sends_occupy(structure, tables, tensor_per_device), tables.send_time)
 
 
@@ -404,45 +491,40 @@ def _slot(values, count, x):  # pragma: no cover - compiled
     return count
 
 
-def _send_rule(p, dev, succ_task, succ_edge, send, remote, send_delay, extra):  # pragma: no cover - compiled
+def _send_rule(p, dev, succ_ptr, succ_task, succ_edge, send, remote, send_delay,
+               extra):  # pragma: no cover - compiled
     """The TF send rule for genome ``p``: per edge the delay its sends add (``(rank + 1) x send`` of the
     producer's device, where ``rank`` counts the producer's remote devices below the consumer's: sends
     go out in device-index order; 0 on one device) into ``send_delay``, and per task the time its
-    device stays busy sending (one send per remote device) into ``extra``; ``remote`` is scratch."""
-    n, width = succ_task.shape
+    device stays busy sending (one send per remote device) into ``extra``; ``remote`` is scratch (one
+    slot per device)."""
+    n = succ_ptr.shape[0] - 1
     for u in range(n):
         a = dev[p, u]
         count = 0
-        for j in range(width):  # the distinct remote devices of u's consumers
-            w = succ_task[u, j]
-            if w >= n:
-                break
-            b = dev[p, w]
+        for j in range(succ_ptr[u], succ_ptr[u + 1]):  # the distinct remote devices of u's consumers
+            b = dev[p, succ_task[j]]
             if b != a and _slot(remote, count, b) == count:
                 remote[count] = b
                 count += 1
         extra[u] = count * send[a]
-        for j in range(width):
-            w = succ_task[u, j]
-            if w >= n:
-                break
-            b = dev[p, w]
+        for j in range(succ_ptr[u], succ_ptr[u + 1]):
+            b = dev[p, succ_task[j]]
             rank = 0
             for q in range(count):
                 if remote[q] < b:
                     rank += 1
-            send_delay[succ_edge[u, j]] = 0 if b == a else (rank + 1) * send[a]
+            send_delay[succ_edge[j]] = 0 if b == a else (rank + 1) * send[a]
 
 
-def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, succ_task, succ_edge, n_dev, insertion,
-              table, latency, per_byte, size, sends, send):  # pragma: no cover - compiled
+def _schedule(keys, dev, time, topo, topo_pos, pred_ptr, pred_task, pred_edge, succ_ptr, succ_task, succ_edge, n_dev,
+              insertion, table, latency, per_byte, size, sends, send):  # pragma: no cover - compiled
     pop, n = dev.shape
     order = np.zeros((pop, n), dtype=np.int64)
     start = np.zeros((pop, n), dtype=np.int64)
     finish = np.zeros((pop, n), dtype=np.int64)
     release = np.zeros((pop, n), dtype=np.int64)
     makespan = np.zeros(pop, dtype=np.int64)
-    width = pred_task.shape[1]
     cap = n + 2 if insertion else 1
     gs = np.zeros((n_dev, cap), dtype=np.int64)
     ge = np.zeros((n_dev, cap), dtype=np.int64)
@@ -454,20 +536,16 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, succ
     key = np.zeros(n, dtype=np.int64)
     sort_key = np.zeros(n, dtype=np.int64)
     bucket = np.zeros(4 * n + 2, dtype=np.int64)
-    send_delay = np.zeros(size.shape[0] + 1, dtype=np.int64)  # per edge, and the padding's index
+    send_delay = np.zeros(size.shape[0], dtype=np.int64)  # per edge
     extra = np.zeros(n, dtype=np.int64)
-    remote = np.zeros(max(succ_task.shape[1], 1), dtype=np.int64)
+    remote = np.zeros(n_dev, dtype=np.int64)
     for p in range(pop):
         if sends:
-            _send_rule(p, dev, succ_task, succ_edge, send, remote, send_delay, extra)
-        for v in topo:  # precedence-consistent keys (a padded predecessor row counts the sentinel key -1)
+            _send_rule(p, dev, succ_ptr, succ_task, succ_edge, send, remote, send_delay, extra)
+        for v in topo:  # precedence-consistent keys
             kv = keys[p, v]
-            if depth[v] > 0 and pred_task[v, width - 1] >= n and kv < -1:
-                kv = -1
-            for j in range(width):
-                u = pred_task[v, j]
-                if u >= n:
-                    break
+            for j in range(pred_ptr[v], pred_ptr[v + 1]):
+                u = pred_task[j]
                 if key[u] > kv:
                     kv = key[u]
             key[v] = kv
@@ -495,11 +573,9 @@ def _schedule(keys, dev, time, topo, topo_pos, depth, pred_task, pred_edge, succ
             v = order[p, k]
             d = dev[p, v]
             ready = 0
-            for j in range(width):
-                u = pred_task[v, j]
-                if u >= n:
-                    break
-                e = pred_edge[v, j]
+            for j in range(pred_ptr[v], pred_ptr[v + 1]):
+                u = pred_task[j]
+                e = pred_edge[j]
                 delay = _edge_delay(e, dev[p, u], d, n_dev, table, latency, per_byte, size)
                 arrive = finish[p, u] + delay + send_delay[e]
                 if arrive > ready:

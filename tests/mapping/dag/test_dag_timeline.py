@@ -109,7 +109,8 @@ def test_compiled_decoders_follow_the_written_rules(seed: int) -> None:
 
 def test_only_the_order_of_the_priority_keys_matters() -> None:
     # Scaling the priority genes by 1000 keeps their order, so every schedule is the same; the kernel then
-    # sorts keys spread far wider than the task count (its comparison sort, not its counting sort).
+    # sorts keys spread far wider than the task count (its comparison sort, not its counting sort). Shifting
+    # them below zero keeps their order too.
     tables = random_tables(3, n_ops=40, n_dev=3, max_preds=3)
     problem = DagProblem(tables, ("makespan", "energy"), memory=False)
     X = problem.repair(np.random.default_rng(3).integers(problem.lower, problem.upper + 1, size=(10, problem.n_genes)))
@@ -117,6 +118,7 @@ def test_only_the_order_of_the_priority_keys_matters() -> None:
     # keys beyond the genome's bounds (evaluate refuses them), so the decoder is called directly
     makespan = problem.schedule_population(X[:, :n], X[:, n:])[0]
     assert np.array_equal(makespan, problem.schedule_population(X[:, :n], X[:, n:] * 1000)[0])
+    assert np.array_equal(makespan, problem.schedule_population(X[:, :n], X[:, n:] - 10 * n)[0])
     assert np.array_equal(makespan, problem.evaluate(X).F[:, 0])
 
 
