@@ -185,70 +185,76 @@ def test_quickstart_all_gpu_point_at_765_mhz_by_hand() -> None:
     point is 765 MHz with time_scale 1.843 and power_scale 0.231, so its dynamic power there is
     (250 - 35) W x 0.231 = 49.665 W = 49,665 mW (the cost model's rule: dynamic energy =
     (active_w - idle_w) x power_scale x time). It declares its data sheet only, so it takes the gpu class
-    defaults of ``models/defaults/device_classes.yaml``: GEMM efficiency 0.85, GEMM tile 256, launch 2 us
+    defaults of ``models/defaults/device_classes.yaml``: GEMM efficiency 0.82, GEMM tile 256, launch 1 us
     (its runtime, TensorRT, which also fuses element-wise ops into their producer), sparse bandwidth
     efficiency 0.50, skew sensitivity 0.05; dense bandwidth is the kind's 0.85 (1,321.75 GB/s).
 
     The workload (``gcn``, Cora: 2,708 nodes, 1,433 features, 7 classes, 13,264 nonzeros with the self
     loops, degree skew 1.3; hidden width 512; fp32), each op's gpu time (``max(compute, memory) + serial``,
-    DVFS scaling only the compute part; rounded up to ns):
+    DVFS scaling only the compute part; rounded up to ns). A GEMM with fewer output tiles than SMs is split
+    into the slice count ``s`` with the least ``FLOPs / peak / busy + reduction`` (the library's fastest
+    split; ``dse.cost.mechanisms.tiling``):
 
     * l0.combine, GEMM 2708 x 1433 x 512: 3,973,697,536 FLOP, 24,003,024 B. Output 2708 x 512 =
-      1,386,496 elements = ceil(21.16) = 22 tiles of 256 x 256 < 108 SMs: split-K with at most
-      min(ceil(108 / 22), 1433 // 256) = 5 slices; 4 slices keep 88 of 108 SMs busy (5 would start a
-      second wave: 110 / 216). Compute 3,973,697,536 / (19.5e12 x 0.85 x 88/108) = 294,226.9 ns; memory
-      24,003,024 / 1,321.75e9 = 18,160 ns; reduction 2 x 4 x 1,386,496 x 4 B / 1,321.75e9 = 33,567.5 ns.
-      At 765 MHz: 294,226.9 x 1.843 + 33,567.5 + 2,000 = 577,828 ns (329,795 at 1410 MHz).
+      1,386,496 elements = ceil(21.16) = 22 tiles of 256 x 256 < 108 SMs: at most
+      min(ceil(108 / 22), 1433 // 256) = 5 slices. At peak the GEMM is 203,779.4 ns over all SMs; each
+      slice adds 2 x 1,386,496 x 4 B of reduction, 8,391.9 ns at 1,321.75 GB/s. Estimates: 1 slice
+      (22/108 busy) 1,000,371.4 ns; 2 (44/108) 500,185.7 + 16,783.8; 3 (66/108) 333,457.1 + 25,175.6;
+      4 (88/108) 250,092.9 + 33,567.5 = 283,660.4, the least; 5 start a second wave (110/216):
+      400,148.6 + 41,959.4. So 4. Compute 3,973,697,536 / (19.5e12 x 0.82 x 88/108) = 304,991.3 ns;
+      memory 24,003,024 / 1,321.75e9 = 18,160 ns; reduction 33,567.5 ns. At 765 MHz:
+      304,991.3 x 1.843 + 33,567.5 + 1,000 = 596,667 ns (339,559 at 1410 MHz).
     * l1.combine, GEMM 2708 x 512 x 512: 1,419,771,904 FLOP; 22 tiles, slices at most min(5, 512 // 256)
-      = 2: 44 of 108 SMs. Compute 1,419,771,904 / (19.5e12 x 0.85 x 44/108) = 210,250.1 ns; reduction
-      2 x 2 x 1,386,496 x 4 / 1,321.75e9 = 16,783.8 ns. At 765 MHz: 210,250.1 x 1.843 + 16,783.8 + 2,000 =
-      406,275 ns.
-    * l2.combine, GEMM 2708 x 512 x 7: 19,410,944 FLOP; 18,956 outputs = 1 tile, 2 slices: 2 of 108 SMs.
-      Compute 19,410,944 / (19.5e12 x 0.85 x 2/108) = 63,239.3 ns; reduction 2 x 2 x 18,956 x 4 /
-      1,321.75e9 = 229.5 ns. At 765 MHz: 63,239.3 x 1.843 + 229.5 + 2,000 = 118,780 ns.
+      = 2: unsplit 357,425.3 ns against 178,712.6 + 16,783.8, so 2 (44 of 108 SMs). Compute
+      1,419,771,904 / (19.5e12 x 0.82 x 44/108) = 217,942.1 ns; reduction 16,783.8 ns. At 765 MHz:
+      217,942.1 x 1.843 + 16,783.8 + 1,000 = 419,452 ns.
+    * l2.combine, GEMM 2708 x 512 x 7: 19,410,944 FLOP; 18,956 outputs = 1 tile, at most 2 slices:
+      unsplit 107,506.9 ns against 53,753.4 + 229.5, so 2 (2 of 108 SMs). Compute 19,410,944 /
+      (19.5e12 x 0.82 x 2/108) = 65,552.9 ns; reduction 2 x 2 x 18,956 x 4 / 1,321.75e9 = 229.5 ns. At
+      765 MHz: 65,552.9 x 1.843 + 229.5 + 1,000 = 122,044 ns.
     * l0.aggregate and l1.aggregate, SpMM of width 512: 32,827,604 B at 1,555e9 x 0.50 / (1 + 0.05 x 1.3)
       (a 2,048-byte row fills whole 32-byte sectors: no density penalty) = 44,966.4 ns, above the compute
-      (13,582,336 / (19.5e12 x 0.06 / 1.065) = 12,363 ns even x 1.843): memory-bound, 46,967 ns at every
+      (13,582,336 / (19.5e12 x 0.06 / 1.065) = 12,363 ns even x 1.843): memory-bound, 45,967 ns at every
       clock.
     * l2.aggregate, SpMM of width 7: 28-byte rows use 28/32 of a sector: 564,164 B at 1,555e9 x 0.50 x
-      0.875 / 1.065 = 883.2 ns + 2,000 = 2,884 ns at every clock.
+      0.875 / 1.065 = 883.2 ns + 1,000 = 1,884 ns at every clock.
     * log_softmax, element-wise, fused into l2.aggregate: its arithmetic alone, 75,824 / (19.5e12 x 0.30)
       = 12.96 ns, x 1.843 = 23.9: 24 ns.
 
-    * period = 577,828 + 46,967 + 46,967 + 406,275 + 118,780 + 2,884 + 24 = 1,199,725 ns (every op on one
-      device, no transfer): throughput 1 / 1,199.725 us = 833.5 items/s;
-    * dynamic energy = 49,665 mW x 1,199,725 ns = 59,584,342,125 pJ = 59.584 mJ
-      (l0.combine alone: 49,665 x 577,828 = 28,697,827,620 pJ);
-    * idle energy = 35,000 mW x 1,199,725 ns = 41,990,375,000 pJ = 41.990 mJ (the cpu and the fpga run
+    * period = 596,667 + 45,967 + 45,967 + 419,452 + 122,044 + 1,884 + 24 = 1,232,005 ns (every op on one
+      device, no transfer): throughput 1 / 1,232.005 us = 811.7 items/s;
+    * dynamic energy = 49,665 mW x 1,232,005 ns = 61,187,528,325 pJ = 61.188 mJ
+      (l0.combine alone: 49,665 x 596,667 = 29,633,466,555 pJ);
+    * idle energy = 35,000 mW x 1,232,005 ns = 43,120,175,000 pJ = 43.120 mJ (the cpu and the fpga run
       nothing: no idle charge, no clock);
-    * energy per item = 59,584,342,125 + 41,990,375,000 = 101,574,717,125 pJ = 101.574717 mJ (the
-      quickstart's slowest, least-energy front point: 834 items/s at 101.6 mJ/item).
+    * energy per item = 61,187,528,325 + 43,120,175,000 = 104,307,703,325 pJ = 104.307703 mJ (the
+      quickstart's slowest, least-energy front point: 812 items/s at 104.3 mJ/item).
 
-    At full clock (1410 MHz, the tables' nominal energy) the same ops take 721,129 ns and would spend
-    215,000 mW x 721,129 ns = 155.04 mJ of dynamic energy: the figure the report and trace.json showed
+    At full clock (1410 MHz, the tables' nominal energy) the same ops take 735,899 ns and would spend
+    215,000 mW x 735,899 ns = 158.22 mJ of dynamic energy: the figure the report and trace.json showed
     before the breakdown.
     """
     problem = dse.load_problem("quickstart")
     x = np.array(ALL_GPU_765)
     gpu = problem.tables.device_names.index("gpu")
-    times = [577_828, 46_967, 46_967, 406_275, 118_780, 2_884, 24]
+    times = [596_667, 45_967, 45_967, 419_452, 122_044, 1_884, 24]
     assert problem.levels is not None and problem.levels.time[2, :, gpu].tolist() == times  # the tables' input
-    assert problem.tables.time[:, gpu].tolist() == [329_795, 46_967, 46_967, 229_034, 65_469, 2_884, 13]
+    assert problem.tables.time[:, gpu].tolist() == [339_559, 45_967, 45_967, 235_726, 66_783, 1_884, 13]
     costs = check_breakdowns(problem, x[None, :])[0]
-    assert costs.totals == {"period": 1_199_725, "energy": 101_574_717_125, "latency": 1_199_725}
+    assert costs.totals == {"period": 1_232_005, "energy": 104_307_703_325, "latency": 1_232_005}
     by_name = {d.name: d for d in costs.devices}
     assert (by_name["gpu"].busy, by_name["gpu"].dynamic_energy, by_name["gpu"].idle_energy) == (
-        1_199_725, 59_584_342_125, 41_990_375_000)
+        1_232_005, 61_187_528_325, 43_120_175_000)
     assert by_name["gpu"].level == "765 MHz" and by_name["gpu"].ops == 7
     for idle in ("cpu", "fpga"):
         assert (by_name[idle].ops, by_name[idle].energy, by_name[idle].level) == (0, 0, None)
     assert [a.energy for a in costs.ops] == [49_665 * t for t in times]  # topological order = table order here
     assert costs.links == () and costs.transfers == ()
-    assert costs.millijoules(costs.energy) == pytest.approx(101.574717125)
+    assert costs.millijoules(costs.energy) == pytest.approx(104.307703325)
     assert problem.user_objectives(np.array([[costs.totals["period"], costs.totals["energy"]]]))[0].tolist() == \
-        pytest.approx([1e9 / 1_199_725, 101.574717125])
+        pytest.approx([1e9 / 1_232_005, 104.307703325])
     text = problem.decode(x).explain()
-    assert "energy 101.6 mJ/item (ops 59.6 mJ, transfers 0 mJ, idle 42 mJ)" in text
-    assert "gpu at 765 MHz: 7 ops" in text and "energy 59.6 mJ + idle 42 mJ" in text
+    assert "energy 104.3 mJ/item (ops 61.2 mJ, transfers 0 mJ, idle 43.1 mJ)" in text
+    assert "gpu at 765 MHz: 7 ops" in text and "energy 61.2 mJ + idle 43.1 mJ" in text
     assert "cpu at" not in text and "fpga at" not in text
     assert problem.describe(x).endswith("@ gpu 765 MHz")

@@ -278,7 +278,7 @@ def test_numpy_scalars_are_a_seed_and_a_time_limit() -> None:
 
     import dse
 
-    front = dse.solve(dse.load_problem("quickstart"), solver="cpsat", seed=np.int64(3), time_limit=np.float64(5))
+    front = dse.solve(dse.load_problem("quickstart"), solver="cpsat", seed=np.int64(3), time_limit=np.float64(60))
     assert front.status == "optimal"
 
 

@@ -223,7 +223,8 @@ def bert_large(seq_len: int = 384, batch: int = 1, precision: str = "fp16", laye
                seq_len_mean: float | None = None, seq_len_std: float = 0.0) -> Workload:
     """BERT-large encoder (Devlin et al. 2019: 24 layers, hidden 1024, 16 heads, feed-forward 4096), the
     model of MLPerf Inference's BERT benchmark (SQuAD v1.1, at most 384 tokens). The ops, the
-    variable-length rule and the errors are :func:`bert_base`'s: ``1 + 7 * layers`` ops (169 for 24)."""
+    variable-length rule (``seq_len_mean``, ``seq_len_std``) and the errors are :func:`bert_base`'s:
+    ``1 + 7 * layers`` ops (169 for 24)."""
     return _bert("large", BERT_LARGE, seq_len, batch, precision, layers, seq_len_mean, seq_len_std)
 
 
