@@ -74,6 +74,8 @@ def test_random_routing_takes_the_seeded_generators_draws_whatever_the_load() ->
         == [0, 1, 0, 1]
     with pytest.raises(SpecError, match="field 'routing'"):
         Deployment((pool("a"),), routing="fastest")
+    with pytest.raises(SpecError, match="field 'routing_seed'"):
+        Deployment((pool("a"),), routing="random", routing_seed=-1)
 
 
 def test_kv_capacity_forces_the_newest_to_be_preempted_and_recomputed() -> None:

@@ -120,6 +120,8 @@ class Deployment:
                             "must be > 0 when prefill and decode pools are split")
         if self.routing not in ROUTINGS:
             raise SpecError("deployment", "routing", self.routing, f"must be one of {', '.join(ROUTINGS)}")
+        if not (isinstance(self.routing_seed, int | np.integer) and self.routing_seed >= 0):
+            raise SpecError("deployment", "routing_seed", self.routing_seed, "must be an integer >= 0")
 
     @property
     def disaggregated(self) -> bool:
