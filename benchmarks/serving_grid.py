@@ -34,7 +34,7 @@ from stopping import benchmark_stops  # noqa: E402
 
 import dse  # noqa: E402
 from dse.mapping.serving.problem import ServingProblem  # noqa: E402
-from dse.runtime.serving_check import check_point  # noqa: E402
+from dse.runtime.serving_check import simulated_capacity  # noqa: E402
 
 PROBLEMS = ("llm_llama2_70b_8xh100", "llm_llama2_70b_8xh100_slo")
 OUT = Path(__file__).resolve().parent / "results" / "serving_grid.csv"
@@ -48,10 +48,11 @@ def grid_genomes(problem: ServingProblem) -> list[np.ndarray]:
 
 
 def simulated(problem: ServingProblem, genome: np.ndarray, requests: int) -> tuple[float, float]:
-    """(tokens/s, J/token) of ``genome`` in the simulator: its rate as ``check_point`` finds it (offline: each
+    """(tokens/s, J/token) of ``genome`` in the simulator: its rate as the 10% check finds it (offline: each
     pool's backlog rate; with SLOs: the bisection), its energy the deployment's power over that rate."""
     power_w = float(problem.kernel(genome[None, :], False).values["power_mw"][0]) / 1e3
-    tokens = check_point(problem, genome, requests=requests).sim_tok_s
+    rate, _ = simulated_capacity(problem, genome, requests=requests)
+    tokens = rate * problem.table.output_tokens
     return tokens, (power_w / tokens if tokens > 0 else float("inf"))
 
 

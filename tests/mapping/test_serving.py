@@ -14,45 +14,74 @@ from dse.errors import InfeasibleError
 from dse.inputs.builders.llm_memory import GIB
 from dse.mapping.serving import ServingProblem, example_problem
 from dse.mapping.serving.inputs import ServingOptions
-from dse.mapping.serving.table import table_from_times
+from dse.mapping.serving.table import figures_at_load, table_from_times
 
 ROOT_PROBLEMS = ("llm_llama2_70b_8xh100", "llm_llama2_70b_8xh100_slo", "llm_llama31_8b_mixed_fleet", "llm_mixtral_h200")
 
 
 def _one_option_problem(**slo: float) -> ServingProblem:
-    """One GPU type (4 GPUs of 80 GiB, 300 W), TP 2, batch 16, 100 output tokens; prefill 0.2 s and a
-    decode step 0.02 s per stage; 30 GiB of weights and 1 GiB of KV per GPU."""
+    """One GPU type (4 GPUs of 80 GiB, 300 W), TP 2, batch 16, 100 output tokens; per stage a prompt's
+    prefill 0.2 s alone and 0.15 s in a full prefill iteration, a decode step 0.02 s; 30 GiB of weights
+    and 1 GiB of KV per GPU."""
     options = ServingOptions(pools=2, tp=[2], pp=[1], batch=[16], precisions=["fp16"], clocks=[1.0])
     shape = (1, 1, 1, 1, 1, 1, 1)
     memory = np.zeros((*shape, 4))
     memory[..., 0], memory[..., 1] = 30 * GIB, 1 * GIB
     table = table_from_times(["gpu"], [4], [80.0], options, 100, None, np.full(shape, 0.2), np.full(shape, 0.02),
-                             np.full(shape, 300.0), memory, np.ones(shape, dtype=bool), **slo)
+                             np.full(shape, 300.0), memory, np.ones(shape, dtype=bool), **slo,
+                             s_pf_batched=np.full(shape, 0.15))
     return ServingProblem(table, name="by_hand")
 
 
 def test_one_pool_evaluated_by_hand() -> None:
-    # by hand: cycle = O t_step + B s_pf = 100 x 0.02 + 16 x 0.2 = 5.2 s; 16 / 5.2 = 3.076923 req/s per
-    # replica; two replicas 6.153846 req/s = 615.3846 tokens/s; TTFT 200 ms; TPOT 5.2 s / 100 = 52 ms;
-    # power 2 replicas x 2 GPUs x 300 W = 1200 W; 1200 / 615.3846 = 1.95 J per output token
+    # by hand: D = 100 - 1 = 99 decode steps (the prefill gives the first token); prompts prefilled in full
+    # iterations: cycle = D t_step + B s_pf_batched = 99 x 0.02 + 16 x 0.15 = 4.38 s; 16 / 4.38 = 3.652968
+    # req/s per replica; two replicas 7.305936 req/s = 730.5936 tokens/s; TTFT (a lone prompt) 200 ms;
+    # TPOT 4.38 s / 99 = 44.2424 ms; power 2 replicas x 2 GPUs x 300 W = 1200 W; 1200 / 730.5936 =
+    # 1200 x 4.38 / 3200 = 1.6425 J per output token
     problem = _one_option_problem()
     mapping = problem.decode(np.array([0, 0, 0, 2, 0, 0, 0, 0] + [0] * 8))
-    assert problem.table.rate[0] == 3_076_923
-    assert mapping.tokens_per_s == pytest.approx(615.3846, abs=1e-4)
-    assert mapping.joules_per_token == pytest.approx(1.95, rel=1e-6)
+    assert problem.table.rate[0] == 3_652_968
+    assert mapping.tokens_per_s == pytest.approx(730.5936, abs=1e-4)
+    assert mapping.joules_per_token == pytest.approx(1.6425, rel=1e-6)
     assert mapping.power_w == 1200 and mapping.gpus == 4
     pool = mapping.pools[0]
-    assert pool["ttft_ms"] == pytest.approx(200.0) and pool["tpot_ms"] == pytest.approx(52.0)
+    assert pool["ttft_ms"] == pytest.approx(200.0) and pool["tpot_ms"] == pytest.approx(44.2424, abs=1e-4)
     assert pool["memory_gib"][:2] == (30.0, 1.0) and pool["memory_gib"][2:] == (0.0, 0.0)
     # two pools of two replicas need 8 GPUs of the 4: the gpus constraint is 100% over
     ev = problem.evaluate(np.array([[0, 0, 0, 2, 0, 0, 0, 0] * 2]))
     assert problem.slack(ev.G[0])["gpus"] == pytest.approx(-1.0)
 
 
+def test_figures_at_load_by_hand() -> None:
+    # One engine (pp 1): a prompt's prefill P = 0.1 s; a decode step 0.01 s at one sequence and 0.02 s at
+    # m = 11, so c1 = 0.01 / 10 = 0.001 s per sequence and c0 = 0.009 s; 101 output tokens, D = 100 steps;
+    # 2 requests/s: rho = 2 x 0.1 = 0.2, g = c1 x 2 x D = 0.2, b = 1 + 0.04 / (1.2 x 100) = 1.000333.
+    # both: TPOT = (b c0 + rho P / ((1 - rho^2) D)) / (1 - rho - b g)
+    #            = (0.009003 + 0.02 / 96) / (0.8 - 0.2000667) = 0.0092113 / 0.5999333 = 0.0153539 s;
+    #   n = 2 x 100 x 0.0153539 = 3.07 < 11; V = c0 + g TPOT = 0.009 + 0.2 x 0.0153539 = 0.0120708 s;
+    #   Lbar = V / 1.2 + rho P / (1 - rho^2) = 0.0100590 + 0.0208333 = 0.0308923 s;
+    #   TTFT = P + (1/2 + rho) Lbar = 0.1 + 0.7 x 0.0308923 = 0.1216246 s.
+    # prefill (KV transfer 0.05 s): TTFT = 0.1 + 0.7 x 0.0208333 + 0.05 = 0.1645833 s.
+    # decode: TPOT = c0 / (1 - g) = 0.009 / 0.8 = 0.01125 s.
+    # At 12 requests/s rho = 1.2 (both, prefill) and g = 1.2 (decode): saturated, inf.
+    roles, kv = np.array([0, 1, 2]), np.array([0.0, 0.05, 0.0])
+    ttft, tpot = figures_at_load(0.1, 0.02, 0.01, 1, 11, roles, kv, 2.0, 101)
+    assert ttft[:2] == pytest.approx([0.1216246, 0.1645833], rel=1e-6) and np.isnan(ttft[2])
+    assert tpot[[0, 2]] == pytest.approx([0.0153539, 0.01125], rel=1e-5) and np.isnan(tpot[1])
+    ttft, tpot = figures_at_load(0.1, 0.02, 0.01, 1, 11, roles, kv, 12.0, 101)
+    assert np.isinf(ttft[:2]).all() and np.isinf(tpot[[0, 2]]).all()
+    # a batch limit of 3 with steps of 0.01 and 0.0102 s (c1 = 0.0001, c0 = 0.0099) at 3 requests/s:
+    # rho = 0.3, g = 0.03, TPOT = (0.0099 + 0.03 / 91) / (0.7 - 0.03) = 0.01527 s, so n = 3 x 100 x
+    # 0.01527 = 4.6 sequences would decode, over the limit of 3: inf
+    assert np.isinf(figures_at_load(0.1, 0.0102, 0.01, 1, 3, 0, 0.0, 3.0, 101)[1])
+    assert np.isfinite(figures_at_load(0.1, 0.0102, 0.01, 1, 5, 0, 0.0, 3.0, 101)[1])
+
+
 def test_an_slo_below_the_option_masks_it_and_says_by_how_much() -> None:
-    problem = _one_option_problem(tpot_ms=50.0)  # the 52 ms TPOT misses it
+    problem = _one_option_problem(tpot_ms=44.0)  # the 44.24 ms TPOT misses it
     assert not problem.table.usable[0]
-    with pytest.raises(InfeasibleError, match=r"slo: the TPOT SLO of .* below the fastest decode step, 52 ms"):
+    with pytest.raises(InfeasibleError, match=r"slo: the TPOT SLO of .* below the fastest decode step, 44.24 ms"):
         problem.check_feasible()
 
 

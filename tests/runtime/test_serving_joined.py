@@ -88,7 +88,7 @@ def test_dse_simulate_writes_the_tables_of_the_written_deployment(spec_path, tmp
 
 def test_one_point_checked_end_to_end_within_ten_percent(problem) -> None:
     """Offline, one replica of tp1 pp1 b8: the family's saturated rate against the simulator's backlog rate."""
-    check = check_point(problem, _genome(problem, 1, 1, 1.0, replicas=2), requests=48)
+    check = check_point(problem, _genome(problem, 1, 1, 1.0), requests=48)
     assert check.capacity_by == "offline backlog"
     assert abs(check.errors()["throughput"]) <= 0.10
     assert check.ttft_sim_s > 0 and check.tpot_sim_s > 0

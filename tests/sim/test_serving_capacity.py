@@ -32,6 +32,10 @@ def test_capacity_of_a_queue_known_by_hand() -> None:
     assert exact <= cap.above <= cap.rate * (1 + 1e-4)
     assert cap.result.percentile("ttft_s", 90) <= 1.5
     assert cap.steps <= 20
+    # the first 10 left out (warm-up): the 90th percentile of requests 10..50 is at 0.9 x 40 = 36 places
+    # in, request 46's: 1 + 46 (1 - 1/r) = 1.5 at r* = 46 / 45.5 = 1.010989 requests/s
+    late = capacity(_server(), _even(51), Slo(ttft_s=1.5, tpot_s=1.0, percentile=90), rel_tol=1e-4, warmup=10)
+    assert 46 / 45.5 * (1 - 1e-4) <= late.rate <= 46 / 45.5 * (1 + 1e-9)
 
 
 def test_capacity_stops_at_max_steps_unconverged() -> None:

@@ -54,6 +54,30 @@ def test_two_simultaneous_requests_share_their_prefill_and_decode_iterations() -
     assert [x["kv_tokens"] for x in rows] == [300, 302, 304]
 
 
+def test_a_prefill_iteration_holds_whole_prompts_up_to_max_prefill_tokens() -> None:
+    # Worked by hand: 250 prompt tokens an iteration, prefill 0.05 s + 1 ms per token, one output token
+    # each (done at its prefill). A, B, C (100 tokens) and D (300) at 0: A and B fill 200 (C would make
+    # 300): 0-0.25; C (D would make 400): 0.25-0.40; D alone, though over the limit: 0.40-0.75.
+    p = pool(prefill_s=per_token(1e-3, 0.05), max_prefill_tokens=250)
+    r = one(p, [0.0] * 4, [100, 100, 100, 300], [1] * 4, trace=True)
+    assert r.ttft_s == pytest.approx([0.25, 0.25, 0.40, 0.75])
+    assert [row[ITERATION_COLUMNS.index("prefills")] for row in r.iterations] == [2, 1, 1]
+
+
+def test_random_routing_takes_the_seeded_generators_draws_whatever_the_load() -> None:
+    # two one-replica pools; least-unfinished would alternate a, b, a, b... for requests arriving together
+    deployment = Deployment((pool("a"), pool("b")), routing="random", routing_seed=3)
+    r = simulate(deployment, requests([0.0] * 8, [10] * 8, [2] * 8))
+    draws = np.random.default_rng(3)
+    assert r.prefill_pool.tolist() == [int(draws.integers(2)) for _ in range(8)]
+    assert simulate(Deployment((pool("a"), pool("b"))), requests([0.0] * 4, [10] * 4, [2] * 4)).prefill_pool.tolist() \
+        == [0, 1, 0, 1]
+    with pytest.raises(SpecError, match="field 'routing'"):
+        Deployment((pool("a"),), routing="fastest")
+    with pytest.raises(SpecError, match="field 'routing_seed'"):
+        Deployment((pool("a"),), routing="random", routing_seed=-1)
+
+
 def test_kv_capacity_forces_the_newest_to_be_preempted_and_recomputed() -> None:
     # Worked by hand: capacity 10 tokens, A and B (4 prompt, 4 output tokens) at time 0, prefill 0.1 s per
     # token, a decode step 1 s. 0-0.8: both prefilled (8 tokens held), first tokens at 0.8. 0.8-1.8: a step
@@ -163,7 +187,8 @@ def test_a_request_no_kv_cache_can_hold_is_infeasible_by_how_much() -> None:
 
 @pytest.mark.parametrize(("kw", "field"), [({"max_batch": 0}, "max_batch"), ({"role": "mixed"}, "role"),
                                            ({"token_budget": 8, "max_batch": 16}, "token_budget"),
-                                           ({"busy_w": -1.0}, "busy_w")])
+                                           ({"busy_w": -1.0}, "busy_w"),
+                                           ({"max_prefill_tokens": 0}, "max_prefill_tokens")])
 def test_bad_pool_fields_are_one_line_naming_the_field(kw: dict, field: str) -> None:
     with pytest.raises(SpecError, match=f"pool p: field '{field}'"):
         pool(**kw)

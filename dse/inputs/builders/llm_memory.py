@@ -28,6 +28,17 @@ from dse.inputs.builders.llm_config import LlmConfig
 GIB = float(1 << 30)
 #: Share of a GPU's memory kept for the runtime (vLLM's default gpu_memory_utilization is 0.9).
 RESERVE_FRACTION = 0.10
+#: Tokens one prefill iteration holds when prompts are not chunked: TensorRT-LLM's default ``max_num_tokens``
+#: (its in-flight batching scheduler packs whole prompts into an iteration up to it; vLLM's
+#: ``max_num_batched_tokens`` plays the same part), the tokens whose activations a GPU keeps room for.
+PREFILL_TOKENS = 8192
+
+
+def prompts_per_prefill(input_tokens: int, max_prompts: int, tokens: int = PREFILL_TOKENS) -> int:
+    """Whole prompts of ``input_tokens`` tokens one prefill iteration of at most ``tokens`` tokens holds,
+    at most ``max_prompts`` (the sequences the batch may still admit) and at least one (a prompt longer
+    than ``tokens`` runs alone)."""
+    return max(1, min(tokens // max(1, input_tokens), max_prompts))
 
 
 @dataclass(frozen=True)

@@ -5,26 +5,38 @@ each, from the ``llm`` builder costed by the roofline model on the GPU's device 
 fitted mechanism values and one DVFS operating point per clock):
 
 * ``s_pf``: one request's prefill (``input_tokens``) on one pipeline stage (the last: it holds the LM
-  head, the first only the embedding lookup), and ``s_dec``: one decode step of a micro-batch of
-  ``ceil(batch / pp)`` sequences at the mean KV length ``input + output / 2`` on that stage;
+  head, the first only the embedding lookup); ``s_pf_batched``: a request's share of a full prefill
+  iteration, ``k`` prompts prefilled together costed as one pass over ``k x input_tokens`` tokens, over
+  ``k``, where ``k`` is the whole prompts one iteration holds
+  (:func:`~dse.inputs.builders.llm_memory.prompts_per_prefill`: 8,192 tokens, TensorRT-LLM's default
+  ``max_num_tokens``, at most ``ceil(batch / pp)``): a saturated pool always has prompts waiting, so
+  its runtime packs them (in-flight batching) and the iteration's fixed costs (kernel launches, the
+  all-reduces' latency, the weight reads) are paid once per ``k`` prompts;
+* ``s_dec``: one decode step of a micro-batch of ``ceil(batch / pp)`` sequences at the mean KV length
+  ``input + output / 2`` on that stage, and ``s_dec_one`` the same of one sequence (for
+  :func:`figures_at_load`, which needs the step at a batch the load sets);
 * ``t_step = pp x s_dec``: every stage works on the ``pp`` micro-batches in turn, so each sequence
   gets a token per ``pp`` stage passes (steady state, no bubble);
-* by role, with ``O`` output tokens per request and ``B`` the batch limit (:func:`pool_figures`):
+* by role, with ``s_pfb = s_pf_batched``, ``D = output - 1`` decode steps per request (the prefill
+  gives the first token; at least one step) and ``B`` the batch limit (:func:`pool_figures`):
 
-  ====== ============================== ================== ==========================
-  role   requests/s per replica         TTFT               TPOT
-  ====== ============================== ================== ==========================
-  both   ``B / (O t_step + B s_pf)``    ``pp s_pf``        ``(O t_step + B s_pf) / O``
-  prefill ``1 / s_pf``                  ``pp s_pf + kv``   (none)
-  decode ``B / (O t_step)``             (none)             ``t_step``
-  ====== ============================== ================== ==========================
+  ======= ============================== ================== ==========================
+  role    requests/s per replica         TTFT               TPOT
+  ======= ============================== ================== ==========================
+  both    ``B / (D t_step + B s_pfb)``   ``pp s_pf``        ``(D t_step + B s_pfb) / D``
+  prefill ``1 / s_pfb``                  ``pp s_pf + kv``   (none)
+  decode  ``B / (D t_step)``             (none)             ``t_step``
+  ======= ============================== ================== ==========================
 
   (``kv``: the seconds the prompt's KV cache, the whole model's bytes per token at the precision
   times ``input_tokens``, takes over ``tp`` links of the GPU, :func:`kv_link_gbps`; a pool that does
-  both stalls its decode for each new request's prefill: ``B`` prefills per ``O`` steps); TTFT and TPOT are means, which the SLOs are checked against whatever their percentile;
+  both stalls its decode for each new request's prefill: ``B`` prefills per ``D`` steps); TTFT is a
+  lone request's and TPOT the saturated pool's, means, which the SLOs are checked against whatever
+  their percentile (:func:`figures_at_load` gives both at an arrival rate below saturation);
 * memory per GPU from :func:`dse.inputs.builders.llm_memory.memory_use`: weights, KV cache for
-  ``B`` sequences of ``input + output`` tokens (a prefill pool: ``pp`` prompts), the activations of
-  one prompt's prefill, the runtime reserve;
+  ``B`` sequences of ``input + output`` tokens (a prefill pool: ``pp x k`` prompts), the activations
+  of a prefill iteration of ``k`` prompts (a decode pool: of a step of ``B`` tokens), the runtime
+  reserve;
 * power per replica: ``tp x pp`` GPUs at ``idle + (active - idle) x clock^2.4`` W (the roofline's
   dynamic power at the operating point; every GPU of a deployment counted busy).
 
@@ -39,14 +51,14 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
 from dse.cost import RooflineCostModel
 from dse.inputs.builders import build
 from dse.inputs.builders.llm import Parallelism
-from dse.inputs.builders.llm_memory import GIB, kv_bytes_per_token, memory_use
+from dse.inputs.builders.llm_memory import GIB, kv_bytes_per_token, memory_use, prompts_per_prefill
 from dse.inputs.llm_runtime import runtime_fields
 from dse.mapping.serving.inputs import ROLES, Fleet, ServingOptions, ServingWorkload
 from dse.model.platform import Device, OperatingPoint, Platform
@@ -66,20 +78,29 @@ def kv_link_gbps(device: Device, tp: int) -> float:
     return tp * (device.intra_node_gbps or device.inter_node_gbps)
 
 
+def decode_steps(output_tokens: int) -> int:
+    """Decode steps a request of ``output_tokens`` tokens takes: the prefill gives the first token, each
+    step one more (at least one: a request of one token is costed as if it had two)."""
+    return max(1, int(output_tokens) - 1)
+
+
 def pool_figures(s_pf: np.ndarray, s_dec: np.ndarray, pp: np.ndarray, batch: np.ndarray, output_tokens: int,
-                 role: np.ndarray, kv_s: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 role: np.ndarray, kv_s: np.ndarray | float = 0.0,
+                 s_pf_batched: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(requests/s per replica, TTFT s, TPOT s)`` of pool options (arrays broadcast together) from the
-    stage times ``s_pf`` and ``s_dec`` and, for a prefill pool, ``kv_s``, the seconds its prompt's KV cache
-    takes to reach the decode pool (the module docstring's table; NaN where a role has no TTFT or TPOT)."""
+    stage times ``s_pf``, ``s_dec`` and ``s_pf_batched`` (default ``s_pf``: prompts prefilled one at a
+    time) and, for a prefill pool, ``kv_s``, the seconds its prompt's KV cache takes to reach the decode
+    pool (the module docstring's table; NaN where a role has no TTFT or TPOT)."""
     s_pf, s_dec = np.asarray(s_pf, dtype=float), np.asarray(s_dec, dtype=float)
+    s_pfb = s_pf if s_pf_batched is None else np.asarray(s_pf_batched, dtype=float)
     pp, batch, role = np.asarray(pp, dtype=float), np.asarray(batch, dtype=float), np.asarray(role)
-    o = float(output_tokens)
+    steps = float(decode_steps(output_tokens))
     t_step = pp * s_dec
-    cycle = o * t_step + batch * s_pf
+    cycle = steps * t_step + batch * s_pfb
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.select([role == 0, role == 1], [batch / cycle, 1.0 / s_pf], batch / (o * t_step))
+        rate = np.select([role == 0, role == 1], [batch / cycle, 1.0 / s_pfb], batch / (steps * t_step))
     ttft = np.select([role == 0, role == 1], [pp * s_pf, pp * s_pf + kv_s], np.nan)
-    tpot = np.select([role == 0, role == 1], [cycle / o, np.nan], t_step)
+    tpot = np.select([role == 0, role == 1], [cycle / steps, np.nan], t_step)
     return rate, ttft, tpot
 
 
@@ -89,8 +110,10 @@ class ServingTable:
 
     Per option (arrays of ``n_options``): ``gpu`` (type index), ``role``, ``gpus`` per replica,
     ``rate`` (micro-requests/s per replica), ``power_mw`` per replica, ``reason`` (index into
-    :data:`REASONS`; 0: usable), ``ttft_s``, ``tpot_s`` (NaN: not the role's), ``s_pf``, ``s_dec``,
-    and ``memory`` (n_options, 4): bytes per GPU of weights, KV cache, activations, reserve.
+    :data:`REASONS`; 0: usable), ``ttft_s``, ``tpot_s`` (NaN: not the role's), the stage times
+    ``s_pf``, ``s_pf_batched``, ``s_dec`` and ``s_dec_one`` (the module docstring's), ``kv_s`` (a
+    prefill pool's KV transfer per request, s; 0 for the other roles) and ``memory`` (n_options, 4):
+    bytes per GPU of weights, KV cache, activations, reserve.
     ``counts``: GPUs per type; ``max_gpus``: the fleet limit (None: the counts alone); ``price_milli``: per
     type, the price of one GPU-hour in thousandths (1,000 per GPU-hour when the fleet gives no price).
     """
@@ -120,6 +143,9 @@ class ServingTable:
     s_dec: np.ndarray
     memory: np.ndarray
     price_milli: np.ndarray
+    s_pf_batched: np.ndarray
+    s_dec_one: np.ndarray
+    kv_s: np.ndarray
 
     @cached_property
     def cost_milli(self) -> np.ndarray:
@@ -181,12 +207,15 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
                      s_pf: np.ndarray, s_dec: np.ndarray, power_w: np.ndarray, memory: np.ndarray,
                      structure_ok: np.ndarray, ttft_ms: float | None = None,
                      tpot_ms: float | None = None, kv_s: np.ndarray | float = 0.0,
-                     price_per_hour: Sequence[float] | None = None) -> ServingTable:
+                     price_per_hour: Sequence[float] | None = None, s_pf_batched: np.ndarray | None = None,
+                     s_dec_one: np.ndarray | None = None) -> ServingTable:
     """The table of options from their stage times ``s_pf``, ``s_dec`` (seconds), power per GPU ``power_w``,
     memory bytes per GPU ``memory`` (…, 4), whether each can run (``structure_ok``) and a prefill pool's
     KV transfer ``kv_s`` (seconds per request), all shaped as the option grid :attr:`ServingTable.shape`
     (memory with a last axis of 4; ``kv_s`` broadcast to it); the SLOs mask the rest. ``price_per_hour``:
-    per GPU type, one GPU-hour's price (default 1 each: the cost objective then counts GPU-hours)."""
+    per GPU type, one GPU-hour's price (default 1 each: the cost objective then counts GPU-hours).
+    ``s_pf_batched`` (default ``s_pf``: prompts prefilled one at a time) and ``s_dec_one`` (default
+    ``s_dec``: a step whatever its batch) as the module docstring says."""
     roles = ROLES if options.split else ROLES[:1]
     shape = (len(gpu_names), len(options.tp), len(options.pp), len(options.batch), len(roles),
              len(options.clocks), len(options.precisions))
@@ -194,8 +223,10 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
     g, t, p, b, r = grid[0], grid[1], grid[2], grid[3], grid[4]
     tp, pp, batch = np.array(options.tp)[t], np.array(options.pp)[p], np.array(options.batch)[b]
     s_pf, s_dec = np.asarray(s_pf, dtype=float).ravel(), np.asarray(s_dec, dtype=float).ravel()
+    s_pfb = s_pf if s_pf_batched is None else np.asarray(s_pf_batched, dtype=float).ravel()
+    s_one = s_dec if s_dec_one is None else np.asarray(s_dec_one, dtype=float).ravel()
     kv = np.broadcast_to(np.asarray(kv_s, dtype=float), shape).ravel()
-    rate, ttft, tpot = pool_figures(s_pf, s_dec, pp, batch, output_tokens, r, kv)
+    rate, ttft, tpot = pool_figures(s_pf, s_dec, pp, batch, output_tokens, r, kv, s_pfb)
     memory = np.asarray(memory, dtype=float).reshape(-1, 4)
     capacity = np.asarray(mem_gib, dtype=float)[g] * GIB
     reason = np.full(len(g), OK, dtype=np.int64)
@@ -214,7 +245,8 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
                         tuple(options.clocks), tuple(options.precisions), np.asarray(counts, dtype=np.int64),
                         np.asarray(mem_gib, dtype=float), int(output_tokens), options.pools, options.max_gpus,
                         arrival_rate, g.astype(np.int64), r.astype(np.int64), gpus, rate_int, power, reason,
-                        ttft, tpot, s_pf, s_dec, memory, _price_milli(price_per_hour, len(gpu_names)))
+                        ttft, tpot, s_pf, s_dec, memory, _price_milli(price_per_hour, len(gpu_names)), s_pfb, s_one,
+                        np.where(r == 1, kv, 0.0))
 
 
 def _price_milli(price_per_hour: Sequence[float] | None, n_types: int) -> np.ndarray:
@@ -251,7 +283,8 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
     roles = ROLES if options.split else ROLES[:1]
     shape = (len(fleet.gpus), len(options.tp), len(options.pp), len(options.batch), len(roles),
              len(options.clocks), len(options.precisions))
-    s_pf, s_dec, power = np.full(shape, np.inf), np.full(shape, np.inf), np.zeros(shape)
+    s_pf, s_pfb, s_dec, s_one = (np.full(shape, np.inf) for _ in range(4))
+    power = np.zeros(shape)
     memory = np.zeros((*shape, 4))
     kv_s = np.zeros(shape)
     ok = np.zeros(shape, dtype=bool)
@@ -272,7 +305,9 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
             kv_s[g, t, p, :, :, :, q] = (kv_bytes_per_token(config, prec, Parallelism()) * i_len / (link * 1e9)
                                          if link > 0 else np.inf)
             for (b, batch), (r, role) in ((x, y) for x in enumerate(options.batch) for y in enumerate(roles)):
-                seqs, context, prompt = {"both": (batch, i_len + o_len, i_len), "prefill": (pp, i_len, i_len),
+                k = prompts_per_prefill(i_len, math.ceil(batch / pp))
+                seqs, context, prompt = {"both": (batch, i_len + o_len, k * i_len),
+                                         "prefill": (pp * k, i_len, k * i_len),
                                          "decode": (batch, i_len + o_len, batch)}[role]
                 use = memory_use(config, seqs, context, fg.device.mem_gib, weights=prec, activations=prec,
                                  kv_cache=prec, par=par, prefill_tokens=prompt)
@@ -284,35 +319,95 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
                 progress(f"{fg.name} tp{tp} pp{pp} {prec}")
             common = {"model": config.name, "tp": tp, "pp": pp, "stage": pp - 1, "gpus_per_node": fg.gpus_per_node,
                       "weights": prec, "activations": prec, "kv_cache": prec}
-            pf = _stage_seconds(cost, device, len(options.clocks), phase="prefill", batch=1, seq_len=i_len, **common)
-            s_pf[g, t, p, :, :, :, q] = pf
-            steps: dict[int, np.ndarray] = {}
+            prefill = partial(_stage_seconds, cost, device, len(options.clocks), phase="prefill", seq_len=i_len,
+                              **common)
+            decode = partial(_stage_seconds, cost, device, len(options.clocks), phase="decode",
+                             seq_len=i_len + o_len // 2, **common)
+            prefills: dict[int, np.ndarray] = {1: prefill(batch=1)}
+            steps: dict[int, np.ndarray] = {1: decode(batch=1)}
+            s_pf[g, t, p, :, :, :, q] = prefills[1]
+            s_one[g, t, p, :, :, :, q] = steps[1]
             for b, batch in enumerate(options.batch):
                 micro = math.ceil(batch / pp)
+                k = prompts_per_prefill(i_len, micro)
+                if k not in prefills:
+                    prefills[k] = prefill(batch=k)
                 if micro not in steps:
-                    steps[micro] = _stage_seconds(cost, device, len(options.clocks), phase="decode", batch=micro,
-                                                  seq_len=i_len + o_len // 2, **common)
+                    steps[micro] = decode(batch=micro)
+                s_pfb[g, t, p, b, :, :, q] = prefills[k] / k
                 s_dec[g, t, p, b, :, :, q] = steps[micro]
     return table_from_times(fleet.names, [fg.count for fg in fleet.gpus], [fg.device.mem_gib for fg in fleet.gpus],
                             options, o_len, workload.arrival_rate, s_pf, s_dec, power, memory, ok,
-                            workload.ttft_ms, workload.tpot_ms, kv_s, [fg.price_per_hour for fg in fleet.gpus])
+                            workload.ttft_ms, workload.tpot_ms, kv_s, [fg.price_per_hour for fg in fleet.gpus],
+                            s_pfb, s_one)
 
 
-def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, pp: np.ndarray, role: np.ndarray,
-                    kv_s: np.ndarray | float, arrival: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(TTFT s, TPOT s)``, means, of pool options whose replicas each get ``arrival`` requests/s
-    (arrays broadcast together; NaN where a role has none): with ``rho = arrival x s_pf``, the share of
-    each stage's time spent prefilling, the prefill waits as in an M/D/1 queue (``rho P / (2 (1 - rho))``
-    for ``P = pp s_pf``) and a decode of a pool that does both runs ``1 - rho`` of the time
-    (``t_step / (1 - rho)``; at the saturated rate this is :func:`pool_figures`' TPOT). Inf at or past
-    saturation (``rho >= 1``)."""
-    s_pf, s_dec = np.asarray(s_pf, dtype=float), np.asarray(s_dec, dtype=float)
-    pp, role = np.asarray(pp, dtype=float), np.asarray(role)
-    rho = np.asarray(arrival, dtype=float) * s_pf
+def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, s_dec_one: np.ndarray, pp: np.ndarray,
+                    batch: np.ndarray, role: np.ndarray, kv_s: np.ndarray | float, arrival: np.ndarray,
+                    output_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(TTFT s, TPOT s)``, means, of pool options whose replicas each get ``arrival`` requests/s, Poisson
+    (arrays broadcast together; NaN where a role has none; inf where the load saturates the pool).
+
+    A replica is ``pp`` engines (:mod:`dse.runtime.serving_deploy`), each fed ``lam = arrival / pp``
+    (a Poisson stream split at random stays Poisson). On an engine a prompt's prefill takes
+    ``P = pp s_pf``, ``k`` prompts ``k P``; a decode iteration of ``n`` sequences takes
+    ``V(n) = pp (c0 + c1 n)``, the line through ``s_dec_one`` (one sequence) and ``s_dec`` (``m =
+    ceil(batch / pp)``): ``c1 = (s_dec - s_dec_one) / (m - 1)`` (0 when ``m = 1``), ``c0 = s_dec_one - c1``.
+    The scheduler (vLLM's default, the simulator's): at each iteration's end, when prompts wait, one
+    prefill iteration of all of them (gated: a prompt arriving during it waits for the next), else a
+    decode iteration of the running sequences. ``rho = lam P = arrival s_pf`` is the share of time the
+    engine prefills, ``D = output - 1`` the decode steps (:func:`decode_steps`).
+
+    * **TTFT** (role both): the engine never idles (it decodes whenever no prompt waits). A prompt
+      arriving during an iteration of length ``L`` waits its residual, ``L / 2`` on average, then its own
+      batch: itself and the ``Poisson(lam L)`` prompts arriving during ``L``, ``P (1 + lam L)``. Averaged
+      over the iteration it lands in, sampled by length (Kleinrock, Queueing Systems Vol. 1, 1975, 5.2:
+      ``Lbar = E[L^2] / E[L]`` per unit time), ``TTFT = P + (1/2 + rho) Lbar``. For ``Lbar``, a cycle
+      is one decode iteration ``V`` and the prefill batches it sets off: ``Z0 ~ Poisson(lam V)`` prompts,
+      then ``Z(j+1) ~ Poisson(rho Zj)`` (those arriving during the batch ``Zj P``) until none, a
+      Galton-Watson process with Poisson(``rho``) offspring, the busy period of a gated batch-service
+      queue with multiple vacations (Takagi, Queueing Analysis Vol. 1: Vacation and Priority Systems,
+      1991, 2.2-2.3). With ``a = lam V``, ``sum E[Zj] = a / (1 - rho)`` and, from ``E[Z(j+1)^2] = rho
+      E[Zj] + rho^2 E[Zj^2]``, ``sum E[Zj^2] = (a / (1 - rho) + a^2) / (1 - rho^2)``; the cycle lasts
+      ``V / (1 - rho)`` and holds ``V^2 + P^2 sum E[Zj^2]`` of squared length, so
+      ``Lbar = V / (1 + rho) + rho P / (1 - rho^2)``.
+    * **TPOT** (role both): a sequence's ``D`` steps run from the end of its prefill batch, of length
+      ``Lb = P (1 + lam Lbar) = P / (1 - rho^2) + rho V / (1 + rho)``, to its last step, ``T = D TPOT``
+      later; every prompt arriving from that batch's start to its end, ``lam (Lb + T)``, is prefilled in
+      between: ``T = D V + rho (Lb + T)``. Little's law (Little 1961) puts ``n = lam T`` sequences in
+      the decode batch, so ``V = pp c0 + g TPOT`` with ``g = c1 arrival D``, and with
+      ``b = 1 + rho^2 / ((1 + rho) D)``: ``TPOT = (b pp c0 + rho P / ((1 - rho^2) D)) / (1 - rho - b g)``.
+    * **prefill** pools have no decode: the engine idles when no prompt waits, and an idle cycle
+      (mean ``1 / lam``) with the busy period one prompt sets off gives ``Lbar = rho P / (1 - rho^2)``
+      (the limit ``V -> 0`` above); ``TTFT = P + (1/2 + rho) Lbar + kv_s``.
+    * **decode** pools have no prefill: ``TPOT = V(n)`` with ``n = lam D TPOT``:
+      ``TPOT = pp c0 / (1 - g)``.
+
+    Inf past saturation: ``rho >= 1``, a denominator at or below 0, or a decode batch ``n`` above ``m``
+    (the batch limit binds: prompts then wait for a free slot, which this model leaves out).
+    """
+    s_pf, s_dec, s_one = (np.asarray(x, dtype=float) for x in (s_pf, s_dec, s_dec_one))
+    pp, batch, role = np.asarray(pp, dtype=float), np.asarray(batch, dtype=float), np.asarray(role)
+    arrival = np.asarray(arrival, dtype=float)
+    steps = float(decode_steps(output_tokens))
+    micro = np.ceil(batch / pp)
     with np.errstate(divide="ignore", invalid="ignore"):
-        free = np.where(rho < 1, 1 - rho, 0.0)
-        wait = np.where(rho < 1, rho * pp * s_pf / (2 * free), np.inf)
-        ttft = np.select([role == 0, role == 1], [pp * s_pf + wait, pp * s_pf + wait + kv_s], np.nan)
-        tpot = np.select([role == 0, role == 1], [np.where(rho < 1, pp * s_dec / free, np.inf), np.nan],
-                         pp * s_dec)
-    return ttft, tpot
+        c1 = np.where(micro > 1, (s_dec - s_one) / (micro - 1), 0.0)
+        c0 = s_one - c1
+        lam, prefill = arrival / pp, pp * s_pf
+        rho = arrival * s_pf
+        g = c1 * arrival * steps
+        b = 1 + rho**2 / ((1 + rho) * steps)
+        spread = rho * prefill / (1 - rho**2)  # rho P / (1 - rho^2)
+        both_free = 1 - rho - b * g
+        tpot_both = (b * pp * c0 + spread / steps) / both_free
+        step_both = pp * c0 + g * tpot_both  # V at the load's batch
+        ttft_both = prefill + (0.5 + rho) * (step_both / (1 + rho) + spread)
+        ttft_prefill = prefill + (0.5 + rho) * spread + kv_s
+        tpot_decode = pp * c0 / (1 - g)
+        tpot = np.select([role == 0, role == 1], [tpot_both, np.nan], tpot_decode)
+        ttft = np.select([role == 0, role == 1], [ttft_both, ttft_prefill], np.nan)
+        free = np.select([role == 0, role == 1], [both_free, 1 - rho], 1 - g)
+        full = (role != 1) & (lam * steps * tpot > micro)
+    saturated = (rho >= 1) & (role != 2) | (free <= 0) | full
+    return np.where(saturated & ~np.isnan(ttft), np.inf, ttft), np.where(saturated & ~np.isnan(tpot), np.inf, tpot)

@@ -34,18 +34,24 @@ class Slo:
         if not 0 < self.percentile <= 100:
             raise SpecError("slo", "percentile", self.percentile, "must be in (0, 100]")
 
-    def excess(self, result: ServingResult) -> tuple[float, float]:
-        """``(ttft, tpot)``: how far the run's percentiles exceed the limits in seconds (<= 0: met;
-        +inf when a request did not finish; a TPOT with no request of two tokens or more meets it)."""
+    def excess(self, result: ServingResult, warmup: int = 0) -> tuple[float, float]:
+        """``(ttft, tpot)``: how far the run's percentiles, over the requests after the first ``warmup``
+        (the run's initial transient), exceed the limits in seconds (<= 0: met; +inf when a request did
+        not finish; a TPOT with no request of two tokens or more meets it)."""
         if not result.finished.all():
             return float("inf"), float("inf")
-        tpot = result.percentile("tpot_s", self.percentile)
-        return (result.percentile("ttft_s", self.percentile) - self.ttft_s,
-                tpot - self.tpot_s if np.isfinite(tpot) else -self.tpot_s)
 
-    def met(self, result: ServingResult) -> bool:
-        """Whether ``result`` meets both limits."""
-        return max(self.excess(result)) <= 0
+        def percentile(values: np.ndarray) -> float:
+            values = values[warmup:]
+            values = values[np.isfinite(values)]
+            return float(np.percentile(values, self.percentile)) if len(values) else float("nan")
+
+        tpot = percentile(result.tpot_s)
+        return (percentile(result.ttft_s) - self.ttft_s, tpot - self.tpot_s if np.isfinite(tpot) else -self.tpot_s)
+
+    def met(self, result: ServingResult, warmup: int = 0) -> bool:
+        """Whether ``result`` meets both limits (the first ``warmup`` requests left out)."""
+        return max(self.excess(result, warmup)) <= 0
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,10 @@ class Capacity:
 
 
 def capacity(deployment: Deployment, base: Requests, slo: Slo, *, start: float = 1.0, rel_tol: float = 0.01,
-             max_steps: int = 40) -> Capacity:
-    """The :class:`Capacity` of ``deployment`` for ``base`` (the requests at rate 1) under ``slo``.
+             max_steps: int = 40, warmup: int = 0) -> Capacity:
+    """The :class:`Capacity` of ``deployment`` for ``base`` (the requests at rate 1) under ``slo``, its
+    percentiles over the requests after the first ``warmup`` (a run starts empty: its first requests see
+    no queue).
 
     Raises :class:`~dse.errors.InfeasibleError` naming the SLO missed and by how much when even the
     lowest rate tried (``start`` halved until the steps run out) misses it, and :class:`SpecError` for
@@ -75,6 +83,8 @@ def capacity(deployment: Deployment, base: Requests, slo: Slo, *, start: float =
         raise SpecError("capacity", "rel_tol", rel_tol, "must be in (0, 1)")
     if max_steps < 2:
         raise SpecError("capacity", "max_steps", max_steps, "must be >= 2")
+    if warmup < 0 or (warmup and warmup >= len(base)):
+        raise SpecError("capacity", "warmup", warmup, f"must be in [0, {len(base)}): the requests left out")
     steps = 0
     results: dict[float, ServingResult] = {}
 
@@ -82,7 +92,7 @@ def capacity(deployment: Deployment, base: Requests, slo: Slo, *, start: float =
         nonlocal steps
         steps += 1
         results[rate] = simulate(deployment, base.at_rate(rate))
-        return slo.met(results[rate])
+        return slo.met(results[rate], warmup)
 
     low, high = 0.0, float("inf")
     rate = start
@@ -98,7 +108,7 @@ def capacity(deployment: Deployment, base: Requests, slo: Slo, *, start: float =
                 break
             rate /= 2
     if low == 0.0:
-        ttft, tpot = slo.excess(results[high])
+        ttft, tpot = slo.excess(results[high], warmup)
         which = (f"TTFT p{slo.percentile:g} {slo.ttft_s + ttft:.6g} s exceeds its {slo.ttft_s:g} s by {ttft:.6g} s"
                  if ttft > 0 else
                  f"TPOT p{slo.percentile:g} {slo.tpot_s + tpot:.6g} s exceeds its {slo.tpot_s:g} s by {tpot:.6g} s")

@@ -3,13 +3,15 @@
 Semantics (``docs/serving-simulator.md``):
 
 * a request arrives and joins the waiting queue of the prefilling replica (of a ``both`` or ``prefill``
-  pool) with the fewest unfinished requests (ties: the first pool, the first replica);
+  pool) with the fewest unfinished requests (ties: the first pool, the first replica), or, with the
+  deployment's ``routing`` ``random``, of one drawn uniformly (seeded);
 * a replica runs one iteration at a time (continuous batching as in Orca and vLLM: the batch is formed
   anew every iteration). With a ``token_budget`` (chunked prefill, as Sarathi-Serve and vLLM): every
   running sequence that has its first token decodes (one token of the budget each), then the partly
   prefilled ones continue and waiting ones are admitted, first come first served, with chunks that fit
   the rest of the budget and the KV cache. Without one: a prefill iteration of the waiting requests
-  that fit (whole prompts) when any does, else a decode iteration (vLLM's default scheduler);
+  that fit (whole prompts, first come first served, within the pool's ``max_prefill_tokens`` and at
+  least one) when any does, else a decode iteration (vLLM's default scheduler);
 * KV cache: a sequence holds one token of cache per token processed; a decode step needs one more per
   sequence. When they do not fit, the newest running sequence is preempted (vLLM's recompute policy):
   its cache is freed and it goes back to the front of the waiting queue, to prefill its prompt and the
@@ -157,6 +159,7 @@ class ServingRun:
                      enumerate(zip(arrivals, requests.input_len.tolist(), requests.output_len.tolist(), strict=True))]
         self._check_capacity()
         self.queue = IntEventQueue()
+        self.rng = np.random.default_rng(deployment.routing_seed) if deployment.routing == "random" else None
         self.rows: list[tuple[object, ...]] = []
         self.in_system = 0
         self.area_ns = 0  # integral of the number in system over time, request x ns
@@ -219,8 +222,12 @@ class ServingRun:
         return self.result(complete=True)
 
     def route(self, req: _Request, candidates: list[_Replica]) -> _Replica:
-        """Queue ``req`` at the candidate with the fewest unfinished requests (the first on ties)."""
-        rep = min(candidates, key=lambda r: (r.load, r.pool, r.index))
+        """Queue ``req`` at the candidate with the fewest unfinished requests (the first on ties), or at
+        one drawn uniformly when the deployment routes at random."""
+        if self.rng is not None:
+            rep = candidates[int(self.rng.integers(len(candidates)))]
+        else:
+            rep = min(candidates, key=lambda r: (r.load, r.pool, r.index))
         rep.load += 1
         req.replica = rep
         if rep.spec.role == "decode":
@@ -272,11 +279,12 @@ class ServingRun:
 
     def prefill_chunks(self, rep: _Replica, budget: int | None) -> list[tuple[_Request, int]]:
         """The prefill chunks of this iteration: the partly prefilled running requests first, then the
-        waiting ones in order while the batch limit, the ``budget`` (None: whole prompts) and the cache
-        allow; their cache is reserved."""
+        waiting ones in order while the batch limit, the ``budget`` (None: whole prompts, as many as the
+        pool's ``max_prefill_tokens`` holds, at least one) and the cache allow; their cache is reserved."""
         spec = rep.spec
         chunks: list[tuple[_Request, int]] = []
         left = budget
+        whole_left = spec.max_prefill_tokens if budget is None else None  # prompt tokens still allowed
 
         def take(req: _Request) -> int:
             size = req.target - req.done
@@ -302,8 +310,10 @@ class ServingRun:
             if req.kv_ready:
                 break
             size = take(req)
-            if not size:
+            if not size or (whole_left is not None and chunks and size > whole_left):
                 break
+            if whole_left is not None:
+                whole_left -= size
             rep.waiting.popleft()
             rep.running.append(req)
             chunks.append((req, size))

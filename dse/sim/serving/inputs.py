@@ -26,6 +26,10 @@ from dse.errors import SpecError
 ROLES = ("both", "prefill", "decode")
 #: The kinds of :class:`Lengths`.
 LENGTH_KINDS = ("fixed", "uniform", "choice")
+#: How a request picks its replica: the one with the fewest unfinished requests (vLLM's rule between its
+#: virtual engines), or one drawn uniformly at random (each replica then sees a Poisson stream when the
+#: arrivals are Poisson).
+ROUTINGS = ("least_unfinished", "random")
 
 #: Seconds of one iteration's prefill of these chunks (token counts), or of one decode step of sequences
 #: whose KV caches hold these lengths; called with an int64 array, never empty.
@@ -41,7 +45,9 @@ class Pool:
     iteration with both takes their sum. ``kv_capacity_tokens``: KV-cache tokens one replica holds;
     ``max_batch``: sequences one replica runs at once; ``token_budget``: tokens per iteration (chunked
     prefill, decodes first, each one token) or None (whole prompts, prefill iterations first);
-    ``busy_w`` and ``idle_w``: one GPU's power while its replica runs an iteration and while it waits;
+    ``max_prefill_tokens``: without a token budget, the prompt tokens one prefill iteration holds (whole
+    prompts, at least one; TensorRT-LLM's ``max_num_tokens``, vLLM's ``max_num_batched_tokens``), None:
+    no limit; ``busy_w`` and ``idle_w``: one GPU's power while its replica runs an iteration and while it waits;
     ``kv_bytes_per_token``: bytes of KV cache a prefill pool sends per prompt token to a decode pool.
     """
 
@@ -53,6 +59,7 @@ class Pool:
     replicas: int = 1
     max_batch: int = 256
     token_budget: int | None = None
+    max_prefill_tokens: int | None = None
     role: str = "both"
     busy_w: float = 0.0
     idle_w: float = 0.0
@@ -68,6 +75,9 @@ class Pool:
                                                   and self.token_budget >= self.max_batch):
             raise SpecError(where, "token_budget", self.token_budget,
                             f"must be an integer >= max_batch ({self.max_batch}): every running sequence decodes")
+        if self.max_prefill_tokens is not None and not (isinstance(self.max_prefill_tokens, int | np.integer)
+                                                        and self.max_prefill_tokens >= 1):
+            raise SpecError(where, "max_prefill_tokens", self.max_prefill_tokens, "must be an integer >= 1 or none")
         if self.role not in ROLES:
             raise SpecError(where, "role", self.role, f"must be one of {', '.join(ROLES)}")
         for name in ("busy_w", "idle_w", "kv_bytes_per_token"):
@@ -84,10 +94,14 @@ class Pool:
 @dataclass(frozen=True)
 class Deployment:
     """``pools`` serving one model; ``kv_link_gbps``: GB/s (1e9 bytes/s) that carry each finished prefill's
-    KV cache from a ``prefill`` pool to a ``decode`` pool (each transfer at the full bandwidth)."""
+    KV cache from a ``prefill`` pool to a ``decode`` pool (each transfer at the full bandwidth);
+    ``routing``: how a request picks its replica (:data:`ROUTINGS`), ``routing_seed`` the random one's
+    seed (a run is deterministic either way)."""
 
     pools: tuple[Pool, ...]
     kv_link_gbps: float = 0.0
+    routing: str = "least_unfinished"
+    routing_seed: int = 0
 
     def __post_init__(self) -> None:
         if not self.pools:
@@ -104,6 +118,10 @@ class Deployment:
         if "prefill" in roles and not (np.isfinite(self.kv_link_gbps) and self.kv_link_gbps > 0):
             raise SpecError("deployment", "kv_link_gbps", self.kv_link_gbps,
                             "must be > 0 when prefill and decode pools are split")
+        if self.routing not in ROUTINGS:
+            raise SpecError("deployment", "routing", self.routing, f"must be one of {', '.join(ROUTINGS)}")
+        if not (isinstance(self.routing_seed, int | np.integer) and self.routing_seed >= 0):
+            raise SpecError("deployment", "routing_seed", self.routing_seed, "must be an integer >= 0")
 
     @property
     def disaggregated(self) -> bool:

@@ -25,6 +25,7 @@ from dse.inputs.builders.llm import Parallelism, pipeline_seconds
 from dse.inputs.builders.llm_config import load_model
 from dse.inputs.builders.llm_memory import (
     GIB,
+    PREFILL_TOKENS,
     RESERVE_FRACTION,
     activation_bytes,
     kv_bytes_per_token,
@@ -33,8 +34,9 @@ from dse.inputs.builders.llm_memory import (
 from dse.model.platform import Device, Platform
 from dse.sim.serving.inputs import Pool
 
-#: Prefill tokens whose activations a pool without a token budget keeps room for.
-DEFAULT_PREFILL_TOKENS = 8192
+#: Prefill tokens one iteration of a pool without a token budget holds, and whose activations it keeps room
+#: for (:data:`~dse.inputs.builders.llm_memory.PREFILL_TOKENS`, TensorRT-LLM's default ``max_num_tokens``).
+DEFAULT_PREFILL_TOKENS = PREFILL_TOKENS
 
 
 class LlmTiming:
@@ -104,8 +106,9 @@ def llm_pool(name: str, device: Device, model: str, *, tp: int = 1, pp: int = 1,
     """A :class:`~dse.sim.serving.inputs.Pool` of ``replicas`` x ``tp`` x ``pp`` ``device`` GPUs serving
     ``model``: :class:`LlmTiming`'s timing functions; KV capacity per replica, the tokens whose cache fits
     one GPU's memory after its weights, the activations of a prefill of ``token_budget`` tokens
-    (:data:`DEFAULT_PREFILL_TOKENS` without one) and the reserve; the device's ``active_w`` busy and
-    ``idle_w`` idle; the whole model's KV bytes per token for a transfer.
+    (:data:`DEFAULT_PREFILL_TOKENS` without one, which then bounds a prefill iteration's whole prompts,
+    ``max_prefill_tokens``) and the reserve; the device's ``active_w`` busy and ``idle_w`` idle; the whole
+    model's KV bytes per token for a transfer.
 
     Raises :class:`~dse.errors.SpecError` for a degree that does not divide the model and
     :class:`~dse.errors.InfeasibleError` when not one token of KV cache fits, saying by how much.
@@ -127,5 +130,6 @@ def llm_pool(name: str, device: Device, model: str, *, tp: int = 1, pp: int = 1,
     timing = LlmTiming(device, model, tp=tp, pp=pp, cost_model=cost_model, weights=weights,
                        activations=activations, kv_cache=kv_cache, gpus_per_node=gpus_per_node)
     return Pool(name, timing.prefill_s, timing.decode_s, tokens, gpus=tp * pp, replicas=replicas,
-                max_batch=max_batch, token_budget=token_budget, role=role, busy_w=device.active_w,
+                max_batch=max_batch, token_budget=token_budget,
+                max_prefill_tokens=None if token_budget else DEFAULT_PREFILL_TOKENS, role=role, busy_w=device.active_w,
                 idle_w=device.idle_w, kv_bytes_per_token=kv_bytes_per_token(config, kv_cache, Parallelism()))
