@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import sys
 import time
 import warnings
@@ -359,18 +360,21 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
             print(f"   {certificate.describe()}")
         if not len(front):
             continue
-        frame = front.to_frame()
-        if len(frame) > MAX_TABLE_ROWS:  # an evenly spread sample; front.csv has every point
+        records = front.to_records()
+        rows = list(range(len(records)))
+        if len(records) > MAX_TABLE_ROWS:  # an evenly spread sample; front.csv has every point
             knee = front.points.index(front.knee())
-            rows = set(np.linspace(0, len(frame) - 1, MAX_TABLE_ROWS - 1).round().astype(int).tolist()) | {knee}
+            spread = np.linspace(0, len(records) - 1, MAX_TABLE_ROWS - 1).round().astype(int).tolist()
+            rows = sorted({*spread, knee})
             # the count shown: one less than MAX_TABLE_ROWS when the knee is one of the evenly spread points
-            print(f"   ({len(rows)} of {len(frame)} points shown, the knee among them; every point is in "
+            print(f"   ({len(rows)} of {len(records)} points shown, the knee among them; every point is in "
                   "front.csv)")
-            frame = frame.iloc[sorted(rows)]
-        frame["mapping"] = [problem.describe(front.points[i].genome) for i in frame.index]
+        present = {key for record in records for key in record}
         shown = [m.column(problem.tables) for m in family_of(problem).metrics if m.table]
-        cols = ["proven", *front.columns] + [c for c in shown if c in frame and c not in front.columns]
-        print(fit_table(frame[[*cols, "mapping"]], terminal_width(), wrap="mapping"))
+        cols = ["proven", *front.columns] + [c for c in shown if c in present and c not in front.columns]
+        table = {c: [records[i].get(c, math.nan) for i in rows] for c in cols}
+        table["mapping"] = [problem.describe(front.points[i].genome) for i in rows]
+        print(fit_table(table, terminal_width(), wrap="mapping"))
     if fronts and fronts[0].baselines:
         print("\n== baselines")
         for name, p in fronts[0].baselines.items():
