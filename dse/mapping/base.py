@@ -446,6 +446,12 @@ class MappingProblem(ABC):
             return f"the {self.family} family has no exact formulation"
         return None
 
+    def exact_model_too_large(self) -> str | None:
+        """Why :meth:`cpsat` would refuse to build the model as too large
+        (:class:`~dse.mapping.cpsat_common.ModelTooLarge`'s reason), counted from the tables without building
+        anything or importing OR-Tools; None when it may build it (this default: no size limit)."""
+        return None
+
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
         """The exact CP-SAT formulation; raises ``NotImplementedError`` where none exists.

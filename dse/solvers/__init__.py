@@ -102,7 +102,7 @@ def solve(
                           CALLBACK: "a function" if callback is not None else None,
                           CLIENT: "a Dask client" if client is not None else None})
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
-    entry.preload()
+    entry.preload(problem)
     with solve_context(seed, time_limit, reporter, resume=resume, seeds=seeds, callback=callback,
                        client=client) as ctx:
         front = entry.run(problem, ctx, settings)

@@ -79,7 +79,6 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
 
     Raises ``NotImplementedError`` if the family has no exact formulation.
     """
-    from ortools.sat.python import cp_model
     if len(problem.objectives) == 1:
         return solve_cpsat_single(problem, ctx, options)
     if ctx.client is not None:
@@ -95,6 +94,10 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
         form = problem.cpsat(seeds=seeds, deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, seeds)
+    from ortools.sat.python import (
+        cp_model,  # once there is a model: a model too large to build needs none
+    )
+
     own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     f1, f2 = form.objective_vars
@@ -204,7 +207,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
     is closed, when no point can dominate it any more.
     """
-    from ortools.sat.python import cp_model
     progress = ctx.progress
     resume = list(ctx.resume)
     seeds = collect_seeds(problem) if options.hints else []
@@ -215,6 +217,10 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
         form = problem.cpsat(seeds=[*resume, *seeds], deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, [*resume, *seeds])
+    from ortools.sat.python import (
+        cp_model,  # once there is a model: a model too large to build needs none
+    )
+
     own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     objs = form.objective_vars
@@ -281,6 +287,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
 CPSAT = register_solver(Solver(
     "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT}),
     supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
-    imports=("ortools.sat.python.cp_model",),
+    imports=("ortools.sat.python.cp_model",), needs_imports=lambda problem: problem.exact_model_too_large() is None,
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
 ))

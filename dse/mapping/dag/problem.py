@@ -511,6 +511,12 @@ class DagProblem(MappingProblem):
                           deadline=self.deadline, memory=self.memory, insertion=self.insertion,
                           tensor_per_device=self.tensor_per_device, name=self.name)
 
+    def exact_model_too_large(self) -> str | None:
+        """Past :data:`dse.mapping.dag.cpsat.MAX_PAIR_CONSTRAINTS` device-pair precedences: why."""
+        from dse.mapping.dag.cpsat import model_size_refusal
+
+        return model_size_refusal(self)
+
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
         """Flexible-job-shop CP-SAT model (see :mod:`dse.mapping.dag.cpsat`), the TF send rules included;

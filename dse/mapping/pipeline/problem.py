@@ -522,6 +522,12 @@ class PipelineProblem(MappingProblem):
 
         return diagnose_pipeline(self, time_limit)
 
+    def exact_model_too_large(self) -> str | None:
+        """Past the model's literal budget (:func:`dse.mapping.pipeline.cpsat.model_size_refusal`): why."""
+        from dse.mapping.pipeline.cpsat import model_size_refusal
+
+        return model_size_refusal(self.tables)
+
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
         """CP-SAT model over the same integer tables; objective vars equal the evaluator's F exactly.
