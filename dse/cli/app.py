@@ -377,9 +377,10 @@ def _print_report(problem, fronts: list[ParetoSet]) -> None:
         print(fit_table(table, terminal_width(), wrap="mapping"))
     if fronts and fronts[0].baselines:
         print("\n== baselines")
+        width = max(16, *(len(name) for name in fronts[0].baselines))  # "only cpu0 (alike: cpu1-cpu7)"
         for name, p in fronts[0].baselines.items():
             values = ", ".join(f"{k} {v:.5g}" for k, v in p.objectives.items())
-            print(f"  {name:<16} {values}{'' if p.feasible else '  (violates constraints)'}")
+            print(f"  {name:<{width}} {values}{'' if p.feasible else '  (violates constraints)'}")
     if len(fronts) >= 2 and len(fronts[0]) and len(fronts[1]):
         print("\n== " + compare_line(fronts[0], fronts[1]))
     notes = {n for n in (time_unit_note(o.unit) for f in fronts for o in f.objectives) if n}

@@ -478,6 +478,12 @@ class MappingProblem(ABC):
         """Named reference genomes (single devices, static partitions)."""
         return {}
 
+    def baseline_classes(self) -> dict[str, str]:
+        """Per name of :meth:`baselines`, its class: baselines of one class whose figures come out identical
+        are reported as one (:func:`dse.solvers.common.merge_alike`: the single-device baselines of the
+        devices of one kind, say). This default: each baseline a class of its own."""
+        return {name: name for name in self.baselines()}
+
     def check_feasible(self) -> None:
         """Raise :class:`~dse.errors.InfeasibleError` when a constraint can never be met, constraint by constraint."""
         for c in self.constraints:

@@ -417,6 +417,13 @@ class DagProblem(MappingProblem):
         built once per problem)."""
         return dict(self._baseline_genomes)
 
+    def baseline_classes(self) -> dict[str, str]:
+        """Each device alone: its class is the device's kind (of one kind and alike in every figure, they are
+        reported as one)."""
+        t = self.tables
+        kinds = t.device_kinds or t.device_names
+        return {f"only {t.device_names[d]}": f"only a {kinds[d]}" for d in range(t.n_dev) if t.allowed[:, d].all()}
+
     @functools.cached_property
     def _baseline_genomes(self) -> dict[str, np.ndarray]:
         out = {}

@@ -458,6 +458,14 @@ class PipelineProblem(MappingProblem):
         out["static"] = self.with_levels(self.static_partition())
         return out
 
+    def baseline_classes(self) -> dict[str, str]:
+        """Each device alone: its class is the device's kind (of one kind and alike in every figure, they are
+        reported as one); the static partition: a class of its own."""
+        t = self.tables
+        kinds = t.device_kinds or t.device_names
+        alone = [d for d in range(t.n_dev) if t.allowed[:, d].all()]  # the devices with a baseline
+        return {**{f"only {t.device_names[d]}": f"only a {kinds[d]}" for d in alone}, "static": "static"}
+
     def static_partition(self) -> np.ndarray:
         """Each op class on the device kind that is fastest for it, summed over the workload's ops of that class.
 
