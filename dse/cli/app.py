@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import math
 import sys
 import time
@@ -134,6 +135,20 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into head and friends
         sys.stderr.close()
         return 0
+
+
+def run() -> NoReturn:
+    """The ``dse`` program (``python -m dse.cli``, the ``dse`` script): :func:`main` on the process's
+    arguments, then exit with its status.
+
+    Before exiting, the objects left are frozen (:func:`gc.freeze`), so that the interpreter's last
+    garbage collections skip them: after numba has loaded a compiled kernel, those collections took
+    0.25 s of CPU at exit, 0.1 s after a small solve (measured on a 2-core machine). Exiting is otherwise
+    unchanged: atexit handlers run and streams are flushed, and objects no longer referenced are freed
+    as before; only garbage held in reference cycles stays for the operating system to reclaim."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
 
 
 @contextlib.contextmanager
