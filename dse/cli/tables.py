@@ -1,11 +1,11 @@
 """Text tables fitted to the terminal's width: the figures are never cut.
 
-:func:`fit_table` lays a table (a DataFrame, or a mapping of column names to values: no pandas needed) out
-in at most ``width`` columns of text: one text column (a
-mapping) is wrapped in the room the figures leave, or under each row when they leave too little; a
-table of figures too wide for one block is cut into blocks of whole columns, each opening with a key
-column (a job id). Figures and column names are printed whole, whatever the width: a single column
-wider than the terminal overflows rather than losing a digit. :func:`terminal_width` is the width to
+:func:`fit_table` lays a table (a DataFrame, or a mapping of column names to values: no pandas
+needed) out in at most ``width`` columns of text: one text column (a mapping) is wrapped in the room
+the figures leave, or under each row when they leave too little; a table of figures too wide for one
+block is cut into blocks of whole columns, each opening with a key column (a job id). Figures and
+column names are printed whole, whatever the width: a single column wider than the terminal
+overflows rather than losing a digit. :func:`terminal_width` is the width to
 fit: the terminal's, :data:`DEFAULT_WIDTH` when the output is not a terminal.
 """
 

@@ -94,9 +94,8 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
         form = problem.cpsat(seeds=seeds, deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, seeds)
-    from ortools.sat.python import (
-        cp_model,  # once there is a model: a model too large to build needs none
-    )
+    # imported once there is a model: a model too large to build is refused without OR-Tools
+    from ortools.sat.python import cp_model
 
     own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
@@ -217,9 +216,8 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
         form = problem.cpsat(seeds=[*resume, *seeds], deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, [*resume, *seeds])
-    from ortools.sat.python import (
-        cp_model,  # once there is a model: a model too large to build needs none
-    )
+    # imported once there is a model: a model too large to build is refused without OR-Tools
+    from ortools.sat.python import cp_model
 
     own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)

@@ -54,9 +54,8 @@ def solve_cpsat_single(problem: MappingProblem, ctx: SolveContext, options: Cpsa
     except ModelBuildTimeout as exc:
         best = _better(problem, None, seeds)
         return build_timed_out(problem, exc, ctx, [] if best is None else [best])
-    from ortools.sat.python import (
-        cp_model,  # once there is a model: a model too large to build needs none
-    )
+    # imported once there is a model: a model too large to build is refused without OR-Tools
+    from ortools.sat.python import cp_model
 
     objective = form.objective_vars[0]
     form.model.minimize(objective)
