@@ -33,6 +33,7 @@ import numpy as np
 from dse.cost.error_bands import front_and_baselines, robust_indices, stable_indices
 from dse.errors import SpecError
 from dse.util.arguments import expect, real_vector, relative_error
+from dse.util.csv_text import csv_text
 from dse.util.files import replace_atomically, write_text
 from dse.util.genome import Genome
 from dse.util.result_files import front_file
@@ -367,10 +368,12 @@ class ParetoSet:
         return frame
 
     def to_csv(self, path: str | Path) -> None:
-        """Write :meth:`to_frame` to ``path`` whole or not at all (:func:`dse.util.files.replace_atomically`:
+        """Write :meth:`to_frame`'s table to ``path`` (:func:`dse.util.csv_text.csv_text`: as pandas writes it,
+        without importing pandas) whole or not at all (:func:`dse.util.files.replace_atomically`:
         :class:`~dse.errors.OutputError` for a full disk or a device node, a FIFO, a read-only file)."""
-        frame = self.to_frame()
-        replace_atomically(path, lambda tmp: frame.to_csv(tmp, index=False))
+        records = self.to_records()
+        text = csv_text(records, [] if records else ["solver", "proven", "feasible", *self.columns, "genome"])
+        replace_atomically(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline=""))
 
     def to_dict(self) -> dict[str, Any]:
         return {

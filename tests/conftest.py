@@ -125,6 +125,30 @@ def tables_factory():
     return random_tables
 
 
+@pytest.fixture
+def imports_asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The module names the test asks to import from here on (``import`` statements, in functions too, and
+    :func:`importlib.import_module`), whether loaded already or not: a module the code under test never asks
+    for is one it does not import, whatever other tests of this process imported."""
+    import builtins
+    import importlib
+
+    asked: list[str] = []
+    statement, function = builtins.__import__, importlib.import_module
+
+    def recorded_statement(name: str, *args, **kwargs):
+        asked.append(name)
+        return statement(name, *args, **kwargs)
+
+    def recorded_function(name: str, package: str | None = None):
+        asked.append(name)
+        return function(name, package)
+
+    monkeypatch.setattr(builtins, "__import__", recorded_statement)
+    monkeypatch.setattr(importlib, "import_module", recorded_function)
+    return asked
+
+
 @pytest.fixture(scope="session")
 def workdir(tmp_path_factory) -> Path:
     """One folder for the commands of every docs page and the README (tests/project/test_docs.py, tests/project/test_readme.py)."""

@@ -1,7 +1,5 @@
 """``python -m dse.cli``: the ``dse`` command."""
 
-import sys
+from dse.cli.app import run
 
-from dse.cli.app import main
-
-sys.exit(main())
+run()

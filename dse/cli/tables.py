@@ -1,19 +1,21 @@
 """Text tables fitted to the terminal's width: the figures are never cut.
 
-:func:`fit_table` lays a DataFrame out in at most ``width`` columns of text: one text column (a
-mapping) is wrapped in the room the figures leave, or under each row when they leave too little; a
-table of figures too wide for one block is cut into blocks of whole columns, each opening with a key
-column (a job id). Figures and column names are printed whole, whatever the width: a single column
-wider than the terminal overflows rather than losing a digit. :func:`terminal_width` is the width to
+:func:`fit_table` lays a table (a DataFrame, or a mapping of column names to values: no pandas
+needed) out in at most ``width`` columns of text: one text column (a mapping) is wrapped in the room
+the figures leave, or under each row when they leave too little; a table of figures too wide for one
+block is cut into blocks of whole columns, each opening with a key column (a job id). Figures and
+column names are printed whole, whatever the width: a single column wider than the terminal
+overflows rather than losing a digit. :func:`terminal_width` is the width to
 fit: the terminal's, :data:`DEFAULT_WIDTH` when the output is not a terminal.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import shutil
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,13 +58,17 @@ def _cell(value: Any, float_format: str) -> str:
     return str(value)
 
 
-def _columns(frame: Any, float_format: str, right: Collection[str]) -> list[_Column]:
+def _table(table: Any) -> tuple[dict[str, list[Any]], set[str]]:
+    """The columns of ``table`` (a DataFrame, or a mapping of column name to values) as lists by name, and the
+    names of those that hold figures (a numeric or boolean dtype; in a mapping, numbers and booleans only)."""
+    if isinstance(table, Mapping):
+        values = {str(name): list(cells) for name, cells in table.items()}
+        return values, {name for name, cells in values.items() if all(isinstance(v, numbers.Real) for v in cells)}
     import pandas as pd
 
-    return [_Column(str(name), tuple(_cell(v, float_format) for v in frame[name].tolist()),
-                    name in right or pd.api.types.is_numeric_dtype(frame[name])
-                    or pd.api.types.is_bool_dtype(frame[name]))
-            for name in frame.columns]
+    values = {str(name): table[name].tolist() for name in table.columns}
+    return values, {str(name) for name in table.columns
+                    if pd.api.types.is_numeric_dtype(table[name]) or pd.api.types.is_bool_dtype(table[name])}
 
 
 def _lines(columns: Sequence[_Column]) -> list[str]:
@@ -105,23 +111,26 @@ def wrap_text(text: str, width: int) -> list[str]:
     return lines
 
 
-def fit_table(frame: Any, width: int, *, wrap: str | None = None, key: str | None = None,
+def fit_table(table: Any, width: int, *, wrap: str | None = None, key: str | None = None,
               float_format: str = "{:.5g}", right: Collection[str] = ()) -> str:
-    """``frame`` (its index left out) as text at most ``width`` columns wide wherever its figures allow.
+    """``table`` (a DataFrame, its index left out, or a mapping of column name to values) as text at most
+    ``width`` columns wide wherever its figures allow.
 
-    ``wrap``: a text column (printed last; the frame has other columns) wrapped beside the others,
+    ``wrap``: a text column (printed last; the table has other columns) wrapped beside the others,
     continuation lines under its start, or on lines of its own under each row (indented) when the
     others leave it fewer than :data:`MIN_TEXT` columns. ``key``: a table wider than ``width`` is cut
     into blocks of whole columns (a blank line between them), each opening with column ``key``. Floats
     are written with ``float_format``; figures are right-aligned, text left-aligned but for the columns
     named in ``right`` (figures already written as text, e.g. percentages).
     """
-    columns = _columns(frame.drop(columns=[wrap]) if wrap is not None else frame, float_format, right)
+    values, figures = _table(table)
+    texts = [str(v) for v in values.pop(wrap)] if wrap is not None else []
+    columns = [_Column(name, tuple(_cell(v, float_format) for v in cells), name in right or name in figures)
+               for name, cells in values.items()]
     if wrap is None:
         if key is None or sum(c.width + GAP for c in columns) - GAP <= width:
             return "\n".join(_lines(columns))
         return "\n\n".join("\n".join(_lines(group)) for group in _blocks(columns, width, key))
-    texts = [str(v) for v in frame[wrap].tolist()]
     header, *rows = _lines(columns)
     left = max(len(line) for line in [header, *rows])
     room = width - left - GAP

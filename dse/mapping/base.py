@@ -446,6 +446,12 @@ class MappingProblem(ABC):
             return f"the {self.family} family has no exact formulation"
         return None
 
+    def exact_model_too_large(self) -> str | None:
+        """Why :meth:`cpsat` would refuse to build the model as too large
+        (:class:`~dse.mapping.cpsat_common.ModelTooLarge`'s reason), counted from the tables without building
+        anything or importing OR-Tools; None when it may build it (this default: no size limit)."""
+        return None
+
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:
         """The exact CP-SAT formulation; raises ``NotImplementedError`` where none exists.
@@ -471,6 +477,12 @@ class MappingProblem(ABC):
     def baselines(self) -> dict[str, np.ndarray]:
         """Named reference genomes (single devices, static partitions)."""
         return {}
+
+    def baseline_classes(self) -> dict[str, str]:
+        """Per name of :meth:`baselines`, its class: baselines of one class whose figures come out identical
+        are reported as one (:func:`dse.solvers.common.merge_alike`: the single-device baselines of the
+        devices of one kind, say). This default: each baseline a class of its own."""
+        return {name: name for name in self.baselines()}
 
     def check_feasible(self) -> None:
         """Raise :class:`~dse.errors.InfeasibleError` when a constraint can never be met, constraint by constraint."""

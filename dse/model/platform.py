@@ -221,6 +221,7 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
         stop_point()  # 1,024 devices: a thousand searches
         pred = _predecessors(adjacency, a)  # what all_shortest_paths searches from a, for every target at once
         widest = _widest_bottlenecks(bandwidth, a, pred)
+        walks: dict[tuple[str, float], tuple[float, float, float]] = {}  # (device, bottleneck) -> its path's sums
         for b in names:
             if b == a or b not in pred:
                 continue
@@ -228,10 +229,7 @@ def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float,
             if one_hop is not None:  # a direct link is the only one-hop path
                 routes[(a, b)] = (one_hop.bandwidth_gbps, one_hop.latency_us, one_hop.energy_pj_per_byte)
                 continue
-            path = _first_widest_path(bandwidth, a, b, pred, widest)
-            hops = [direct[(u, v)] for u, v in itertools.pairwise(path)]
-            routes[(a, b)] = (min(h.bandwidth_gbps for h in hops), sum(h.latency_us for h in hops),
-                              sum(h.energy_pj_per_byte for h in hops))
+            routes[(a, b)] = _first_widest_route(direct, bandwidth, a, b, pred, widest, walks)
     return routes
 
 
@@ -264,18 +262,31 @@ def _widest_bottlenecks(bandwidth: dict[tuple[str, str], float], source: str,
     return widest
 
 
-def _first_widest_path(bandwidth: dict[tuple[str, str], float], source: str, target: str, pred: dict[str, list[str]],
-                       widest: dict[str, float]) -> list[str]:
-    """The first shortest path from ``source`` to ``target`` in :func:`networkx.all_shortest_paths`' order
-    (a depth-first walk back from ``target`` through each device's predecessors in list order) whose
-    bottleneck is ``widest[target]``: at each device the first predecessor that still reaches it."""
+def _first_widest_route(direct: dict[tuple[str, str], Link], bandwidth: dict[tuple[str, str], float], source: str,
+                        target: str, pred: dict[str, list[str]], widest: dict[str, float],
+                        walks: dict[tuple[str, float], tuple[float, float, float]]) -> tuple[float, float, float]:
+    """(bottleneck bandwidth, summed latency, summed energy per byte) of the first shortest path from ``source``
+    to ``target`` in :func:`networkx.all_shortest_paths`' order (a depth-first walk back from ``target``
+    through each device's predecessors in list order) whose bottleneck is ``widest[target]``: at each device
+    the first predecessor that still reaches it. The walk from a device depends on that device and the
+    bottleneck alone, so its sums are kept in ``walks`` by both, and a later target's walk stops at the
+    first device walked before (a star of 256 devices: 65,000 routes of two links, each hub walk once).
+    Sums run from ``source`` on, as ``sum`` over the path's links adds them."""
     need = widest[target]
     path = [target]
-    v = target
-    while v != source:
-        v = next(p for p in pred[v] if bandwidth[(p, v)] >= need and widest[p] >= need)
-        path.append(v)
-    return path[::-1]
+    sums = None
+    while sums is None:
+        v = path[-1]
+        for p in pred[v]:  # one exists: widest[v] is the widest of its predecessors' bottlenecks
+            if bandwidth[(p, v)] >= need and widest[p] >= need:
+                break
+        path.append(p)
+        sums = (math.inf, 0, 0) if p == source else walks.get((p, need))  # ints: 0 + x is x, as sum() starts
+    for k in range(len(path) - 2, -1, -1):  # from the device walked before (or the source) to the target
+        hop = direct[(path[k + 1], path[k])]
+        sums = (min(sums[0], hop.bandwidth_gbps), sums[1] + hop.latency_us, sums[2] + hop.energy_pj_per_byte)
+        walks[(path[k], need)] = sums
+    return sums
 
 
 # --------------------------------------------------------------------------- schema

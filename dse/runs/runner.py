@@ -25,6 +25,7 @@ from dse.solvers import INFEASIBLE_NOTE
 from dse.solvers.checkpoint import Checkpoint
 from dse.solvers.context import CHECKPOINT, CLIENT, RESUME
 from dse.solvers.registry import collect_seeds, lookup
+from dse.util.csv_text import csv_text
 from dse.util.files import replace_atomically
 from dse.util.json_text import readable_json
 from dse.util.progress import Progress
@@ -125,19 +126,20 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
     recorded in front.json (``dse certify`` rebuilds the problem from it), with ``spec_sha256``, the
     SHA-256 of its bytes at solve time (:func:`dse.runs.given_front.spec_digest`: ``dse certify``
     refuses a spec changed since)."""
-    import pandas as pd
-
     out.mkdir(parents=True, exist_ok=True)
     error = problem_error(problem)  # the cost model's measured error as bands (dse.cost.error_bands)
-    frames = []
+    columns: list[str] = []  # each front's columns, then the next front's new ones (as pandas.concat joins them)
+    rows: list[dict[str, Any]] = []
     for f in fronts:
-        frame = f.to_frame()
-        frame.insert(2, "status", f.status)
-        for name, values in band_columns([p.objectives for p in f.points], f.columns, error).items():
-            frame[name] = values
-        frames.append(frame)
-    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["solver", "proven", "status"])
-    replace_atomically(out / "front.csv", lambda tmp: table.to_csv(tmp, index=False))
+        bands = band_columns([p.objectives for p in f.points], f.columns, error)
+        records = f.to_records()
+        fields = list(dict.fromkeys(key for record in records for key in record)) if records else [
+            "solver", "proven", "feasible", *f.columns, "genome"]
+        columns += [*fields[:2], "status", *fields[2:], *bands]
+        rows += [{**record, "status": f.status, **{name: values[k] for name, values in bands.items()}}
+                 for k, record in enumerate(records)]
+    text = csv_text(rows, columns or ["solver", "proven", "status"])
+    replace_atomically(out / "front.csv", lambda tmp: Path(tmp).write_text(text, encoding="utf-8", newline=""))
     doc = {"problem": problem.name, **({"spec": spec} if spec else {}),
            "error_bands": [b.as_dict() for b in problem_bands(problem)],
            **({"spec_sha256": spec_sha256} if spec_sha256 else {}),

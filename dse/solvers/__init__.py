@@ -117,7 +117,7 @@ def solve(
                           CLIENT: "a Dask client" if client is not None else None,
                           CHECKPOINT: "a checkpoint" if checkpoint is not None else None})
     reporter = progress if isinstance(progress, Progress) else Progress(entry.name, enabled=progress)
-    entry.preload()
+    entry.preload(problem)
     with solve_context(seed, time_limit, reporter, resume=resume, seeds=seeds, callback=callback,
                        client=client, checkpoint=checkpoint) as ctx:
         front = entry.run(problem, ctx, settings)

@@ -81,7 +81,6 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
 
     Raises ``NotImplementedError`` if the family has no exact formulation.
     """
-    from ortools.sat.python import cp_model
     if len(problem.objectives) == 1:
         return solve_cpsat_single(problem, ctx, options)
     if ctx.client is not None:
@@ -97,6 +96,9 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
         form = problem.cpsat(seeds=seeds, deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, seeds)
+    # imported once there is a model: a model too large to build is refused without OR-Tools
+    from ortools.sat.python import cp_model
+
     own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     f1, f2 = form.objective_vars
@@ -206,7 +208,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     A point whose lexicographic solves were cut short is still kept; it stays unproven until every box
     is closed, when no point can dominate it any more.
     """
-    from ortools.sat.python import cp_model
     progress = ctx.progress
     resume = list(ctx.resume)
     seeds = collect_seeds(problem) if options.hints else []
@@ -217,6 +218,9 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
         form = problem.cpsat(seeds=[*resume, *seeds], deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, [*resume, *seeds])
+    # imported once there is a model: a model too large to build is refused without OR-Tools
+    from ortools.sat.python import cp_model
+
     own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     objs = form.objective_vars
@@ -300,6 +304,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
 CPSAT = register_solver(Solver(
     "cpsat", solve_cpsat, options=CpsatOptions, inputs=frozenset({RESUME, CLIENT, CHECKPOINT}),
     supports=lambda problem: problem.exact_unsupported(), exact=True, in_all=True,
-    imports=("ortools.sat.python.cp_model",),
+    imports=("ortools.sat.python.cp_model",), needs_imports=lambda problem: problem.exact_model_too_large() is None,
     description="OR-Tools CP-SAT: the exact front by epsilon-constraint enumeration, each point proven or not",
 ))

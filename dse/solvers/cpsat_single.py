@@ -44,8 +44,6 @@ def solve_cpsat_single(problem: MappingProblem, ctx: SolveContext, options: Cpsa
     the horizon, and a run cut short returns it when CP-SAT found nothing better (never worse than its
     seeds). ``options.deterministic`` plays no part (one solve).
     """
-    from ortools.sat.python import cp_model
-
     seeds = [*ctx.resume, *(collect_seeds(problem) if options.hints else [])]
     stop = ctx.stop_status()
     if stop is not None:
@@ -56,6 +54,9 @@ def solve_cpsat_single(problem: MappingProblem, ctx: SolveContext, options: Cpsa
     except ModelBuildTimeout as exc:
         best = _better(problem, None, seeds)
         return build_timed_out(problem, exc, ctx, [] if best is None else [best])
+    # imported once there is a model: a model too large to build is refused without OR-Tools
+    from ortools.sat.python import cp_model
+
     objective = form.objective_vars[0]
     form.model.minimize(objective)
     solver = cp_model.CpSolver()

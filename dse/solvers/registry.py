@@ -102,6 +102,9 @@ class Solver(Generic[OptionsT]):
     description: str = ""
     #: Third-party modules ``run`` imports on first use, imported by :meth:`preload` before its clock starts.
     imports: tuple[str, ...] = ()
+    #: Whether ``run`` will use :attr:`imports` on a problem (False: :meth:`preload` leaves them unimported,
+    #: e.g. CP-SAT on a problem whose model is too large to build returns its seeds without OR-Tools).
+    needs_imports: Callable[[MappingProblem], bool] = lambda problem: True
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.inputs) - set(INPUTS))
@@ -109,9 +112,11 @@ class Solver(Generic[OptionsT]):
             raise ValueError(f"solver {self.name!r} reads {unknown}: a solver's inputs are among {', '.join(INPUTS)}")
 
 
-    def preload(self) -> None:
+    def preload(self, problem: MappingProblem | None = None) -> None:
         """Import :attr:`imports` (heavy modules kept out of ``import dse``), so that importing them costs
-        no part of a time limit."""
+        no part of a time limit; none when ``run`` will not use them on ``problem`` (:attr:`needs_imports`)."""
+        if problem is not None and not self.needs_imports(problem):
+            return
         for module in self.imports:
             importlib.import_module(module)
 

@@ -359,7 +359,11 @@ def write_trace(doc: Mapping[str, Any], path: str | Path) -> Path:
     through :func:`dse.util.files.write_text` (a device node, a FIFO, a read-only file refused; written whole
     or not at all); returns the path."""
     target = Path(path)
-    write_text(target, json.dumps(_strict_json(doc), separators=(",", ":"), allow_nan=False))
+    try:  # json's C encoder on the document as it is: the same text when it holds only finite plain numbers
+        text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):  # a NaN or an infinity, a numpy float that is no float, another Mapping
+        text = json.dumps(_strict_json(doc), separators=(",", ":"), allow_nan=False)
+    write_text(target, text)
     return target
 
 

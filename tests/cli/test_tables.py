@@ -23,10 +23,11 @@ FRONT = pd.DataFrame({"proven": [True, False], "throughput_items_per_s": [14794.
                       "latency_ms": [0.29281, 0.1282], "mapping": [MAPPING, "gpu: all"]})
 
 
-def test_the_mapping_wraps_beside_the_figures() -> None:
+@pytest.mark.parametrize("table", [FRONT, FRONT.to_dict("list")], ids=["frame", "mapping"])
+def test_the_mapping_wraps_beside_the_figures(table) -> None:
     # the figures take 6 + 2 + 22 + 2 + 10 = 42 columns; the mapping gets 80 - 42 - 2 = 36, broken after
-    # spaces and commas
-    assert fit_table(FRONT, 80, wrap="mapping").splitlines() == [
+    # spaces and commas; a mapping of columns (dse solve's report, without pandas) lays out as the frame
+    assert fit_table(table, 80, wrap="mapping").splitlines() == [
         "proven  throughput_items_per_s  latency_ms  mapping",
         "  True                   14794     0.29281  gpu: l0.combine | cpu: l0.aggregate,",
         "                                            log_softmax | fpga: l1.aggregate,",

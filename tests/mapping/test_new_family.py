@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TOY = Path(__file__).with_name("toy_family.py")
 #: The environment's lint-imports (beside its Python), the one ``make test`` runs.
 LINT_IMPORTS = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
-REGISTRY_LINE = '    "dse.mapping.multimodel.problem",\n'
+REGISTRY_LINE = '    "multimodel": "dse.mapping.multimodel.problem",\n'
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def copy(tmp_path_factory) -> Path:
     registry = folder / "dse" / "mapping" / "registry.py"
     text = registry.read_text()
     assert text.count(REGISTRY_LINE) == 1
-    registry.write_text(text.replace(REGISTRY_LINE, REGISTRY_LINE + '    "dse.mapping.toy",\n'))
+    registry.write_text(text.replace(REGISTRY_LINE, REGISTRY_LINE + '    "toy": "dse.mapping.toy",\n'))
     shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
     return folder
 
@@ -52,7 +52,7 @@ def _lint(folder: Path) -> subprocess.CompletedProcess[str]:
 def test_the_copy_differs_by_the_toy_package_and_one_line(copy: Path) -> None:
     original = (ROOT / "dse" / "mapping" / "registry.py").read_text().splitlines()
     changed = (copy / "dse" / "mapping" / "registry.py").read_text().splitlines()
-    assert [line for line in changed if line not in original] == ['    "dse.mapping.toy",']
+    assert [line for line in changed if line not in original] == ['    "toy": "dse.mapping.toy",']
     assert len(changed) == len(original) + 1
     assert (copy / "pyproject.toml").read_text() == (ROOT / "pyproject.toml").read_text()
 

@@ -247,7 +247,7 @@ def test_each_family_is_a_subpackage_of_mapping() -> None:
     for name, entry in families().items():
         module = entry.problem_class.__module__
         assert module.startswith(f"dse.mapping.{name}."), (name, module)
-    assert all(m.count(".") == 3 for m in BUILTIN_FAMILY_MODULES)  # dse.mapping.FAMILY.problem
+    assert all(m == f"dse.mapping.{name}.problem" for name, m in BUILTIN_FAMILY_MODULES.items())
     flat = [p.name for p in (PACKAGE / "mapping").glob("*.py")]
     assert not [n for n in flat if any(n.startswith(f"{family}_") or n == f"{family}.py" for family in families())]
 

@@ -186,13 +186,15 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     """The model; ``include`` names the constraints to model (default: all of the problem's). The best
     feasible of ``seeds`` (by makespan) is the solution hint and, with makespan alone, bounds the horizon.
     Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
-    :class:`ModelTooLarge` past :data:`MAX_PAIR_CONSTRAINTS`."""
+    :class:`ModelTooLarge` past :data:`MAX_PAIR_CONSTRAINTS` (before importing OR-Tools)."""
+    refusal = model_size_refusal(problem)
+    if refusal is not None:
+        raise ModelTooLarge(refusal)
     from ortools.sat.python import cp_model
     t = problem.tables
     names = modelled_constraints(problem, include)
     tf = problem.tensor_per_device and t.n_edges > 0
     send = np.asarray(t.send_time, dtype=np.int64) if tf else np.zeros(t.n_dev, dtype=np.int64)
-    _check_model_size(problem)
     check_build_time(deadline, "before the seeds")
     best = best_feasible_seed(problem, seeds)
     check_build_time(deadline, "the seeds evaluated")
@@ -269,15 +271,17 @@ def _makespan_lower_bound(problem: DagProblem, horizon: int, reach: np.ndarray, 
     return lower, notes
 
 
-def _check_model_size(problem: DagProblem) -> None:
-    """Raise :class:`ModelTooLarge` when the precedences would need more than :data:`MAX_PAIR_CONSTRAINTS`
-    (edge, producer device, consumer device) constraints."""
+def model_size_refusal(problem: DagProblem) -> str | None:
+    """Why the model is not built (:class:`ModelTooLarge`'s reason) when the precedences would need more than
+    :data:`MAX_PAIR_CONSTRAINTS` (edge, producer device, consumer device) constraints, counted from the
+    tables; None otherwise."""
     t = problem.tables
     per_task = t.allowed.sum(axis=1).astype(np.int64)
     pairs = int((per_task[t.edges[:, 0]] * per_task[t.edges[:, 1]]).sum()) if t.n_edges else 0
     if pairs > MAX_PAIR_CONSTRAINTS:
-        raise ModelTooLarge(f"{pairs:,} device-pair precedence constraints exceed {MAX_PAIR_CONSTRAINTS:,}; "
-                            "use nsga2 or memetic at this size")
+        return (f"{pairs:,} device-pair precedence constraints exceed {MAX_PAIR_CONSTRAINTS:,}; "
+                "use nsga2 or memetic at this size")
+    return None
 
 
 def _task_variables(model: cp_model.CpModel, problem: DagProblem, horizon: int, head: np.ndarray,

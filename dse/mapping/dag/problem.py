@@ -417,6 +417,13 @@ class DagProblem(MappingProblem):
         built once per problem)."""
         return dict(self._baseline_genomes)
 
+    def baseline_classes(self) -> dict[str, str]:
+        """Each device alone: its class is the device's kind (of one kind and alike in every figure, they are
+        reported as one)."""
+        t = self.tables
+        kinds = t.device_kinds or t.device_names
+        return {f"only {t.device_names[d]}": f"only a {kinds[d]}" for d in range(t.n_dev) if t.allowed[:, d].all()}
+
     @functools.cached_property
     def _baseline_genomes(self) -> dict[str, np.ndarray]:
         out = {}
@@ -510,6 +517,12 @@ class DagProblem(MappingProblem):
         return DagProblem(self.tables.replaced(allowed=allowed), [o.name for o in self.objectives],
                           deadline=self.deadline, memory=self.memory, insertion=self.insertion,
                           tensor_per_device=self.tensor_per_device, name=self.name)
+
+    def exact_model_too_large(self) -> str | None:
+        """Past :data:`dse.mapping.dag.cpsat.MAX_PAIR_CONSTRAINTS` device-pair precedences: why."""
+        from dse.mapping.dag.cpsat import model_size_refusal
+
+        return model_size_refusal(self)
 
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:

@@ -143,11 +143,14 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
     """Build the model; ``include`` names the constraints to model (default: all of the problem's).
 
     Raises :class:`ModelBuildTimeout` once ``time.monotonic()`` passes ``deadline``, and
-    :class:`ModelTooLarge` (before building anything) past the literal budget (:func:`_check_model_size`)."""
+    :class:`ModelTooLarge` (before building anything, or importing OR-Tools) past the literal budget
+    (:func:`model_size_refusal`)."""
+    refusal = model_size_refusal(problem.tables)
+    if refusal is not None:
+        raise ModelTooLarge(refusal)
     from ortools.sat.python import cp_model
     t = problem.tables
     names = modelled_constraints(problem, include)
-    _check_model_size(t)
     model = cp_model.CpModel()
     x = _assignment_literals(model, t)
     levels = _level_literals(model, problem, x)
@@ -174,18 +177,19 @@ def build_pipeline_model(problem: PipelineProblem, include: Sequence[str] | None
                        quantities)
 
 
-def _check_model_size(t: CostTables) -> None:
-    """Raise :class:`ModelTooLarge` naming the model's size and the budget when its assignment and edge-pair
-    literals (counted from the allowed pairs, nothing built) exceed :data:`MAX_MODEL_LITERALS` or
-    ``$DSE_MAX_CPSAT_LITERALS``."""
+def model_size_refusal(t: CostTables) -> str | None:
+    """Why the model is not built (:class:`ModelTooLarge`'s reason, naming the model's size and the budget)
+    when its assignment and edge-pair literals (counted from the allowed pairs, nothing built) exceed
+    :data:`MAX_MODEL_LITERALS` or ``$DSE_MAX_CPSAT_LITERALS``; None otherwise."""
     per_op = t.allowed.sum(axis=1).astype(np.int64)
     assignment = int(per_op.sum())
     edge_pairs = int((per_op[t.edges[:, 0]] * per_op[t.edges[:, 1]]).sum()) if t.n_edges else 0
     budget = budget_from_env(MODEL_BUDGET_ENV, MAX_MODEL_LITERALS)
     if assignment + edge_pairs > budget:
-        raise ModelTooLarge(f"{assignment + edge_pairs:,} literals ({assignment:,} assignment, {edge_pairs:,} "
-                            f"edge-pair) exceed the budget of {budget:,.0f} ({MODEL_BUDGET_ENV} raises it); "
-                            "use nsga2 or memetic at this size")
+        return (f"{assignment + edge_pairs:,} literals ({assignment:,} assignment, {edge_pairs:,} "
+                f"edge-pair) exceed the budget of {budget:,.0f} ({MODEL_BUDGET_ENV} raises it); "
+                "use nsga2 or memetic at this size")
+    return None
 
 
 def _assignment_literals(model: cp_model.CpModel, t: CostTables) -> dict[tuple[int, int], cp_model.IntVar]:

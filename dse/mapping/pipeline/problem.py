@@ -458,6 +458,14 @@ class PipelineProblem(MappingProblem):
         out["static"] = self.with_levels(self.static_partition())
         return out
 
+    def baseline_classes(self) -> dict[str, str]:
+        """Each device alone: its class is the device's kind (of one kind and alike in every figure, they are
+        reported as one); the static partition: a class of its own."""
+        t = self.tables
+        kinds = t.device_kinds or t.device_names
+        alone = [d for d in range(t.n_dev) if t.allowed[:, d].all()]  # the devices with a baseline
+        return {**{f"only {t.device_names[d]}": f"only a {kinds[d]}" for d in alone}, "static": "static"}
+
     def static_partition(self) -> np.ndarray:
         """Each op class on the device kind that is fastest for it, summed over the workload's ops of that class.
 
@@ -521,6 +529,12 @@ class PipelineProblem(MappingProblem):
         from dse.mapping.pipeline.cpsat import diagnose_pipeline
 
         return diagnose_pipeline(self, time_limit)
+
+    def exact_model_too_large(self) -> str | None:
+        """Past the model's literal budget (:func:`dse.mapping.pipeline.cpsat.model_size_refusal`): why."""
+        from dse.mapping.pipeline.cpsat import model_size_refusal
+
+        return model_size_refusal(self.tables)
 
     def cpsat(self, include: Sequence[str] | None = None, seeds: Sequence[np.ndarray] = (),
               deadline: float | None = None) -> Formulation:

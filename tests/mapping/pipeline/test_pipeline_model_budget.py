@@ -36,10 +36,11 @@ def test_a_model_at_the_budget_is_built(monkeypatch) -> None:
     assert form.notes[0].startswith("6 assignment vars, 12 edge-pair vars")
 
 
-def test_cpsat_past_the_budget_returns_the_seeds_with_the_reason(monkeypatch) -> None:
+def test_cpsat_past_the_budget_returns_the_seeds_with_the_reason(monkeypatch, imports_asked: list[str]) -> None:
     problem = PipelineProblem(hand_tables(), ("throughput", "energy"), memory=False)
     monkeypatch.setenv(pipeline_cpsat.MODEL_BUDGET_ENV, "17")
     monkeypatch.setattr(cp_model, "CpModel", _never_built)  # the builder imports ortools when called
     front = dse.solve(problem, "cpsat", time_limit=30, seed=0)
     assert "exceed the budget of 17" in front.stats.message
+    assert not [name for name in imports_asked if name.startswith("ortools")]  # not even before the clock
     assert front.points and not any(p.proven for p in front.points)
