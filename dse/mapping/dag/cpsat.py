@@ -201,9 +201,12 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     check_build_time(deadline, "the seeds evaluated")
     longest_transfer = t.transfer_over_pairs("transfer_time")[1]
     horizon = _horizon(problem, names, best, send, longest_transfer)
-    head, tail, reach, load_floor = load_task_device_bounds(problem, deadline=_bound_deadline(deadline, 0.5))
+    bounds_end = _bounds_end(deadline)  # a tenth of the time, the first half of it for the raised heads and tails
+    head, tail, reach, load_floor = load_task_device_bounds(
+        problem, deadline=bounds_end if deadline is None else (time.monotonic() + bounds_end) / 2)
     check_build_time(deadline, "the task bounds computed")
-    lower, notes = _makespan_lower_bound(problem, horizon, reach, send, longest_transfer, deadline, load_floor)
+    lower, notes = _makespan_lower_bound(problem, horizon, reach, send, longest_transfer, deadline, bounds_end,
+                                         load_floor)
     horizon = max(horizon, lower)
 
     model = cp_model.CpModel()
@@ -251,22 +254,21 @@ def _horizon(problem: DagProblem, names: set[str], best: np.ndarray | None, send
     return horizon
 
 
-def _bound_deadline(deadline: float | None, share: float = 1.0) -> float:
-    """When the lower bounds must stop: ``share`` of a tenth of the time left before ``deadline``
+def _bounds_end(deadline: float | None) -> float:
+    """When the lower bounds must stop: a tenth of the time left before ``deadline``
     (:data:`DESTRUCTIVE_SHARE`, :data:`DESTRUCTIVE_SECONDS` at most); no limit without a deadline."""
     if deadline is None:
         return math.inf
-    return time.monotonic() + share * max(0.0, min(DESTRUCTIVE_SECONDS, DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
+    return time.monotonic() + max(0.0, min(DESTRUCTIVE_SECONDS, DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
 
 
 def _makespan_lower_bound(problem: DagProblem, horizon: int, reach: np.ndarray, send: np.ndarray,
-                          longest_transfer: np.ndarray, deadline: float | None,
+                          longest_transfer: np.ndarray, deadline: float | None, budget_end: float,
                           load_floor: int = 0) -> tuple[int, list[str]]:
     """The makespan's lower domain and a note when a bound was skipped: the communication bound (with
     the load-raised heads and tails of ``reach``), the work bound and ``load_floor`` (the windowed load
     bound, :mod:`dse.mapping.dag.load_bound`), raised (with a build ``deadline``) by the destructive,
-    chain and load bounds' refutations within a tenth of the time left (:data:`DESTRUCTIVE_SHARE`,
-    :data:`DESTRUCTIVE_SECONDS` at most)."""
+    chain and load bounds' refutations until ``budget_end`` (:func:`_bounds_end`)."""
     lower = int(reach.min(axis=1).max(initial=0))  # the communication bound (dse.mapping.dag.bounds)
     t = problem.tables
     lower = max(lower, work_bound(fastest_times(t.allowed, t.time), t.n_dev), load_floor)
@@ -275,11 +277,11 @@ def _makespan_lower_bound(problem: DagProblem, horizon: int, reach: np.ndarray, 
         if not may_compile():  # the bounds are worth their time only compiled (dse.util.jit)
             notes.append("lower bounds skipped: the kernels are being compiled for this environment")
         else:
-            budget_end = _bound_deadline(deadline)
             lower = destructive_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
             if chain_bound_may_help(problem, longest_transfer, send):
                 lower = chain_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
-            lower = load_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
+            if time.monotonic() < budget_end:
+                lower = load_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
     return lower, notes
 
 

@@ -69,7 +69,7 @@ THRESHOLDS = 48
 MAX_ANCESTOR_TASKS = 4000
 #: Largest number of (task, device) options for which the linear programs are solved; larger problems
 #: use the relative speeds alone.
-MAX_LP_CELLS = 400_000
+MAX_LP_CELLS = 200_000
 
 
 def load_bound(problem: DagProblem, upper: int | None = None, time_limit: float = 30.0, known: int = 0) -> int:
@@ -167,7 +167,8 @@ class _LoadReasoning:
     def _lp(self, tasks: np.ndarray, offset: np.ndarray, allowed: np.ndarray) -> tuple[float, np.ndarray | None]:
         """The windowed load program over ``tasks`` (choices ``allowed``, per-device ``offset``): its least
         ``C`` proven through HiGHS' duals (:func:`dse.util.lp_bounds.lagrangian_bound`; ``-inf`` when the
-        solver gives no optimum) and its load rows' duals normalized to sum 1 (None then)."""
+        solver gives no optimum, also when the deadline passes first) and its load rows' duals
+        normalized to sum 1 (None then)."""
         from scipy import sparse  # type: ignore[import-untyped, unused-ignore]
         from scipy.optimize import linprog  # type: ignore[import-untyped, unused-ignore]
 
@@ -187,8 +188,12 @@ class _LoadReasoning:
         c[k] = 1.0
         lp = LinearProgram(c, A_ub, -offset.astype(np.float64) * scale, A_eq, np.ones(len(tasks)),
                            np.zeros(k + 1), np.append(np.ones(k), 1.0))
+        left = self.deadline - _time.monotonic()
+        if left <= 0:
+            return -math.inf, None
         result = linprog(c, A_ub=A_ub, b_ub=lp.b_ub, A_eq=A_eq, b_eq=lp.b_eq,
-                         bounds=np.column_stack([lp.lower, lp.upper]), method="highs")
+                         bounds=np.column_stack([lp.lower, lp.upper]), method="highs",
+                         options={} if math.isinf(left) else {"time_limit": left})
         if result.status != 0:
             return -math.inf, None
         y = np.maximum(-result.ineqlin.marginals, 0.0)
