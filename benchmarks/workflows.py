@@ -25,10 +25,11 @@ Methods per instance (every search with ``--seed``):
   one named, its time the time of that heuristic alone;
 * ``memetic``: the memetic search (``dse.solvers.memetic``) for ``--time`` seconds, its time the moment
   its final makespan was first reached (read from its progress reports, every local-search step);
-* ``cpsat``: the family's exact model (``DagProblem.cpsat``) hinted with the heuristics' schedules and
-  the memetic search's best, solved by CP-SAT with ``--workers`` for ``--time`` seconds (its makespan
-  floor from the family's bounds is computed within the first tenth), its time the moment its last
-  improving solution was found.
+* ``cpsat``: the family's exact model (``DagProblem.cpsat``) given every heuristic's schedule and the
+  memetic search's best (computed before it, outside its time; the best is its hint and its horizon),
+  solved by CP-SAT with ``--workers`` for ``--time`` seconds (its makespan floor from the family's
+  bounds is computed within the first tenth), its time the moment its last improving solution was
+  found.
 
 Every schedule is decoded by the problem's decoder and checked by the family's independent validator
 (``dse.mapping.dag.validate``); a schedule it rejects stops the run. Proven lower bounds: the critical
@@ -75,7 +76,6 @@ from dse.mapping.dag.validate import validate_schedule
 from dse.model.platform import Device, Link, Platform
 from dse.model.workload import Workload
 from dse.solvers import solve
-from dse.solvers.registry import collect_seeds
 from dse.util.interrupt import active_token, run_cpsat
 from dse.util.progress import Progress
 
@@ -190,9 +190,11 @@ def first_time(times: list[tuple[float, int]], value: int, default: float) -> fl
     return next((t for t, v in times if v <= value), default)
 
 
-def best_heuristic(problem: DagProblem) -> tuple[str, int, float, np.ndarray]:
-    """The best registered heuristic: its name, validated makespan, own time and genome."""
-    best: tuple[str, int, float, np.ndarray] | None = None
+def heuristics(problem: DagProblem) -> tuple[str, int, float, list[np.ndarray]]:
+    """Every registered heuristic: the best one's name, validated makespan and own time, and every
+    heuristic's genome (the best first)."""
+    best: tuple[str, int, float] | None = None
+    genomes: list[np.ndarray] = []
     for name in heuristic_names():
         start = time.perf_counter()
         try:
@@ -200,11 +202,14 @@ def best_heuristic(problem: DagProblem) -> tuple[str, int, float, np.ndarray]:
         except Exception:  # noqa: BLE001 - a heuristic that cannot take this problem is left out
             continue
         spent = time.perf_counter() - start
+        genome = genome_of(problem, result)
         if best is None or result.makespan < best[1]:
-            genome = genome_of(problem, result)
-            best = (name, checked(problem, genome, f"heuristic {name}"), spent, genome)
+            best = (name, checked(problem, genome, f"heuristic {name}"), spent)
+            genomes.insert(0, genome)
+        else:
+            genomes.append(genome)
     assert best is not None
-    return best
+    return (*best, genomes)
 
 
 def memetic(problem: DagProblem, limit: float, seed: int) -> tuple[int, float, np.ndarray]:
@@ -243,7 +248,7 @@ class _LoggedSolver:
 
 def cpsat(problem: DagProblem, limit: float, workers: int, seed: int,
           hints: list[np.ndarray]) -> tuple[int | None, float, float | None, int | None]:
-    """CP-SAT on the family's model hinted with the heuristics and ``hints``: its validated makespan
+    """CP-SAT on the family's model hinted with ``hints`` (the best of them the hint): its validated makespan
     (None when it found nothing), the time its last solution was found, its proven bound and the model's
     makespan floor (the family's bounds it starts from; both None when the model was not built in time)."""
     from ortools.sat.python import cp_model
@@ -251,7 +256,7 @@ def cpsat(problem: DagProblem, limit: float, workers: int, seed: int,
     start = time.perf_counter()
     deadline = time.monotonic() + limit
     try:
-        form = problem.cpsat(seeds=[*hints, *collect_seeds(problem)], deadline=deadline)
+        form = problem.cpsat(seeds=hints, deadline=deadline)
     except ModelBuildTimeout:  # built too slowly to search: nothing found, nothing proven
         return None, time.perf_counter() - start, None, None
     objective = form.objective_vars[0]
@@ -276,10 +281,10 @@ def measure(instance: Instance, limit: float, workers: int, seed: int) -> dict[s
     problem = DagProblem(tables, ("makespan",), memory=False, name=f"{instance.recipe}-{size}")
     row: dict[str, Any] = {"recipe": instance.recipe, "asked": instance.asked, "size": size, "tasks": problem.n_tasks,
                            "edges": tables.n_edges, "nodes": instance.nodes, "ccr": instance.ccr}
-    row["heuristic"], row["heuristic_ms"], row["heuristic_s"], best_genome = best_heuristic(problem)
+    row["heuristic"], row["heuristic_ms"], row["heuristic_s"], genomes = heuristics(problem)
     row["memetic_ms"], row["memetic_s"], memetic_genome = memetic(problem, limit, seed)
     row["cpsat_ms"], row["cpsat_s"], row["cpsat_bound"], row["cpsat_floor"] = cpsat(
-        problem, limit, workers, seed, [memetic_genome, best_genome])
+        problem, limit, workers, seed, [memetic_genome, *genomes])
     found = [v for v in (row["heuristic_ms"], row["memetic_ms"], row["cpsat_ms"]) if v is not None]
     best = min(found)
     row["critical_path"] = problem.critical_path_bound()

@@ -58,7 +58,6 @@ class _File(_Read):
 
 
 class _Task(_Read):
-    name: str = ""
     id: str = Field(min_length=1)
     parents: list[str] = Field(default_factory=list)
     children: list[str] = Field(default_factory=list)
