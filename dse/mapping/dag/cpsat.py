@@ -9,10 +9,10 @@ destructive, chain and load bounds' refutations within a tenth of the time limit
 the earliest start and the shortest tail of those bounds (raised by the load of the task's ancestors
 and descendants) enter linearly in the presence literals (start >= the chosen device's head, makespan
 >= end + its tail), and a device whose head, time and tail exceed the horizon is not offered; a
-horizon from the best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every
-device is identical, and symmetry breaking among identical devices (the task at topological
-position k uses one of the first k + 1 of them). Memory, deadline and colocation come from the
-problem's constraint components.
+horizon from the best heuristic schedule (when makespan is the only objective), a cumulative
+relaxation when every device is identical, and symmetry breaking among identical devices (the task
+at topological position k uses one of the first k + 1 of them). Memory, deadline and colocation come
+from the problem's constraint components.
 
 Under the TF paper's rules (``tensor_per_device``) the model follows the decoder exactly:
 ``r[u, b]`` is true when device ``b`` is remote to producer ``u`` and runs one of its consumers
@@ -201,7 +201,7 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     check_build_time(deadline, "the seeds evaluated")
     longest_transfer = t.transfer_over_pairs("transfer_time")[1]
     horizon = _horizon(problem, names, best, send, longest_transfer)
-    bounds_end = _bounds_end(deadline)  # a tenth of the time, the first half of it for the raised heads and tails
+    bounds_end = _bounds_end(deadline)  # a tenth of the time; its first half for the raised heads and tails
     head, tail, reach, load_floor = load_task_device_bounds(
         problem, deadline=bounds_end if deadline is None else (time.monotonic() + bounds_end) / 2)
     check_build_time(deadline, "the task bounds computed")
@@ -269,7 +269,7 @@ def _makespan_lower_bound(problem: DagProblem, horizon: int, reach: np.ndarray, 
     the load-raised heads and tails of ``reach``), the work bound and ``load_floor`` (the windowed load
     bound, :mod:`dse.mapping.dag.load_bound`), raised (with a build ``deadline``) by the destructive,
     chain and load bounds' refutations until ``budget_end`` (:func:`_bounds_end`)."""
-    lower = int(reach.min(axis=1).max(initial=0))  # the communication bound (dse.mapping.dag.bounds)
+    lower = int(reach.min(axis=1).max(initial=0))  # the communication bound, its heads and tails raised by load
     t = problem.tables
     lower = max(lower, work_bound(fastest_times(t.allowed, t.time), t.n_dev), load_floor)
     notes: list[str] = []

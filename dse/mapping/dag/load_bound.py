@@ -18,11 +18,12 @@ critical path; what limits them is load, and which devices can take it. The reas
   optimal duals (scipy's HiGHS) and the devices' relative speeds; any weights give a sound bound,
   evaluated in float64 and lowered by a relative margin before rounding up.
 * **counting.** Device ``d`` holds at most ``floor((C - a_d(S) - b_d(S)) / tau_d(S))`` tasks of ``S``
-  (``tau_d``: the least time on ``d`` over ``S``); when these counts sum to less than ``|S|``, no
-  schedule ends by ``C`` (identical tasks that do not divide evenly over the devices).
+  (``tau_d``: the least time on ``d`` over ``S``), so ``C`` is at least the least value at which these
+  counts sum to ``|S|`` (:func:`least_slot`): identical tasks that do not divide evenly over the
+  devices.
 * **heads and tails from load.** A task ``v`` starts after all its ancestors finish, so the windowed
-  load of sets of its ancestors (from their heads to ``v``'s start) bounds its start; likewise the
-  load of its descendants bounds its tail. Heads also grow along edges (a producer's head plus its
+  load of sets of its ancestors (from their heads to ``v``'s start) and the slots of all of them bound
+  its start; likewise the load and slots of its descendants bound its tail. Heads also grow along edges (a producer's head plus its
   least time; transfers left out) and tails likewise. Tasks are visited in topological order (reverse
   for tails), so each head includes the load of the ancestors before it: a workflow's phases (split,
   join, split, join) add up instead of overlapping.
@@ -38,8 +39,10 @@ finish its tail within ``C`` is struck from its choices; the heads and tails are
 narrowed choices (:func:`~dse.mapping.dag.bounds.earliest_finish` and
 :func:`~dse.mapping.dag.bounds.time_to_end`, transfers and sends counted) and raised by load; a ``C``
 is refuted when a task is left with no device, a window's load or count does not fit, or the linear
-program over the narrowed choices needs more than ``C``. The least unrefuted ``C`` (bisection) is the
-bound. Transfers (beyond the heads and tails), sends after the first, memory and colocation are left
+program over the narrowed choices needs more than ``C``. That is tried over every choice, then case
+by case with the task whose edges take the most transfer time (where it runs sets the heads of most
+others) on each of its devices: ``C`` is refuted when every case is. The least unrefuted ``C``
+(bisection) is the bound. Transfers (beyond the heads and tails), sends after the first, memory and colocation are left
 out, so every refutation is sound. The graph is read from the problem's edge list.
 """
 
