@@ -1,4 +1,4 @@
-"""Importers and exporters: STG, TF-paper CSV, DOT, JSON and the dispatchers.
+"""Importers and exporters: STG, TF-paper CSV, DOT, JSON, WfFormat and the dispatchers.
 
 Every fixture is a small hand-written file created in ``tmp_path``.
 """
@@ -20,6 +20,7 @@ from dse.inputs.importers import (
     read_stg,
     read_tf_devices,
     read_tf_graph,
+    read_wfformat,
     read_workload,
     read_workload_json,
     write_dot,
@@ -404,6 +405,87 @@ def test_json_errors(tmp_path):
     with pytest.raises(SpecError, match="unknown op name") as err:
         read_workload_json(bad)
     assert (err.value.field, err.value.value) == ("edges[0].dst", "z")
+
+
+# --------------------------------------------------------------------------- WfFormat (WfCommons)
+
+#: Five tasks: ``split`` writes a.dat and b.dat; ``left`` reads a.dat (and raw.dat, which no task writes);
+#: ``right`` reads b.dat and a.dat; ``merge`` reads l.dat and r.dat, and names ``left`` as a parent twice
+#: while ``right`` names ``merge`` only among its children; ``audit`` follows ``split`` but reads none of
+#: its files; ``merge``'s runtime comes before the others in ``execution``. Unknown keys (``machines``,
+#: ``coreCount``, ``metrics``) are ignored.
+WFFORMAT = """
+    {"name": "fork-join", "schemaVersion": "1.5", "description": "hand-written",
+     "workflow": {
+      "specification": {
+       "tasks": [
+        {"name": "split", "id": "split", "parents": [], "children": ["left", "right"],
+         "inputFiles": ["raw.dat"], "outputFiles": ["a.dat", "b.dat"]},
+        {"name": "work", "id": "left", "parents": ["split"], "children": ["merge"],
+         "inputFiles": ["a.dat", "raw.dat"], "outputFiles": ["l.dat"]},
+        {"name": "work", "id": "right", "parents": ["split"], "children": ["merge"],
+         "inputFiles": ["b.dat", "a.dat"], "outputFiles": ["r.dat"]},
+        {"name": "merge", "id": "merge", "parents": ["left", "left"], "children": [],
+         "inputFiles": ["l.dat", "r.dat"], "outputFiles": []},
+        {"name": "audit", "id": "audit", "parents": ["split"], "children": []}
+       ],
+       "files": [{"id": "raw.dat", "sizeInBytes": 1000}, {"id": "a.dat", "sizeInBytes": 40},
+                 {"id": "b.dat", "sizeInBytes": 60}, {"id": "l.dat", "sizeInBytes": 3},
+                 {"id": "r.dat", "sizeInBytes": 5}],
+       "metrics": {"numTasks": 5}
+      },
+      "execution": {"makespanInSeconds": 0, "executedAt": "2024-01-01T00:00:00Z",
+       "machines": [{"nodeName": "n1"}],
+       "tasks": [{"id": "merge", "runtimeInSeconds": 12}, {"id": "split", "runtimeInSeconds": 10.5, "coreCount": 4},
+                 {"id": "left", "runtimeInSeconds": 20}, {"id": "right", "runtimeInSeconds": 15},
+                 {"id": "audit", "runtimeInSeconds": 0}]}
+     }}
+"""
+
+
+def test_wfformat_tasks_runtimes_and_file_bytes_by_hand(tmp_path):
+    path = _write(tmp_path, "fork.json", WFFORMAT)
+    w = read_wfformat(path)
+    assert (w.name, w.description) == ("fork-join", "hand-written")
+    assert [(op.name, op.work) for op in w.ops] == [("split", 10.5), ("left", 20.0), ("right", 15.0),
+                                                    ("merge", 12.0), ("audit", 0.0)]
+    # by hand: split -> left carries a.dat (40; raw.dat comes from outside); split -> right a.dat + b.dat
+    # (40 + 60); left -> merge l.dat (3, named twice, one edge); right -> merge r.dat (5, from right's
+    # children alone); split -> audit shares no file (0)
+    assert dict(zip(w.edges, w.edge_bytes, strict=True)) == {(0, 1): 40.0, (0, 2): 100.0, (1, 3): 3.0,
+                                                               (2, 3): 5.0, (0, 4): 0.0}
+    assert read_workload("auto", path) == w  # a .json file that is WfFormat, read by its content
+    assert read_workload("wfcommons", path) == w
+    # on two devices of speeds 1 and 2 (the table cost model: runtime / speed, bytes / rate)
+    tables = TableCostModel().tables(w, _two_speeds())
+    assert tables.time[:, 0].tolist() == [11, 20, 15, 12, 0] and tables.time[:, 1].tolist() == [6, 10, 8, 6, 0]
+
+
+def _two_speeds():
+    from dse.model.platform import Device, Link, Platform
+
+    devices = tuple(Device(f"d{j}", "generic", {}, 1.0, 1.0, 0.0, 1.0, speed=float(j + 1)) for j in range(2))
+    return Platform("two", devices, (Link("d0", "d1", 4.0, 0.0),))
+
+
+@pytest.mark.parametrize(("edit", "field", "value", "reason"), [
+    (('"schemaVersion": "1.5"', '"schemaVersion": "1.4"'), "schemaVersion", "1.4", "1.5 and later"),
+    (('{"id": "audit", "runtimeInSeconds": 0}', '{"id": "ghost", "runtimeInSeconds": 0}'),
+     "workflow.execution.tasks[4].id", "ghost", "no task of the specification"),
+    (('{"id": "merge", "runtimeInSeconds": 12}, ', ''), "workflow.specification.tasks[3]", "merge",
+     "no runtimeInSeconds"),
+    (('"parents": ["left", "left"]', '"parents": ["left", "lft"]'), "workflow.specification.tasks[3].parents[1]",
+     "lft", "unknown task id"),
+    (('"inputFiles": ["l.dat", "r.dat"]', '"inputFiles": ["l.dat", "x.dat"]'),
+     "workflow.specification.tasks[3].inputFiles[1]", "x.dat", "not declared"),
+    (('"runtimeInSeconds": 20', '"runtimeInSeconds": -2'), "workflow.execution.tasks[2].runtimeInSeconds", -2,
+     "greater than or equal"),
+])
+def test_wfformat_errors_name_the_field(tmp_path, edit, field, value, reason):
+    path = _write(tmp_path, "bad.json", WFFORMAT.replace(*edit))
+    with pytest.raises(SpecError, match=reason) as err:
+        read_wfformat(path)
+    assert (err.value.source, err.value.field, err.value.value) == (str(path), field, value)
 
 
 # --------------------------------------------------------------------------- dispatch

@@ -73,17 +73,17 @@ def test_a_stop_during_the_model_build_ends_the_build(monkeypatch) -> None:
     first task's variables, with status interrupted and the phase it reached (before, the whole model was
     built and handed to the search)."""
     problem = _problem()
-    real = dag_cpsat.task_device_bounds
+    real = dag_cpsat.load_task_device_bounds
     built: list[int] = []
     real_tasks = dag_cpsat._task_variables
 
-    def stop_then_bounds(p: DagProblem):
+    def stop_then_bounds(p: DagProblem, **options):
         token = active_token()
         assert token is not None
         token.request()
-        return real(p)
+        return real(p, **options)
 
-    monkeypatch.setattr(dag_cpsat, "task_device_bounds", stop_then_bounds)
+    monkeypatch.setattr(dag_cpsat, "load_task_device_bounds", stop_then_bounds)
     monkeypatch.setattr(dag_cpsat, "_task_variables", lambda *a: built.append(1) or real_tasks(*a))
     front = dse.solve(problem, "cpsat", time_limit=60, seed=0, hints=False)
     assert front.status == "interrupted"
@@ -93,14 +93,14 @@ def test_a_stop_during_the_model_build_ends_the_build(monkeypatch) -> None:
 
 def test_the_time_limit_during_the_model_build_ends_it_with_status_time_limit(monkeypatch) -> None:
     problem = _problem()
-    real = dag_cpsat.task_device_bounds
+    real = dag_cpsat.load_task_device_bounds
 
-    def slow_bounds(p: DagProblem):  # the deadline passes while the bounds are computed
+    def slow_bounds(p: DagProblem, **options):  # the deadline passes while the bounds are computed
         later = time.monotonic() + 1e6
         monkeypatch.setattr(time, "monotonic", lambda: later)
-        return real(p)
+        return real(p, **options)
 
-    monkeypatch.setattr(dag_cpsat, "task_device_bounds", slow_bounds)
+    monkeypatch.setattr(dag_cpsat, "load_task_device_bounds", slow_bounds)
     front = dse.solve(problem, "cpsat", time_limit=5, seed=0, hints=False)
     monkeypatch.undo()
     assert front.status == "time_limit"

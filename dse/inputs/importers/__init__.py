@@ -2,10 +2,13 @@
 
 Workload formats: ``stg`` (Standard Task Graph Set), ``tfcsv`` (the
 TensorFlow partitioning paper's CSV graphs), ``dot`` (Graphviz with cost
-attributes), ``json`` (lossless) and ``yaml`` (the engine's own schema).
+attributes), ``json`` (lossless), ``wfformat`` (WfCommons' scientific
+workflows) and ``yaml`` (the engine's own schema).
 Platform formats: ``tfcsv`` (the TF paper's device CSVs) and ``yaml``.
 ``auto`` picks the format from the file suffix (``.stg``, ``.csv``,
-``.dot``/``.gv``, ``.json``, ``.yaml``/``.yml``).
+``.dot``/``.gv``, ``.json``, ``.yaml``/``.yml``); a ``.json`` file is read as
+WfFormat when its object has ``schemaVersion`` and ``workflow``, else as the
+engine's JSON.
 
 Every reader raises :class:`~dse.errors.SpecError` naming the file, and every
 workload returned passes :func:`dse.model.workload.validate_workload`.
@@ -19,8 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from dse.errors import SpecError
+from dse.inputs.importers._common import read_json
 from dse.inputs.importers.dot import read_dot, write_dot
-from dse.inputs.importers.jsonio import read_workload_json, write_workload_json
+from dse.inputs.importers.jsonio import (
+    read_workload_json,
+    workload_from_json_data,
+    write_workload_json,
+)
 from dse.inputs.importers.stg import read_stg, write_stg
 from dse.inputs.importers.tfcsv import (
     read_tf_devices,
@@ -28,6 +36,7 @@ from dse.inputs.importers.tfcsv import (
     write_tf_devices,
     write_tf_graph,
 )
+from dse.inputs.importers.wfformat import is_wfformat, read_wfformat, workload_from_wfformat
 from dse.model.platform import Platform, load_platform
 from dse.model.workload import Workload, load_workload, validate_workload
 from dse.util.suggest import did_you_mean
@@ -40,6 +49,7 @@ __all__ = [
     "read_stg",
     "read_tf_devices",
     "read_tf_graph",
+    "read_wfformat",
     "read_workload",
     "read_workload_json",
     "write_dot",
@@ -50,10 +60,11 @@ __all__ = [
     "write_workload_json",
 ]
 
-WORKLOAD_FORMATS = ("stg", "tfcsv", "dot", "json", "yaml")
+WORKLOAD_FORMATS = ("stg", "tfcsv", "dot", "json", "wfformat", "yaml")
 PLATFORM_FORMATS = ("tfcsv", "yaml")
 
-_ALIASES = {"csv": "tfcsv", "tf": "tfcsv", "tf-csv": "tfcsv", "gv": "dot", "graphviz": "dot", "yml": "yaml"}
+_ALIASES = {"csv": "tfcsv", "tf": "tfcsv", "tf-csv": "tfcsv", "gv": "dot", "graphviz": "dot", "yml": "yaml",
+            "wfcommons": "wfformat"}
 _SUFFIXES = {".stg": "stg", ".csv": "tfcsv", ".dot": "dot", ".gv": "dot", ".json": "json",
              ".yaml": "yaml", ".yml": "yaml"}
 
@@ -62,6 +73,7 @@ _WORKLOAD_READERS: dict[str, Callable[..., Workload]] = {
     "tfcsv": read_tf_graph,
     "dot": read_dot,
     "json": read_workload_json,
+    "wfformat": read_wfformat,
     "yaml": load_workload,
 }
 _WORKLOAD_WRITERS: dict[str, Callable[..., None]] = {
@@ -110,15 +122,24 @@ def _existing_file(path: str | Path) -> Path:
     return path
 
 
+def _read_any_json(path: Path) -> Workload:
+    """A ``.json`` file read with ``auto``: parsed once, then WfFormat when it looks like it, else the
+    engine's JSON."""
+    data = read_json(path)
+    return workload_from_wfformat(data, str(path)) if is_wfformat(data) else workload_from_json_data(data, str(path))
+
+
 def read_workload(format: str, path: str | Path, **options: Any) -> Workload:
-    """Read a workload in ``format`` (``stg|tfcsv|dot|json|yaml|auto``) from ``path``.
+    """Read a workload in ``format`` (``stg|tfcsv|dot|json|wfformat|yaml|auto``) from ``path``.
 
     ``options`` go to the reader (``keep_dummies`` for ``stg``, ``strict`` for ``tfcsv``).
     """
     path = Path(path)
     name = _format(format, path, WORKLOAD_FORMATS, "workload")
     _existing_file(path)
-    workload = _call(_WORKLOAD_READERS[name], path, name, (path,), options)
+    auto_json = name == "json" and str(format).strip().lower() == "auto"
+    reader = _read_any_json if auto_json else _WORKLOAD_READERS[name]
+    workload = _call(reader, path, name, (path,), options)
     return validate_workload(workload, str(path))
 
 

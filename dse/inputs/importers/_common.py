@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
+from typing import Any
 
 from dse.errors import SpecError
 from dse.model.workload import MAX_OPS
@@ -31,6 +33,16 @@ def read_text(path: str | Path) -> str:
         raise SpecError(str(path), "<file>", str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise SpecError(str(path), "<file>", str(path), f"cannot read: {exc.strerror}") from None
+
+
+def read_json(path: str | Path) -> Any:
+    """The parsed JSON of ``path`` (:func:`read_text`); :class:`SpecError` naming the line and column of a
+    syntax error."""
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise SpecError(str(path), f"line {exc.lineno}, column {exc.colno}", None,
+                        f"JSON syntax error: {exc.msg}") from None
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.errors import SpecError
-from dse.inputs.importers._common import read_text, write_text
+from dse.inputs.importers._common import read_json, write_text
 from dse.model.workload import MAX_BYTES, Op, OpSpec, Workload, validate_workload
 from dse.util.validation import spec_error_from_validation
 
@@ -119,10 +119,4 @@ def write_workload_json(workload: Workload, path: str | Path, *, indent: int | N
 
 def read_workload_json(path: str | Path) -> Workload:
     """Read a workload JSON file; raises :class:`SpecError` naming the file, field and value."""
-    source = str(path)
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise SpecError(source, f"line {exc.lineno}, column {exc.colno}", None,
-                        f"JSON syntax error: {exc.msg}") from None
-    return workload_from_json_data(data, source)
+    return workload_from_json_data(read_json(path), str(path))

@@ -3,15 +3,16 @@
 Per task a start time and, per allowed device, a presence literal ``x[i, d]`` with an optional
 interval sharing that start; no overlap per device; precedence ``start[v] >= end[u]`` plus the
 transfer delay of the device pair, enforced by the two presence literals; makespan = max end.
-Redundant reasoning: the makespan starts at the work bound and at :mod:`dse.mapping.dag.bounds`'
-communication bound, raised by its destructive bound within a tenth of the time limit; per task
-and device the earliest start and the shortest tail of those bounds enter linearly in the presence
-literals (start >= the chosen device's head, makespan >= end + its tail), and a device whose head,
-time and tail exceed the horizon is not offered; a horizon from the
-best heuristic schedule (when makespan is the only objective), a cumulative relaxation when every
-device is identical, and symmetry breaking among identical devices (the task at topological
-position k uses one of the first k + 1 of them). Memory, deadline and colocation come from the
-problem's constraint components.
+Redundant reasoning: the makespan starts at the work bound, at :mod:`dse.mapping.dag.bounds`'
+communication bound and at :mod:`dse.mapping.dag.load_bound`'s windowed load bound, raised by the
+destructive, chain and load bounds' refutations within a tenth of the time limit; per task and device
+the earliest start and the shortest tail of those bounds (raised by the load of the task's ancestors
+and descendants) enter linearly in the presence literals (start >= the chosen device's head, makespan
+>= end + its tail), and a device whose head, time and tail exceed the horizon is not offered; a
+horizon from the best heuristic schedule (when makespan is the only objective), a cumulative
+relaxation when every device is identical, and symmetry breaking among identical devices (the task
+at topological position k uses one of the first k + 1 of them). Memory, deadline and colocation come
+from the problem's constraint components.
 
 Under the TF paper's rules (``tensor_per_device``) the model follows the decoder exactly:
 ``r[u, b]`` is true when device ``b`` is remote to producer ``u`` and runs one of its consumers
@@ -29,6 +30,7 @@ makespan, the cuts of identical devices, the energy, the constraint components a
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,8 +56,9 @@ from dse.mapping.cpsat_common import (
     used_literals,
     work_bound,
 )
-from dse.mapping.dag.bounds import destructive_bound, task_device_bounds
+from dse.mapping.dag.bounds import destructive_bound
 from dse.mapping.dag.chain_bound import chain_bound
+from dse.mapping.dag.load_bound import load_bound, load_task_device_bounds
 from dse.util.jit import may_compile
 
 if TYPE_CHECKING:
@@ -200,9 +203,12 @@ def build_dag_model(problem: DagProblem, include: Sequence[str] | None = None,
     check_build_time(deadline, "the seeds evaluated")
     longest_transfer = t.transfer_over_pairs("transfer_time")[1]
     horizon = _horizon(problem, names, best, send, longest_transfer)
-    head, tail, reach = task_device_bounds(problem)
+    bounds_end = _bounds_end(deadline)  # a tenth of the time; its first half for the raised heads and tails
+    head, tail, reach, load_floor = load_task_device_bounds(
+        problem, deadline=bounds_end if deadline is None else (time.monotonic() + bounds_end) / 2)
     check_build_time(deadline, "the task bounds computed")
-    lower, notes = _makespan_lower_bound(problem, horizon, reach, send, longest_transfer, deadline)
+    lower, notes = _makespan_lower_bound(problem, horizon, reach, send, longest_transfer, deadline, bounds_end,
+                                         load_floor)
     horizon = max(horizon, lower)
 
     model = cp_model.CpModel()
@@ -250,24 +256,34 @@ def _horizon(problem: DagProblem, names: set[str], best: np.ndarray | None, send
     return horizon
 
 
+def _bounds_end(deadline: float | None) -> float:
+    """When the lower bounds must stop: a tenth of the time left before ``deadline``
+    (:data:`DESTRUCTIVE_SHARE`, :data:`DESTRUCTIVE_SECONDS` at most); no limit without a deadline."""
+    if deadline is None:
+        return math.inf
+    return time.monotonic() + max(0.0, min(DESTRUCTIVE_SECONDS, DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
+
+
 def _makespan_lower_bound(problem: DagProblem, horizon: int, reach: np.ndarray, send: np.ndarray,
-                          longest_transfer: np.ndarray, deadline: float | None) -> tuple[int, list[str]]:
-    """The makespan's lower domain and a note when a bound was skipped: the communication bound and the
-    work bound, raised (with a build ``deadline``) by the destructive and chain bounds within a tenth of
-    the time left (:data:`DESTRUCTIVE_SHARE`, :data:`DESTRUCTIVE_SECONDS` at most)."""
-    lower = int(reach.min(axis=1).max(initial=0))  # the communication bound (dse.mapping.dag.bounds)
+                          longest_transfer: np.ndarray, deadline: float | None, budget_end: float,
+                          load_floor: int = 0) -> tuple[int, list[str]]:
+    """The makespan's lower domain and a note when a bound was skipped: the communication bound (with
+    the load-raised heads and tails of ``reach``), the work bound and ``load_floor`` (the windowed load
+    bound, :mod:`dse.mapping.dag.load_bound`), raised (with a build ``deadline``) by the destructive,
+    chain and load bounds' refutations until ``budget_end`` (:func:`_bounds_end`)."""
+    lower = int(reach.min(axis=1).max(initial=0))  # the communication bound, its heads and tails raised by load
     t = problem.tables
-    lower = max(lower, work_bound(fastest_times(t.allowed, t.time), t.n_dev))
+    lower = max(lower, work_bound(fastest_times(t.allowed, t.time), t.n_dev), load_floor)
     notes: list[str] = []
     if deadline is not None and lower < horizon:  # a tenth of the time (30 s at most) to refute makespans
         if not may_compile():  # the bounds are worth their time only compiled (dse.util.jit)
             notes.append("lower bounds skipped: the kernels are being compiled for this environment")
         else:
-            budget_end = time.monotonic() + max(0.0, min(DESTRUCTIVE_SECONDS,
-                                                         DESTRUCTIVE_SHARE * (deadline - time.monotonic())))
             lower = destructive_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
             if chain_bound_may_help(problem, longest_transfer, send):
                 lower = chain_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
+            if time.monotonic() < budget_end:
+                lower = load_bound(problem, upper=horizon, time_limit=budget_end - time.monotonic(), known=lower)
     return lower, notes
 
 

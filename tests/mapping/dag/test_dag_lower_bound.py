@@ -1,7 +1,9 @@
 """The communication-aware makespan lower bounds: never above the optimum (brute force over every
 assignment and order, with and without the TF send rule and colocation), never below the
 critical-path bound, and exact on a hand-computed chain; the destructive bound never below the
-communication bound and above it on some of the brute-forced instances."""
+communication bound and above it on some of the brute-forced instances; the load bounds
+(:mod:`dse.mapping.dag.load_bound`) never above the optimum either, exact on a hand-computed
+split-join-split graph where every other bound falls short, and the exact model's floor."""
 
 from __future__ import annotations
 
@@ -13,7 +15,13 @@ import pytest
 from dse.cost import CostTables
 from dse.cost.synthetic import random_tables
 from dse.mapping.dag import DagProblem
-from dse.mapping.dag.bounds import communication_bound, destructive_bound, time_to_end
+from dse.mapping.dag.bounds import (
+    communication_bound,
+    destructive_bound,
+    task_device_bounds,
+    time_to_end,
+)
+from dse.mapping.dag.load_bound import least_slot, load_bound, load_task_device_bounds
 from tests.mapping.dag.test_dag_cpsat import brute_force
 
 
@@ -103,3 +111,51 @@ def test_two_edges_from_one_producer_count_it_once() -> None:
                                  transfer_energy=np.zeros_like(transfer))
     problem = DagProblem(tables, ("makespan",), memory=False)
     assert communication_bound(problem) == 20 == destructive_bound(problem, upper=20)
+
+
+def test_load_bounds_never_above_the_optimum(optima: dict[int, int]) -> None:
+    """A seeded loop over every third brute-forced instance: the heads and tails raised by load are at least
+    the communication bound's, every bound at most the optimum, the refutations at least the static bound."""
+    for seed in list(SEEDS)[::3]:
+        problem = random_problem(seed)
+        best = optima[seed]
+        head, tail, span, static = load_task_device_bounds(problem)
+        old_head, old_tail, _ = task_device_bounds(problem)
+        assert (head >= old_head).all() and (tail >= old_tail).all()
+        assert problem.lower_bound() <= static <= best
+        assert static <= load_bound(problem, upper=best) <= best, seed
+
+
+def split_join_split() -> DagProblem:
+    """Three tasks of 10 (a, b, c), a join j of 1, three tasks of 10 (x, y, z) after it; two identical devices,
+    free transfers."""
+    names = ("a", "b", "c", "j", "x", "y", "z")
+    edges = np.array([[0, 3], [1, 3], [2, 3], [3, 4], [3, 5], [3, 6]], dtype=np.int64)
+    free = np.zeros((len(edges), 2, 2), dtype=np.int64)
+    tables = dataclasses.replace(
+        chain_of_two().tables, op_names=names, time=np.array([[10, 10]] * 3 + [[1, 1]] + [[10, 10]] * 3),
+        energy=np.zeros((7, 2), dtype=np.int64), mem=np.zeros((7, 2), dtype=np.int64), allowed=np.ones((7, 2), dtype=bool),
+        edges=edges, edge_bytes=np.ones(len(edges), dtype=np.int64), transfer_time=free, transfer_energy=free)
+    return DagProblem(tables, ("makespan",), memory=False)
+
+
+def test_load_bound_by_hand() -> None:
+    """By hand: two of a, b, c share a device, so j starts at 20 at best; likewise two of x, y, z run one after
+    the other after j: the optimum is 20 + 1 + 20 = 41. The critical path says 21, the assignment
+    relaxation (61 / 2) 31; counting the slots of the three tasks before j (and after it) finds the 41,
+    and the exact model starts its makespan there."""
+    problem = split_join_split()
+    assert problem.critical_path_bound() == 21 == destructive_bound(problem, upper=41)
+    assert problem.objective_lower_bounds() == (31.0,)
+    head, tail, _, static = load_task_device_bounds(problem)
+    assert head[3].tolist() == [20, 20] and tail[3].tolist() == [20, 20] and static == 41
+    assert load_bound(problem) == 41
+    assert "lower bound 41" in problem.cpsat().notes[0]
+
+
+def test_least_slot_by_hand() -> None:
+    """Slots of 10 on two devices from 0: the third task ends at 20; slots 10, 20 on one device and 8, 11,
+    14 on the other (from 5, every 3): the fourth ends at 14; a device of zero-time tasks holds them all."""
+    offset = np.array([[0, 0], [0, 5], [0, 3]])
+    least = np.array([[10, 10], [10, 3], [0, 7]])
+    assert least_slot(offset, least, np.array([3, 4, 5])).tolist() == [20, 14, 0]
