@@ -30,6 +30,7 @@ from dse.inputs.importers import (
     write_workload,
     write_workload_json,
 )
+from dse.model.platform import Device, Link, Platform
 from dse.model.workload import Op, Workload, chain, validate_workload
 
 
@@ -461,9 +462,7 @@ def test_wfformat_tasks_runtimes_and_file_bytes_by_hand(tmp_path):
     assert tables.time[:, 0].tolist() == [11, 20, 15, 12, 0] and tables.time[:, 1].tolist() == [6, 10, 8, 6, 0]
 
 
-def _two_speeds():
-    from dse.model.platform import Device, Link, Platform
-
+def _two_speeds() -> Platform:
     devices = tuple(Device(f"d{j}", "generic", {}, 1.0, 1.0, 0.0, 1.0, speed=float(j + 1)) for j in range(2))
     return Platform("two", devices, (Link("d0", "d1", 4.0, 0.0),))
 
