@@ -275,6 +275,18 @@ class MappingProblem(ABC):
     constraints: tuple[Constraint, ...]
     #: genomes per evaluation chunk (None: about 64k elements per (ops x genomes) array, 128 to 1024 genomes)
     chunk_size: int | None = None
+    #: Attributes a pickled copy leaves behind: memos of evaluations, which can be large and refill on use.
+    memos: ClassVar[tuple[str, ...]] = ()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling keeps (a Dask worker's copy of the problem): the attributes, copied at once, less
+        :attr:`memos`. The copy is taken in one step because a thread evaluating the problem meanwhile (a
+        worker's task, while the worker sends the problem to a peer) adds cached attributes and memo
+        entries, and a pickler walking the live attributes would fail on a dictionary that changed size."""
+        state = self.__dict__.copy()
+        for name in self.memos:
+            state.pop(name, None)
+        return state
 
     @property
     @abstractmethod

@@ -13,7 +13,7 @@ scattered to every worker once). Results are applied in whatever order they come
 * a running task whose box no longer meets the open region (every open box, cut to it, is empty by its
   lower corner) is cancelled: the points found dominate or close all of it; since Dask cannot cancel a
   task already running, the driver also sets the task's own stop event, which its search polls every
-  :data:`STOP_POLL_S` seconds (it then stops CP-SAT within milliseconds);
+  :data:`~dse.solvers.dask_tasks.STOP_POLL_S` seconds (it then stops CP-SAT within milliseconds);
 * a task that ran out of budget without a point is resubmitted with twice the budget.
 
 With a ``ctx.checkpoint`` the driver writes its state (the points, the open boxes and their lower corners:
@@ -38,7 +38,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -65,42 +65,10 @@ from dse.solvers.cpsat_boxes import (
     split_with_lowers,
 )
 from dse.solvers.cpsat_single import CpsatOptions
+from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, worker_name
 from dse.solvers.registry import best_seed, collect_seeds
-from dse.util.interrupt import StopToken
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
-
-#: Seconds between two looks at the stop token while waiting for results.
-POLL_S = 0.2
-#: Seconds between two looks of a running task at the run's stop event.
-STOP_POLL_S = 0.25
-#: After a stop, the seconds the driver waits for the running tasks (told to stop) to bring their points.
-STOP_GRACE_S = 10.0
-
-
-class _EventToken(StopToken):
-    """A worker's stop token that also asks, at most every :data:`STOP_POLL_S` seconds, whether the
-    driver set one of the Dask events ``names``: the run's (a stop or the deadline) or the task's own (its
-    region became dominated)."""
-
-    def __init__(self, *names: str) -> None:
-        from distributed import Event
-
-        super().__init__()
-        self._events = [Event(name) for name in names]
-        self._next = 0.0
-
-    @property
-    def stopped(self) -> bool:
-        if self.signum is None and time.monotonic() >= self._next:
-            self._next = time.monotonic() + STOP_POLL_S
-            if any(event.is_set() for event in self._events):
-                self.request()
-        return self.signum is not None
-
 
 @dataclass(frozen=True)
 class RegionResult:
@@ -157,15 +125,6 @@ def _runner(problem: MappingProblem, key: str, settings: _Settings, budget: floa
     return held[1]
 
 
-def _worker_name() -> str:
-    from distributed import get_worker
-
-    try:
-        return str(get_worker().name)
-    except ValueError:  # not on a worker (the synchronous scheduler)
-        return "local"
-
-
 def domains_task(problem: MappingProblem, key: str, settings: _Settings,
                  budget: float) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """The objectives' domains (lower and upper ends) in the worker's model, which it builds now; None when
@@ -189,14 +148,14 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
     try:
         runner = _runner(problem, key, settings, budget)
     except ModelBuildTimeout:
-        return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, _worker_name())
+        return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, worker_name())
     calls = runner.calls
-    runner.token = _EventToken(f"dse-stop-{key}", *([task_event] if task_event else []))
+    runner.token = EventToken(f"dse-stop-{key}", *([task_event] if task_event else []))
     solves = search_box(runner, box, lambda: max(0.0, end - time.monotonic()), hint, first)
     head, best = solves[0], solves[-1]
     bound = None if head.status == cp_model.INFEASIBLE else runner.proven_bound(
         runner.form.objective_vars[first], head)
-    return RegionResult(int(head.status), best.genome, best.values, bound, runner.calls - calls, _worker_name())
+    return RegionResult(int(head.status), best.genome, best.values, bound, runner.calls - calls, worker_name())
 
 
 @dataclass

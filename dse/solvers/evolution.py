@@ -12,6 +12,7 @@ a time limit caps the run and may cut it at a different generation.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import Field
@@ -22,8 +23,11 @@ from dse.solvers.common import result
 from dse.solvers.context import SolveContext
 from dse.solvers.registry import SolverOptions, collect_seeds
 
+if TYPE_CHECKING:
+    from dse.solvers.pymoo_adapter import PymooAdapter
 
-def _hypervolume(problem: MappingProblem, F: np.ndarray) -> float:
+
+def hypervolume(F: np.ndarray) -> float:
     """Hypervolume of internal objective values, normalized to the front's own range (a progress signal)."""
     from pymoo.indicators.hv import HV
 
@@ -52,6 +56,62 @@ def initial_population(problem: MappingProblem, pop_size: int, seeds: list[np.nd
     return problem.repair(np.vstack([seeds_arr, rand]))
 
 
+def nsga2_algorithm(problem: MappingProblem, options: Nsga2Options, sampling: Any, generations: int,
+                    seed: int) -> tuple[Any, PymooAdapter]:
+    """pymoo's NSGA-II with this module's operators on ``problem``, set up to run ``generations`` steps
+    (the first evaluates ``sampling``: genomes as floats, or a pymoo ``Population`` whose evaluated members
+    are not evaluated again) from ``seed``; returns it and the adapter that counts its evaluations."""
+    # pymoo loads here, on first use, not in every command that lists the solvers
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.operators.crossover.ux import UX
+
+    from dse.solvers.pymoo_adapter import FamilyRepair, PymooAdapter, RandomResetMutation
+
+    adapter = PymooAdapter(problem)
+    algorithm = NSGA2(
+        pop_size=options.pop_size,
+        sampling=sampling,
+        crossover=UX(),
+        mutation=RandomResetMutation(options.mutation_rate),
+        repair=FamilyRepair(),
+        eliminate_duplicates=True,
+    )
+    algorithm.setup(adapter, termination=("n_gen", generations), seed=seed, verbose=False)
+    return algorithm, adapter
+
+
+def feasible_members(problem: MappingProblem, adapter: PymooAdapter, pop: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The genomes (repaired integers) and internal objective values of the feasible members of the pymoo
+    population ``pop``."""
+    X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
+    F = pop.get("F").astype(np.int64)
+    G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
+    ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
+    return X[ok], F[ok]
+
+
+def merge_archive(arch_X: np.ndarray, arch_F: np.ndarray, X: np.ndarray,
+                  F: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The archive ``arch_X``/``arch_F`` (nondominated) with the feasible ``X``/``F`` added: its nondominated
+    rows, the archive's first on equal values, and whether its values changed."""
+    cand_X, cand_F = np.vstack([arch_X, X]), np.vstack([arch_F, F])
+    keep = nondominated(cand_F)
+    changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
+    return cand_X[keep], cand_F[keep], changed
+
+
+def starting_archive(problem: MappingProblem, genomes: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The archive of ``genomes`` (repaired): the feasible nondominated ones and their internal values."""
+    arch_X = np.zeros((0, problem.n_genes), dtype=np.int64)
+    arch_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
+    if len(genomes):
+        R = problem.repair(np.array(genomes, dtype=np.int64).reshape(-1, problem.n_genes))
+        ev = problem.evaluate(R)
+        keep = nondominated(ev.F[ev.feasible])
+        arch_X, arch_F = R[ev.feasible][keep], ev.F[ev.feasible][keep].astype(np.int64)
+    return arch_X, arch_F
+
+
 def solve_nsga2(problem: MappingProblem, ctx: SolveContext, options: Nsga2Options) -> ParetoSet:
     """Run NSGA-II; returns the archive's front as a :class:`ParetoSet` (nothing proven).
 
@@ -63,53 +123,23 @@ def solve_nsga2(problem: MappingProblem, ctx: SolveContext, options: Nsga2Option
     ``options.patience``: stop once the archive front has not changed for that many generations
     (None: run to the generation budget, the time limit or a stop).
     """
-    # pymoo loads here, on first use, not in every command that lists the solvers
-    from pymoo.algorithms.moo.nsga2 import NSGA2
-    from pymoo.operators.crossover.ux import UX
-
-    from dse.solvers.pymoo_adapter import FamilyRepair, PymooAdapter, RandomResetMutation
-
     progress = ctx.progress
     rng = np.random.default_rng(ctx.seed)
     all_seeds = list(ctx.seeds) + (collect_seeds(problem) if options.use_heuristic_seeds else [])
     X0 = initial_population(problem, options.pop_size, all_seeds, rng, ctx.resume)
-    adapter = PymooAdapter(problem)
-    algorithm = NSGA2(
-        pop_size=options.pop_size,
-        sampling=X0.astype(float),
-        crossover=UX(),
-        mutation=RandomResetMutation(options.mutation_rate),
-        repair=FamilyRepair(),
-        eliminate_duplicates=True,
-    )
-    algorithm.setup(adapter, termination=("n_gen", options.generations), seed=ctx.seed, verbose=False)
+    algorithm, adapter = nsga2_algorithm(problem, options, X0.astype(float), options.generations, ctx.seed)
     status, gen, stalled = ctx.stop_status() or FEASIBLE, 0, 0
     # the archive starts from the previous front; stopped before the first generation, from every genome
     # it was handed (the seeds too: a run stopped at once still returns the heuristics' mappings)
-    start = list(ctx.resume) if status == FEASIBLE else [*ctx.resume, *all_seeds]
-    arch_X = np.zeros((0, problem.n_genes), dtype=np.int64)
-    arch_F = np.zeros((0, len(problem.objectives)), dtype=np.int64)
-    if len(start):
-        R = problem.repair(np.array(start, dtype=np.int64).reshape(-1, problem.n_genes))
-        ev = problem.evaluate(R)
-        keep = nondominated(ev.F[ev.feasible])
-        arch_X, arch_F = R[ev.feasible][keep], ev.F[ev.feasible][keep].astype(np.int64)
+    arch_X, arch_F = starting_archive(problem, list(ctx.resume) if status == FEASIBLE else [*ctx.resume, *all_seeds])
     try:
         while status == FEASIBLE and algorithm.has_next():
             algorithm.next()
             gen += 1
-            pop = algorithm.pop
-            X = problem.repair(np.rint(pop.get("X")).astype(np.int64))
-            F = pop.get("F").astype(np.int64)
-            G = pop.get("G") if adapter.n_ieq_constr else np.zeros((len(X), 0))
-            ok = (G <= 0).all(axis=1) if G.size else np.ones(len(X), dtype=bool)
-            cand_X, cand_F = np.vstack([arch_X, X[ok]]), np.vstack([arch_F, F[ok]])
-            keep = nondominated(cand_F)
-            changed = len(keep) != len(arch_F) or not np.array_equal(cand_F[keep], arch_F)
-            arch_X, arch_F = cand_X[keep], cand_F[keep]
+            arch_X, arch_F, changed = merge_archive(arch_X, arch_F, *feasible_members(problem, adapter, algorithm.pop))
             stalled = 0 if changed else stalled + 1
             if progress.due():
-                hv = _hypervolume(problem, arch_F) if len(arch_F) else 0.0
+                hv = hypervolume(arch_F) if len(arch_F) else 0.0
                 progress.update(f"generation {gen}, {adapter.evaluations:,} evaluations, "
                                 f"{len(arch_X)} front points, hypervolume {hv:.4g}")
             if ctx.callback is not None and ctx.callback(gen, ctx.elapsed(), arch_X, arch_F):

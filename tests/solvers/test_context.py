@@ -232,8 +232,8 @@ def test_dse_solve_refuses_what_a_solver_does_not_read() -> None:
         dse.solve(problem, "exhaustive", time_limit=5, resume=genomes)
     with pytest.raises(SpecError, match=r"field 'callback' = .*cpsat does not read callback \(it reads checkpoint, client, resume\)"):
         dse.solve(problem, "cpsat", time_limit=5, callback=lambda *a: None)
-    with pytest.raises(SpecError, match=r"field 'client' = 'a Dask client': nsga2 does not read client"):
-        dse.solve(problem, "nsga2", time_limit=5, client=object())
+    with pytest.raises(SpecError, match=r"field 'client' = 'a Dask client': exhaustive does not read client"):
+        dse.solve(problem, "exhaustive", time_limit=5, client=object())
     with pytest.raises(SpecError, match=r"field 'checkpoint' = 'a checkpoint': nsga2 does not read checkpoint"):
         dse.solve(problem, "nsga2", time_limit=5, checkpoint=Checkpoint(Path("c.json"), "key"))
     with pytest.raises(TypeError, match=r"dse\.solve: checkpoint must be of type Checkpoint, got str"):

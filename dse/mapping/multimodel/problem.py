@@ -141,6 +141,7 @@ class MultiModelProblem(MappingProblem):
 
     family = "multimodel"
     tables: MultiModelTables
+    memos = ("_cache",)
 
     def __init__(self, tables: MultiModelTables, objectives: Sequence[str] = ("uxcost", "energy"),
                  options: MultiModelOptions | None = None, name: str = "multimodel") -> None:

@@ -113,6 +113,34 @@ def test_examples_are_reproducible() -> None:
     assert a.evaluate(x).F.tolist() == b.evaluate(x).F.tolist()
 
 
+class AddsAnAttribute:
+    """Pickled, it adds an attribute to the problem that holds it: what a thread evaluating the problem does
+    (a cached attribute, the memo) while a Dask worker pickles the problem to send it to a peer."""
+
+    def __init__(self, problem: object) -> None:
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        self.problem.__dict__["late"] = 1
+        return (int, ())
+
+
+def test_a_problem_pickles_while_its_attributes_change() -> None:
+    """A problem changed while it is pickled (as Dask pickles it: cloudpickle, for the objectives' lambdas)
+    pickles: before, the pickler walked the live attributes and failed, "dictionary changed size during
+    iteration" (19 of 30 tries with a thread evaluating the problem meanwhile; here the change comes from
+    inside the pickling, every time). The copy leaves the simulation memo behind and evaluates the same."""
+    from distributed.protocol.pickle import dumps, loads
+
+    problem = example_problem(2)
+    x = np.zeros((1, problem.n_genes), dtype=np.int64)
+    F = problem.evaluate(x).F
+    problem.meddler = AddsAnAttribute(problem)  # type: ignore[attr-defined]
+    copy = loads(dumps(problem))
+    assert problem._cache and "_cache" not in vars(copy)
+    np.testing.assert_array_equal(copy.evaluate(x).F, F)
+
+
 @pytest.mark.parametrize("change, field, value", [
     ({"platform": {"name": "empty", "accelerators": []}}, "accelerators", []),
     ({"workload": {**SCENARIO, "models": [{**SCENARIO["models"][1], "depends_on": "nose"}]}},
