@@ -25,22 +25,6 @@ SHARED_FIXTURE_GROUPS = {
 }
 
 
-#: Files of long single tests (a notebook each) that start early too, beside the shared-fixture groups.
-LONG_FILES = ("tests/project/test_notebooks.py",)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The shared-fixture groups and :data:`LONG_FILES` first, each file's tests in their order: ``--dist
-    loadgroup`` hands scopes out in collection order, so the longest ones (a group runs on one worker, for
-    minutes) start while the other worker takes the many short files, instead of last, when nothing is
-    left to run beside them."""
-    def first(item: pytest.Item) -> bool:
-        path = item.nodeid.split("::", 1)[0]
-        return path in SHARED_FIXTURE_GROUPS or path in LONG_FILES
-
-    items[:] = [item for item in items if first(item)] + [item for item in items if not first(item)]
-
-
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """``--dist loadgroup`` with the groups of :data:`SHARED_FIXTURE_GROUPS`, read from the test's file.
