@@ -8,7 +8,6 @@ archives its tasks returned.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -173,15 +172,3 @@ def test_solve_command_runs_islands(client: Any, tmp_path: Any, capsys: Any, mon
                            "nsga2", "--workers", "2", "--quiet", "--out", str(tmp_path / "o"))
     assert code == 0, err
     assert len(written) == 1 and written[0].stats.message.startswith("2 islands on 2 worker threads")
-
-
-@pytest.mark.slow
-def test_islands_on_worker_processes(tmp_path: Any, capsys: Any) -> None:
-    """``dse solve --solver nsga2 --workers 2`` on real worker processes: the problem pickled to them once
-    (scattered), each island's epochs run there, the front written."""
-    code, _, err = run_cli(capsys, "solve", str(write_yaml(tmp_path / "tiny.yaml", TINY_NSGA2)), "--solver",
-                           "nsga2", "--workers", "2", "--quiet", "--out", str(tmp_path / "o"))
-    assert code == 0, err
-    front = json.loads((tmp_path / "o" / "front.json").read_text())["fronts"][0]
-    assert front["status"] == "feasible" and front["points"]
-    assert front["stats"]["message"].startswith("2 islands on 2 worker threads")
