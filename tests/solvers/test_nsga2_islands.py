@@ -8,6 +8,7 @@ archives its tasks returned.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import dse
+import dse.cli.app
 from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
 from dse.pareto import INTERRUPTED, TIME_LIMIT, ParetoSet, nondominated
@@ -161,10 +163,6 @@ def test_solve_command_runs_islands(client: Any, tmp_path: Any, capsys: Any, mon
     """``dse solve --solver nsga2 --workers 2`` hands the command's cluster to NSGA-II, which runs as islands
     (here on the in-process cluster in place of the worker processes the command would start; the fronts
     are caught on their way to the output files, which other tests draw)."""
-    import contextlib
-
-    import dse.cli.app
-
     written: list[ParetoSet] = []
     monkeypatch.setattr(dse.cli.app, "cluster_client", lambda *args: contextlib.nullcontext(client))
     monkeypatch.setattr(dse.cli.app, "write_fronts", lambda out, problem, fronts, **kw: written.extend(fronts))
