@@ -41,10 +41,13 @@ demo: $(STAMP)
 	@echo "next: . .venv/bin/activate  (then: dse --help; dse solve quickstart --solver nsga2 --out out/nsga2;"
 	@echo "      dse certify out/nsga2; jupyter needs pip install -e '.[notebook]'; more in the README)"
 
-# What both test tiers run first: ruff and mypy, while the dag kernels compile (once per environment, cached
-# on disk) in the background, so that no test process compiles them. The import-linter contracts are checked
+# What both test tiers run first: the package's bytecode (compileall writes it even where PYTHONDONTWRITEBYTECODE
+# is set, so that the processes the tests start - commands, notebook kernels, Dask workers - do not
+# each compile the package again), then ruff and mypy, while the dag kernels compile (once per environment,
+# cached on disk) in the background, so that no test process compiles them. The import-linter contracts are checked
 # once, by the suite (tests/project/test_layers.py runs lint-imports' checker).
 checks: $(TEST_STAMP)
+	@$(BIN)/python -m compileall -q -j 0 dse > /dev/null
 	@$(BIN)/python -m dse.solvers.warmup --quiet & kernels=$$!; \
 	echo "$(BIN)/ruff check dse tests benchmarks && $(BIN)/mypy"; \
 	$(BIN)/ruff check dse tests benchmarks && $(BIN)/mypy; status=$$?; \

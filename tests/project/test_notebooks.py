@@ -3,19 +3,25 @@ start it (working folder: notebooks/), and leaves nothing behind in the checkout
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
+SKIPPED_FOLDERS = {".venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis",
+                   ".ipynb_checkpoints", "benchmarks"}
+
 
 def _files(root: Path) -> set[Path]:
-    """Every file under ``root`` outside the folders tools write to (environment, caches, git)."""
-    skip = {".venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".hypothesis",
-            ".ipynb_checkpoints", "benchmarks"}
-    return {p for p in root.rglob("*") if p.is_file() and not skip & set(p.relative_to(root).parts)
-            and "numba" not in p.name and not p.name.startswith("dse-kernels")}
+    """Every file under ``root`` outside the folders tools write to (environment, caches, git); those folders
+    are not walked (the environment alone holds tens of thousands of files)."""
+    found: set[Path] = set()
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [d for d in subfolders if d not in SKIPPED_FOLDERS]
+        found |= {Path(folder, n) for n in names if "numba" not in n and not n.startswith("dse-kernels")}
+    return found
 
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))

@@ -64,11 +64,11 @@ def test_cpsat_on_a_cold_cache_keeps_its_time_limit_and_beats_heft(tmp_path: Pat
                     "objectives: [makespan]\nsolver: {name: cpsat, time_limit_s: 10, seed: 0}\n")
     problem = DagProblem(TableCostModel().tables(workload, identical_platform(2)), ("makespan",), memory=False)
     heft = run_heuristic(problem, "heft").makespan
-    doc, cache = _cold_solve(tmp_path, spec, "--time-limit", "5")
+    doc, cache = _cold_solve(tmp_path, spec, "--time-limit", "2")
     front = doc["fronts"][0]
     assert front["points"], front["stats"]["message"]
     assert front["points"][0]["internal"][0] <= heft
-    assert front["stats"]["wall_s"] <= 5 + 2
+    assert front["stats"]["wall_s"] <= 2 + 2
     assert _compiled_files(cache) == []
 
 

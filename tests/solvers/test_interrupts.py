@@ -43,7 +43,7 @@ def _wait_for_solving(proc: subprocess.Popen) -> None:
     assert proc.stderr is not None
     line = proc.stderr.readline()
     assert "solving" in line, line
-    time.sleep(2.5)
+    time.sleep(1.0)
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ from dse.store.database import JobResult, Store
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def small_store(path: Path, jobs: int = 12) -> Path:
+def small_store(path: Path, jobs: int = 6) -> Path:
     """A store of ``jobs`` quickstart jobs (power caps x seeds, CP-SAT), run in this process."""
     caps = [150, 200, 250, 300, 350, 400][: max(1, jobs // 2)]
     grid = {"constraints.power_w": caps, "solver.seed": [0, 1], "solver.name": "cpsat", "solver.time_limit_s": 5}
@@ -68,5 +68,5 @@ def simulated(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def store(tmp_path_factory) -> Path:
-    """A batch store of twelve quickstart jobs (:func:`small_store`)."""
+    """A batch store of six quickstart jobs, three power caps x two seeds (:func:`small_store`)."""
     return small_store(tmp_path_factory.mktemp("report") / "sweep.sqlite")

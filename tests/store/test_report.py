@@ -110,12 +110,12 @@ def test_simulate_report(simulated) -> None:
     assert groups == set(pd.read_csv(simulated / "trace.csv")["scheduler"])
 
 
-def test_store_report_of_twelve_jobs(store, tmp_path) -> None:
+def test_store_report_of_six_jobs(store, tmp_path) -> None:
     out = tmp_path / "store.html"
     assert main(["report", str(store), "--out", str(out)]) == 0
     assert_self_contained(out)
     data = page_data(out)
-    assert len(data["jobs"]["rows"]) == 12
+    assert len(data["jobs"]["rows"]) == 6
     assert {"constraints.power_w", "solver.seed"} <= set(data["swept"])
     assert data["swept_kinds"]["constraints.power_w"] == "number"
     assert set(data["points"]) == {row[0] for row in data["jobs"]["rows"]}

@@ -146,6 +146,6 @@ def test_batch_job_timings_trace(store, tmp_path, capsys) -> None:
     out = tmp_path / "jobs.json"
     assert main(["results", str(store), "--trace", "--out", str(out)]) == 0
     doc = check_chrome_trace(out)
-    assert len(_complete(doc)) == 12
+    assert len(_complete(doc)) == 6
     assert {e["args"]["status"] for e in _complete(doc)} == {"done"}
     assert len(jobs_timeline(store, []).spans) == 0
