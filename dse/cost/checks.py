@@ -195,6 +195,46 @@ def ns_routes(platform: Platform) -> np.ndarray:
     return routes
 
 
+def _edge_name(workload: Workload, k: int) -> str:
+    s, d = workload.edges[k]
+    return f"{workload.ops[s].name} -> {workload.ops[d].name}"
+
+
+def _checked_edge_sizes(workload: Workload, source: str) -> np.ndarray:
+    """The workload's edge sizes (bytes, float64); :class:`SpecError` naming the first edge past int64."""
+    raw_bytes = np.asarray(workload.edge_bytes, dtype=np.float64)
+    _check_fits(raw_bytes, "edge_bytes", "bytes", source,
+                lambda ix: (_edge_name(workload, ix[0]), f"edge {_edge_name(workload, ix[0])}"))
+    return raw_bytes
+
+
+def _checked_device_figures(platform: Platform, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per device its idle power (mW, rounded up) and memory capacity (bytes), int64; :class:`SpecError`
+    naming the first device whose figure is past int64."""
+    names = platform.device_names
+    raw_idle = np.asarray([d.idle_w * 1e3 for d in platform.devices], dtype=np.float64)
+    raw_capacity = np.asarray([d.mem_gib * 2**30 for d in platform.devices], dtype=np.float64)
+    _check_fits(raw_idle, "idle_power", "mW", source, lambda ix: (names[ix[0]], f"device {names[ix[0]]!r}"))
+    _check_fits(raw_capacity, "mem_capacity", "bytes", source, lambda ix: (names[ix[0]], f"device {names[ix[0]]!r}"))
+    idle = np.asarray([_ceil_int(d.idle_w * 1e3) for d in platform.devices], dtype=np.int64)
+    capacity = np.asarray([int(d.mem_gib * 2**30) for d in platform.devices], dtype=np.int64)
+    return idle, capacity
+
+
+def check_one_device(workload: Workload, platform: Platform, time: np.ndarray, energy: np.ndarray,
+                     mem: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """The idle power (mW, int64, per device) of a one-device platform's tables; raises the
+    :class:`SpecError` :func:`_assemble` raises for those tables (an edge size, the idle power or the
+    memory capacity past int64, a worst-case total past :data:`~dse.cost.tables.MAX_TOTAL`); its
+    transfers, device to itself, cost nothing."""
+    source = _source(workload, platform)
+    _checked_edge_sizes(workload, source)
+    idle, _ = _checked_device_figures(platform, source)
+    free = np.zeros(len(workload.edges), dtype=np.int64)
+    _check_totals(workload, platform, time, energy, mem, allowed, free, free, idle, None, "ns")
+    return idle
+
+
 def _assemble(
     workload: Workload,
     platform: Platform,
@@ -217,14 +257,12 @@ def _assemble(
     source = _source(workload, platform)
     names = platform.device_names
     edges = np.asarray(workload.edges, dtype=np.int64).reshape(-1, 2)
-    raw_bytes = np.asarray(workload.edge_bytes, dtype=np.float64)
+    raw_bytes = _checked_edge_sizes(workload, source)
+    edge_bytes = np.asarray([_ceil_int(b) for b in workload.edge_bytes], dtype=np.int64)
 
     def edge(k: int) -> str:
-        s, d = workload.edges[k]
-        return f"{workload.ops[s].name} -> {workload.ops[d].name}"
+        return _edge_name(workload, k)
 
-    _check_fits(raw_bytes, "edge_bytes", "bytes", source, lambda ix: (edge(ix[0]), f"edge {edge(ix[0])}"))
-    edge_bytes = np.asarray([_ceil_int(b) for b in workload.edge_bytes], dtype=np.int64)
     diag = np.arange(len(platform.devices))
     latency, per_byte, epb = (np.array(routes[..., k], dtype=np.float64) for k in range(3))
     for rate in (latency, per_byte, epb):
@@ -245,12 +283,7 @@ def _assemble(
 
             _check_fits(row[None], what, _unit(what, time_unit), source, where)
         edge_max[what] = ceil_all(np.maximum(raw_max, 0.0)).clip(min=0).astype(np.int64)
-    raw_idle = np.asarray([d.idle_w * 1e3 for d in platform.devices], dtype=np.float64)
-    raw_capacity = np.asarray([d.mem_gib * 2**30 for d in platform.devices], dtype=np.float64)
-    _check_fits(raw_idle, "idle_power", "mW", source, lambda ix: (names[ix[0]], f"device {names[ix[0]]!r}"))
-    _check_fits(raw_capacity, "mem_capacity", "bytes", source, lambda ix: (names[ix[0]], f"device {names[ix[0]]!r}"))
-    idle = np.asarray([_ceil_int(d.idle_w * 1e3) for d in platform.devices], dtype=np.int64)
-    capacity = np.asarray([int(d.mem_gib * 2**30) for d in platform.devices], dtype=np.int64)
+    idle, capacity = _checked_device_figures(platform, source)
     _check_totals(workload, platform, time, energy, mem, allowed, edge_max["transfer_time"],
                   edge_max["transfer_energy"], idle, send_time, time_unit)
     return CostTables(

@@ -18,6 +18,7 @@ from dse.cost.checks import (
     _type_ok,
     _Unfit,
     check_device_costs,
+    check_one_device,
     ns_routes,
 )
 from dse.cost.mechanisms.bandwidth import declared_bandwidth
@@ -82,6 +83,18 @@ SPARSE_DENSITY_EXPONENT = dict(cpu=0.5, gpu=0.5, tensorcore=0.5, fpga=0.1, npu=0
 #: ``max(density ** exponent, min(1, width * bytes_per_element / SPARSE_LINE_BYTES))``.
 SPARSE_LINE_BYTES = dict(cpu=64, gpu=32, tensorcore=32, fpga=64, npu=64, dla=64, generic=64)
 
+
+
+@dataclass(frozen=True)
+class DeviceColumn:
+    """One device's column of a workload's cost tables: per op its ``time`` (ns) and ``energy`` (pJ),
+    int64, and whether the device can run it (``allowed``); the device's ``idle_power_mw`` (int64,
+    rounded up as the tables round it)."""
+
+    time: np.ndarray
+    energy: np.ndarray
+    allowed: np.ndarray
+    idle_power_mw: np.int64
 
 
 @dataclass(frozen=True)
@@ -194,24 +207,8 @@ class RooflineCostModel:
         table entry or a worst-case total does not fit int64 (naming the op and the device).
         """
         check_device_costs(workload, platform)
-        n, m = workload.n_ops, len(platform.devices)
-        allowed = np.zeros((n, m), dtype=bool)
         calibration = self._calibration(platform)
-        parts = np.zeros((n, m, 3))
-        shares = entry_shares(workload)  # cost-mechanism hook (dse.cost.mechanisms): fusion, per-call overhead
-        alike = _alike_devices(platform.devices)
-        for i, op in enumerate(workload.ops):
-            stop_point()  # one op on every device: 1,024 devices take milliseconds
-            named = set(op.device_costs or ()) | ({op.device_type} if op.device_type is not None else set())
-            for group, names in alike:
-                # devices alike but for their names cost the same unless the op or a calibration names one
-                each = calibration is not None or not names.isdisjoint(named)
-                for j in (group if each else group[:1]):
-                    found = self._cell_parts(op, platform.devices[j], shares[i], calibration)
-                    if found is not None:
-                        cells = [j] if each else group
-                        parts[i, cells] = found
-                        allowed[i, cells] = True
+        parts, allowed = self._parts(workload, platform, calibration)
         time, energy, mem = _base_tables(workload, platform, parts, allowed)
         tables = _assemble(workload, platform, time, energy, mem, allowed, ns_routes(platform))
         if calibration is not None:  # measured times replace the model's where they cover: the fitted path
@@ -220,6 +217,52 @@ class RooflineCostModel:
             tables = _attach_dvfs(tables, workload, platform, parts, allowed)
         return tables
 
+    def one_device_cells(self, workload: Workload, platform: Platform,
+                         op_groups: OpGroups | None = None) -> DeviceColumn:
+        """The :class:`DeviceColumn` of ``workload`` on the only device of ``platform``: the column
+        :meth:`tables` fills, from the same cells and the same rounding, checked as :meth:`tables` checks
+        them, without assembling the tables (the transfers of one device cost nothing); with
+        ``op_groups`` (:func:`alike_ops` of the workload) each group's first op is costed for all. DVFS
+        levels are not costed: a device with operating points takes :meth:`tables`.
+
+        Raises ``ValueError`` for a platform of more than one device and the :class:`SpecError` of
+        :meth:`tables` for a cost past int64.
+        """
+        if len(platform.devices) != 1:
+            raise ValueError(f"platform {platform.name!r} has {len(platform.devices)} devices, not one")
+        check_device_costs(workload, platform)
+        parts, allowed = self._parts(workload, platform, self._calibration(platform), op_groups)
+        time, energy, mem = _base_tables(workload, platform, parts, allowed)
+        idle = check_one_device(workload, platform, time, energy, mem, allowed)
+        return DeviceColumn(time[:, 0], energy[:, 0], allowed[:, 0], idle[0])
+
+    def _parts(self, workload: Workload, platform: Platform, calibration: Any,
+               op_groups: OpGroups | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(parts, allowed): per (op, device) its (compute, memory, launch) seconds (:meth:`_cell_parts`)
+        and whether the device can run the op; a device alike another but for its name is costed once
+        unless the op or a calibration names it, and so is an op of ``op_groups`` alike another."""
+        ops = range(workload.n_ops) if op_groups is None else op_groups.first
+        m = len(platform.devices)
+        allowed = np.zeros((len(ops), m), dtype=bool)
+        parts = np.zeros((len(ops), m, 3))
+        shares = entry_shares(workload)  # cost-mechanism hook (dse.cost.mechanisms): fusion, per-call overhead
+        alike = _alike_devices(platform.devices)
+        for row, i in enumerate(ops):
+            stop_point()  # one op on every device: 1,024 devices take milliseconds
+            op = workload.ops[i]
+            named = set(op.device_costs or ()) | ({op.device_type} if op.device_type is not None else set())
+            for group, names in alike:
+                # devices alike but for their names cost the same unless the op or a calibration names one
+                each = calibration is not None or not names.isdisjoint(named)
+                for j in (group if each else group[:1]):
+                    found = self._cell_parts(op, platform.devices[j], shares[i], calibration)
+                    if found is not None:
+                        cells = [j] if each else group
+                        parts[row, cells] = found
+                        allowed[row, cells] = True
+        if op_groups is None:
+            return parts, allowed
+        return parts[op_groups.group_of], allowed[op_groups.group_of]
 
 
 def _attach_dvfs(tables: CostTables, workload: Workload, platform: Platform, parts: np.ndarray,
@@ -252,12 +295,41 @@ def _attach_dvfs(tables: CostTables, workload: Workload, platform: Platform, par
 def _alike_devices(devices: tuple[Device, ...]) -> list[tuple[list[int], set[str]]]:
     """The platform's devices grouped by everything but their names (a ``count: 128`` entry is one group),
     in the order of each group's first device: (indices, names) per group."""
+    if len(devices) == 1:
+        return [([0], {devices[0].name})]
     groups: dict[str, tuple[list[int], set[str]]] = {}
     for j, dev in enumerate(devices):
         indices, names = groups.setdefault(repr(dataclasses.replace(dev, name="")), ([], set()))
         indices.append(j)
         names.add(dev.name)
     return list(groups.values())
+
+
+@dataclass(frozen=True)
+class OpGroups:
+    """A workload's ops in groups that cost the same on any device (:func:`alike_ops`): the ``first`` op
+    of each group, in the order of the ops, and per op the index of its group (``group_of``, int64)."""
+
+    first: tuple[int, ...]
+    group_of: np.ndarray
+
+
+def alike_ops(workload: Workload) -> OpGroups:
+    """The workload's ops grouped by everything but their names, with their share of the per-call
+    overhead (:func:`~dse.cost.mechanisms.overhead.entry_shares`): no cost mechanism reads an op's name,
+    so the ops of a group cost the same on every device (the twelve alike layers of a transformer)."""
+    shares = entry_shares(workload)
+    groups: dict[str, int] = {}
+    first: list[int] = []
+    group_of = np.zeros(workload.n_ops, dtype=np.int64)
+    for i, op in enumerate(workload.ops):
+        key = repr((dataclasses.replace(op, name=""), shares[i]))
+        if key not in groups:
+            groups[key] = len(first)
+            first.append(i)
+        group_of[i] = groups[key]
+    group_of.setflags(write=False)
+    return OpGroups(tuple(first), group_of)
 
 
 def _seconds(parts: np.ndarray, time_scale: float | np.ndarray) -> np.ndarray:

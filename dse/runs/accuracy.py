@@ -10,7 +10,9 @@ before any fitting; held-out rows are never used to fit anything).
 :func:`dse.inputs.builders.build`, costed on a one-device :class:`~dse.model.platform.Platform` by the cost model
 (:class:`~dse.cost.RooflineCostModel` by default) into :class:`~dse.cost.CostTables`, and the
 ``pipeline`` family decodes the mapping that puts every op on that device: its period, latency and
-energy per item are what a front would report. PE-array rows go through
+energy per item are what a front would report. The roofline model fills only that device's column
+(:meth:`~dse.cost.RooflineCostModel.one_device_cells`: the same cells, rounding and checks, without
+the transfer tables, which one device does not use), as the fits cost each row many times. PE-array rows go through
 :func:`dse.cost.accelerator.layer_cost`, the ``multimodel`` family's per-layer model.
 
 Metrics: ``latency_s`` (one call of the workload), ``throughput_per_s`` (``items`` per period),
@@ -42,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dse.cost import RooflineCostModel
 from dse.cost.accelerator import layer_cost
+from dse.cost.roofline import OpGroups, alike_ops
 from dse.cost.tables import CostTables
 from dse.errors import SpecError
 from dse.inputs.builders import BUILDERS, build
@@ -429,17 +432,40 @@ def load_measurements(folder: str | Path | None = None) -> list[Measurement]:
 
 def _platform_figures(m: Measurement, cost_model: Any) -> tuple[float, float, float]:
     """(period s, latency s, energy J per call) of ``m``'s workload with every op on its device, as the
-    ``pipeline`` family decodes that mapping from the cost tables."""
+    ``pipeline`` family decodes that mapping from the cost tables. The roofline model costs the device's
+    column alone (:meth:`~dse.cost.RooflineCostModel.one_device_cells`: the same cells, the same checks)
+    unless the device has DVFS levels; any other cost model builds its tables."""
 
-    workload = _workload(m.builder or "", tuple(sorted(dict(m.params).items())))
+    key = (m.builder or "", tuple(sorted(dict(m.params).items())))
+    workload = _workload(*key)
     platform = Platform(m.device.id, (m.device.device,))
-    tables = (cost_model or RooflineCostModel()).tables(workload, platform)
-    if not tables.allowed.all():
-        op = tables.op_names[int(np.argmin(tables.allowed[:, 0]))]
-        raise SpecError(m.id, "device", m.device.id, f"cannot run op {op!r} of the workload under the cost model")
+    model = cost_model or RooflineCostModel()
+    if isinstance(model, RooflineCostModel) and len(m.device.device.dvfs) < 2:
+        column = model.one_device_cells(workload, platform, _op_groups(*key))
+        _check_runs(m, workload.ops[int(np.argmin(column.allowed))].name, column.allowed)
+        period, latency, joules = _one_device_figures(_graph(*key), column.time, column.energy,
+                                                      column.idle_power_mw)
+        return period * 1e-9, latency * 1e-9, joules * 1e-12
+    return _table_figures(m, model.tables(workload, platform))
+
+
+def _check_runs(m: Measurement, first_refused: str, allowed: np.ndarray) -> None:
+    """Raise :class:`SpecError` unless ``m``'s device can run every op (``allowed``), naming the first it cannot."""
+    if not allowed.all():
+        raise SpecError(m.id, "device", m.device.id,
+                        f"cannot run op {first_refused!r} of the workload under the cost model")
+
+
+def _table_figures(m: Measurement, tables: CostTables) -> tuple[float, float, float]:
+    """(period s, latency s, energy J per call) of every op on the one device of ``tables``."""
+    _check_runs(m, tables.op_names[int(np.argmin(tables.allowed[:, 0]))], tables.allowed[:, 0])
     sec = tables.seconds_per_time_unit
     if tables.levels is None:
-        period, latency, energy = _one_device_figures(tables)
+        graph = _OpGraph.of([(int(s), int(d)) for s, d in tables.edges], tables.topological_order().tolist())
+        transfer = tables.edge_transfer_time(np.arange(tables.n_edges), 0, 0)
+        moved = tables.edge_transfer_energy(np.arange(tables.n_edges), 0, 0)
+        period, latency, energy = _one_device_figures(graph, tables.time[:, 0], tables.energy[:, 0],
+                                                      tables.idle_power_mw[0], transfer, moved)
         return period * sec, latency * sec, energy * 1e-12
     problem = PipelineProblem(tables, ("throughput", "energy", "latency"), memory=False, name=m.id)
     mapping = problem.decode(np.zeros(tables.n_ops, dtype=np.int64))
@@ -452,27 +478,62 @@ def _workload(builder: str, params: tuple[tuple[str, Any], ...]) -> Workload:
     return build(builder, **dict(params))
 
 
-def _one_device_figures(tables: CostTables) -> tuple[int, int, int]:
-    """(period, latency, energy) in table units of every op on the tables' one device, as the ``pipeline``
-    family evaluates that mapping (:meth:`dse.mapping.pipeline.PipelineProblem.kernel`) without building
-    the problem: the period is the device's summed op time (or the same-device transfers' if larger), the
-    latency the longest path through the ops and transfers, the energy the ops' and transfers' plus the
-    idle power over the period. Tables with DVFS levels take the pipeline's own path."""
-    edges = [(int(s), int(d)) for s, d in tables.edges]
-    transfer = [int(tables.transfer_time[e, 0, 0]) for e in range(len(edges))]
-    period = max(int(tables.time[:, 0].sum()), sum(transfer))
-    finish = [0] * tables.n_ops
-    incoming: list[list[int]] = [[] for _ in range(tables.n_ops)]
-    for e, (_, d) in enumerate(edges):
-        incoming[d].append(e)
-    for op in tables.topological_order():
-        arrival = max((finish[edges[e][0]] + transfer[e] for e in incoming[op]), default=0)
-        finish[op] = arrival + int(tables.time[op, 0])
-    sources = {s for s, _ in edges}
-    latency = max(finish[op] for op in range(tables.n_ops) if op not in sources)
-    moved = sum(int(tables.transfer_energy[e, 0, 0]) for e in range(len(edges)))
-    energy = int(tables.energy[:, 0].sum()) + moved + tables.idle_power_mw[0] * period
-    return period, latency, energy
+@functools.lru_cache(maxsize=256)
+def _op_groups(builder: str, params: tuple[tuple[str, Any], ...]) -> OpGroups:
+    """The ops of :func:`_workload` ``(builder, params)`` that cost alike (:func:`dse.cost.roofline.alike_ops`)."""
+    return alike_ops(_workload(builder, params))
+
+
+@dataclass(frozen=True)
+class _OpGraph:
+    """What the one-device figures read of a workload's graph: ``edges`` (producer, consumer), the ops in
+    topological ``order``, per op the ``incoming`` edge indices, and the ``sinks`` (ops that feed none)."""
+
+    edges: tuple[tuple[int, int], ...]
+    order: tuple[int, ...]
+    incoming: tuple[tuple[int, ...], ...]
+    sinks: tuple[int, ...]
+
+    @staticmethod
+    def of(edges: Sequence[tuple[int, int]], order: Sequence[int]) -> _OpGraph:
+        """The graph of the ops of topological ``order`` and ``edges``."""
+        n_ops = len(order)
+        incoming: list[list[int]] = [[] for _ in range(n_ops)]
+        for e, (_, d) in enumerate(edges):
+            incoming[d].append(e)
+        sources = {s for s, _ in edges}
+        return _OpGraph(tuple(edges), tuple(order), tuple(tuple(e) for e in incoming),
+                        tuple(op for op in range(n_ops) if op not in sources))
+
+
+@functools.lru_cache(maxsize=256)
+def _graph(builder: str, params: tuple[tuple[str, Any], ...]) -> _OpGraph:
+    """The :class:`_OpGraph` of :func:`_workload` ``(builder, params)``, built once."""
+    workload = _workload(builder, params)
+    return _OpGraph.of([(int(s), int(d)) for s, d in workload.edges], workload.topological_order())
+
+
+def _one_device_figures(graph: _OpGraph, time: np.ndarray, energy: np.ndarray, idle_mw: Any,
+                        transfer: np.ndarray | None = None,
+                        moved: np.ndarray | None = None) -> tuple[int, int, int]:
+    """(period, latency, energy) in table units of every op on one device (per op ``time`` and ``energy``,
+    the device's idle power ``idle_mw``, per edge its ``transfer`` time and energy ``moved`` on the
+    device, none: nothing), as the ``pipeline`` family evaluates that mapping
+    (:meth:`dse.mapping.pipeline.PipelineProblem.kernel`) without building the problem: the period is
+    the device's summed op time (or the same-device transfers' if larger), the latency the longest path
+    through the ops and transfers, the energy the ops' and transfers' plus the idle power over the
+    period."""
+    edges = graph.edges
+    sent = [0] * len(edges) if transfer is None else [int(t) for t in transfer]
+    op_time = time.tolist()
+    period = max(int(time.sum()), sum(sent))
+    finish = [0] * len(op_time)
+    for op in graph.order:
+        arrival = max((finish[edges[e][0]] + sent[e] for e in graph.incoming[op]), default=0)
+        finish[op] = arrival + op_time[op]
+    latency = max(finish[op] for op in graph.sinks)
+    spent = 0 if moved is None else sum(int(x) for x in moved)
+    return period, latency, int(energy.sum()) + spent + idle_mw * period
 
 
 def _pe_array_figures(m: Measurement) -> tuple[float, float, float]:

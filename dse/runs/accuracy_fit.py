@@ -16,7 +16,7 @@ import contextvars
 import dataclasses
 import hashlib
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,11 +74,12 @@ def fit_network_efficiency(rows: Sequence[Measurement], device_class: str, op_cl
 
 @dataclass(frozen=True)
 class _Session:
-    """The cost model the fits predict with and a memo of their predictions, keyed by row and device
-    figures (a fit re-costs the same row under the same figures many times)."""
+    """The cost model the fits predict with and a memo of their predictions, keyed by row, device figures,
+    the field a grid search varies and its value (a fit re-costs the same row under the same figures
+    many times)."""
 
     cost_model: Any
-    memo: dict[tuple[str, str], float] = field(default_factory=dict)
+    memo: dict[tuple[Hashable, ...], float] = field(default_factory=dict)
 
 
 _SESSION: contextvars.ContextVar[_Session | None] = contextvars.ContextVar("fit_session", default=None)
@@ -102,26 +103,32 @@ def _figures_key(m: Measurement) -> tuple[str, str]:
     return m.id, repr(sorted(figures.items()))
 
 
-def _predicted(m: Measurement) -> float:
-    """:func:`predict` of ``m`` under the current session's cost model (memoised), else the default model."""
+def _predicted(m: Measurement, variant: Callable[[Measurement, float], Measurement], value: float,
+               key: tuple[Hashable, ...]) -> float:
+    """:func:`predict` of ``variant(m, value)`` under the current session's cost model, memoised by ``key``
+    (what determines the variant but its value: ``m``'s figures and the varied field) and ``value``;
+    else under the default model."""
     current = _SESSION.get()
     if current is None:
-        return predict(m)
-    key = _figures_key(m)
-    if key not in current.memo:
-        current.memo[key] = predict(m, current.cost_model)
-    return current.memo[key]
+        return predict(variant(m, value))
+    memo_key = (*key, value)
+    if memo_key not in current.memo:
+        current.memo[memo_key] = predict(variant(m, value), current.cost_model)
+    return current.memo[memo_key]
 
 
 def _grid_minimum(grid: Sequence[float], chosen: Sequence[Measurement],
                   variant: Callable[[Measurement, float], Measurement],
-                  aggregate: Callable[[list[float]], Any]) -> float:
+                  aggregate: Callable[[list[float]], Any], varied: Hashable) -> float:
     """The value of ``grid`` whose ``aggregate`` (``np.median`` or ``np.mean``) of
     ``|log(predicted / measured)|`` over ``chosen``, each row costed as ``variant(row, value)``, is smallest;
-    the first such value (a later one must be better by more than 1e-12)."""
+    the first such value (a later one must be better by more than 1e-12). ``varied`` names what
+    ``variant`` sets but the value (the field, and any field it fixes): it keys the memo of predictions."""
+    keys = [(*_figures_key(m), varied) for m in chosen]
     best, best_score = grid[0], math.inf
     for value in grid:
-        score = float(aggregate([abs(math.log(_predicted(variant(m, value)) / m.value)) for m in chosen]))
+        score = float(aggregate([abs(math.log(_predicted(m, variant, value, key) / m.value))
+                                 for m, key in zip(chosen, keys, strict=True)]))
         if score < best_score - 1e-12:
             best, best_score = value, score
     return best
@@ -130,7 +137,8 @@ def _grid_minimum(grid: Sequence[float], chosen: Sequence[Measurement],
 def _efficiency_on(chosen: Sequence[Measurement], op_class: str) -> float | None:
     if not chosen:
         return None
-    return _grid_minimum(GRID, chosen, lambda m, value: _with_efficiency(m, op_class, value), np.median)
+    return _grid_minimum(GRID, chosen, lambda m, value: _with_efficiency(m, op_class, value), np.median,
+                         ("compute_efficiency", op_class))
 
 
 #: Candidate global-buffer bandwidths of a PE array, GB/s: 0.5 to 50 in 0.1 steps.
@@ -154,7 +162,7 @@ def fit_buffer_bandwidth(rows: Sequence[Measurement], device_id: str) -> float |
     if not chosen:
         return None
     return _grid_minimum(BUFFER_BW_GRID, chosen, lambda m, value: _with_accelerator(m, buffer_bw_gbps=value),
-                         np.mean)
+                         np.mean, "buffer_bw_gbps")
 
 
 #: Candidate idle (leakage and clock) powers of a PE array, W: 0 to 1 W in 1 mW steps.
@@ -169,7 +177,8 @@ def fit_idle_power(rows: Sequence[Measurement], device_id: str) -> float | None:
               and m.device.system is not None]
     if not chosen:
         return None
-    return _grid_minimum(IDLE_GRID, chosen, lambda m, value: _with_accelerator(m, idle_w=value), np.median)
+    return _grid_minimum(IDLE_GRID, chosen, lambda m, value: _with_accelerator(m, idle_w=value), np.median,
+                         "idle_w")
 
 
 
@@ -192,7 +201,8 @@ def sparse_fit_rows(rows: Sequence[Measurement], device_class: str) -> list[Meas
 
 def _best(chosen: Sequence[Measurement], field_name: str, grid: Sequence[float], **fixed: float) -> float:
     """The value of ``field_name`` on ``grid`` with the smallest mean error, the ``fixed`` fields set."""
-    return _grid_minimum(grid, chosen, lambda m, value: _with_device(m, **fixed, **{field_name: value}), np.mean)
+    return _grid_minimum(grid, chosen, lambda m, value: _with_device(m, **fixed, **{field_name: value}), np.mean,
+                         (field_name, *sorted(fixed.items())))
 
 
 def fit_sparse(rows: Sequence[Measurement], device_class: str,
@@ -255,7 +265,8 @@ def fit_launch_overhead(rows: Sequence[Measurement], device_class: str) -> float
     chosen = launch_fit_rows(rows, device_class)
     if not chosen:
         return None
-    return _grid_minimum(LAUNCH_GRID, chosen, lambda m, value: _with_device(m, launch_overhead_us=value), np.median)
+    return _grid_minimum(LAUNCH_GRID, chosen, lambda m, value: _with_device(m, launch_overhead_us=value), np.median,
+                         "launch_overhead_us")
 
 
 # --------------------------------------------------------------------------- class defaults

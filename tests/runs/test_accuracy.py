@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import time
@@ -9,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from dse.cost import RooflineCostModel
 from dse.errors import SpecError
 from dse.model.device_defaults import catalog_defaults
+from dse.model.platform import Platform
 from dse.model.workload import OP_CLASSES
 from dse.runs import accuracy as acc
 from tests.cli.test_cli import run
@@ -344,3 +347,34 @@ def test_network_fit_recovers_a_planted_efficiency() -> None:
     # A measured value made by the model itself at conv efficiency 0.61: the fit must find 0.61 again.
     planted = dataclasses.replace(row, value=acc.predict(_with_efficiency(row, "conv", 0.61)))
     assert fit_network_efficiency([planted], "cpu", "conv") == pytest.approx(0.61)
+
+
+def test_the_device_column_alone_gives_what_the_full_tables_give() -> None:
+    """The fits' path (the device's column alone, ops alike but for their names costed once) against the
+    full cost tables (an independent assembly of the same cells, with the transfers and the checks of
+    every platform): the same period, latency and energy to the last bit on the first row of every
+    builder (BERT's alike layers, ResNet's blocks, sparse products, a single GEMM), as declared and with a
+    per-call overhead, under the default model and one without split-K or launch overhead; and the same
+    error for an idle power past int64."""
+    firsts: dict[str, acc.Measurement] = {}
+    for m in acc.load_measurements():
+        if m.device.device is not None:
+            firsts.setdefault(m.builder or "", m)
+    assert {"gemm", "bert_base", "resnet50", "spmm", "graphsage"} <= set(firsts)
+    # a per-call overhead is shared by the entry ops (GraphSAGE has two): alike ops of other shares differ
+    called = [dataclasses.replace(m, device=dataclasses.replace(
+        m.device, device=dataclasses.replace(m.device.device, call_overhead_us=30.0))) for m in firsts.values()]
+    for model in (RooflineCostModel(), RooflineCostModel(split_k=(), launch_overhead=False)):
+        for m in [*firsts.values(), *called]:
+            tables = model.tables(acc._workload(m.builder or "", tuple(sorted(m.params.items()))),
+                                  Platform(m.device.id, (m.device.device,)))
+            assert acc._platform_figures(m, model) == acc._table_figures(m, tables), m.id
+    m = firsts["gemm"]
+    hot = dataclasses.replace(m, device=dataclasses.replace(
+        m.device, device=dataclasses.replace(m.device.device, idle_w=1e30)))
+    with pytest.raises(SpecError) as fast:
+        acc._platform_figures(hot, None)
+    with pytest.raises(SpecError) as full:
+        RooflineCostModel().tables(acc._workload("gemm", tuple(sorted(m.params.items()))),
+                                   Platform(m.device.id, (hot.device.device,)))
+    assert "idle_power" in str(fast.value) and str(fast.value) == str(full.value)
