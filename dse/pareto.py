@@ -146,8 +146,26 @@ class ParetoPoint:
 
 
 @dataclass(frozen=True)
+class DriverTimings:
+    """Where a distributed run's time went (a Dask driver's; one entry per task result, in the order the
+    driver took them): ``task_s`` the compute time inside each task on its worker, ``round_trip_s`` from
+    the task's submission to the driver taking its result (so ``round_trip_s - task_s`` is the message,
+    scheduling and waiting overhead), ``driver_s`` the driver's own time per result (applying it,
+    choosing and submitting the next tasks; a pass over several results is shared out evenly);
+    ``open_regions`` (the exact mode) the seconds since the first submission and the open boxes after each
+    result; ``span_s`` the seconds from the first submission to the last result taken."""
+
+    task_s: tuple[float, ...] = ()
+    round_trip_s: tuple[float, ...] = ()
+    driver_s: tuple[float, ...] = ()
+    open_regions: tuple[tuple[float, int], ...] = ()
+    span_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class SolveStats:
-    """What a solve cost and how it ended."""
+    """What a solve cost and how it ended; ``timings``: where a distributed run's time went (None for a
+    run in one process)."""
 
     wall_s: float
     evaluations: int = 0
@@ -155,6 +173,7 @@ class SolveStats:
     generations: int = 0
     best_bound: tuple[float, ...] | None = None
     message: str = ""
+    timings: DriverTimings | None = None
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ from dse.solvers.cpsat_boxes import (
     split_with_lowers,
 )
 from dse.solvers.cpsat_single import CpsatOptions
-from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, worker_name
+from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, TaskClock, worker_name
 from dse.solvers.registry import best_seed, collect_seeds
 
 __all__ = ["DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
@@ -74,7 +74,8 @@ __all__ = ["DriverHooks", "RegionResult", "region_task", "solve_cpsat_distribute
 class RegionResult:
     """What one region's task returns: the CP-SAT status of its head solve, the point it ended on
     (``genome`` and ``values``, None when none was found), the proven lower bound of the objective it
-    minimized first (None: the box was proven empty), the solves it ran and the worker that ran them."""
+    minimized first (None: the box was proven empty), the solves it ran, the worker that ran them and the
+    task's compute time on it (``compute_s``)."""
 
     status: int
     genome: np.ndarray | None
@@ -82,6 +83,7 @@ class RegionResult:
     bound: int | None
     calls: int
     worker: str
+    compute_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -144,18 +146,21 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
     early, with what it found, once the driver sets the run's stop event or the task's own ``task_event``
     (its region became dominated: a running Dask task cannot be cancelled, so it is told to stop)."""
     from ortools.sat.python import cp_model
+    start = time.perf_counter()
     end = time.monotonic() + budget
     try:
         runner = _runner(problem, key, settings, budget)
     except ModelBuildTimeout:
-        return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, worker_name())
+        return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, worker_name(),
+                            time.perf_counter() - start)
     calls = runner.calls
     runner.token = EventToken(f"dse-stop-{key}", *([task_event] if task_event else []))
     solves = search_box(runner, box, lambda: max(0.0, end - time.monotonic()), hint, first)
     head, best = solves[0], solves[-1]
     bound = None if head.status == cp_model.INFEASIBLE else runner.proven_bound(
         runner.form.objective_vars[first], head)
-    return RegionResult(int(head.status), best.genome, best.values, bound, runner.calls - calls, worker_name())
+    return RegionResult(int(head.status), best.genome, best.values, bound, runner.calls - calls, worker_name(),
+                        time.perf_counter() - start)
 
 
 @dataclass
@@ -275,14 +280,17 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     running: dict[Any, tuple[tuple[int, ...], int]] = {}
     events: dict[Any, str] = {}  # each running task's own stop event
     status, calls, submitted, cancelled, retried = OPTIMAL, 0, 0, 0, 0
+    clock = TaskClock()
 
     def take(fut: Any) -> None:
         nonlocal calls, retried
         box, first = running.pop(fut)
         events.pop(fut, None)
         res = fut.result()  # raises what the task raised
+        clock.took(fut, res.compute_s)
         calls += res.calls
         retried += state.apply(box, first, res)
+        clock.regions(sum(not empty_box(u, state.lowers[u]) for u in state.boxes))  # the boxes left open
 
     try:
         while True:
@@ -292,6 +300,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                     Event(events.pop(fut), client=client).set()  # a running search stops within STOP_POLL_S
                     fut.cancel()
                     del running[fut]
+                    clock.forget(fut)
                     cancelled += 1
                     if hooks.on_cancel is not None:
                         hooks.on_cancel(box, first)
@@ -307,11 +316,14 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                                     task_event=f"dse-stop-{key}-task{submitted}", pure=False)
                 running[fut] = (box, first)
                 events[fut] = f"dse-stop-{key}-task{submitted}"
+                clock.submitted(fut)
                 submitted += 1
+            clock.waits()
             try:
                 done, _ = wait(list(running), timeout=POLL_S, return_when="FIRST_COMPLETED")
             except TimeoutError:
                 continue
+            clock.woke()
             for fut in done:
                 if fut in running and fut.status != "cancelled":
                     take(fut)
@@ -323,6 +335,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     except KeyboardInterrupt:
         status = INTERRUPTED
     finally:
+        clock.waits()
         if running:  # told to stop, the running tasks return what they found: nothing found is lost
             stop_event.set()
             try:
@@ -348,7 +361,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                        f"{cancelled} cancelled as dominated, {retried} out of budget; outcomes "
                        + ", ".join(f"{name} {n}" for name, n in sorted(state.outcomes.items())) + "; "
                        f"search-region boxes, {len(state.boxes)} left open; {keeper.summary()}"
-                       f"points found by {found_by or 'none'}")
+                       f"points found by {found_by or 'none'}", timings=clock.timings())
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
     open_boxes: list[Box] = [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
                              for u in state.boxes]

@@ -38,7 +38,7 @@ from dse.mapping.base import MappingProblem
 from dse.pareto import FEASIBLE, INTERRUPTED, UNKNOWN, ParetoSet, SolveStats
 from dse.solvers.common import result
 from dse.solvers.context import SolveContext
-from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, worker_name
+from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, TaskClock, worker_name
 from dse.solvers.evolution import (
     Nsga2Options,
     feasible_members,
@@ -93,7 +93,8 @@ class Epoch:
 class EpochResult:
     """What an epoch's task returns: the island's final population (``X``, ``F``, ``G`` as in
     :class:`Epoch`), its archive of the epoch (``front_X``, the feasible nondominated genomes it saw, and
-    their internal objective values ``front_F``), the evaluations and generations it ran, the worker."""
+    their internal objective values ``front_F``), the evaluations and generations it ran, the worker, and
+    the task's compute time on it (``compute_s``)."""
 
     island: int
     number: int
@@ -105,6 +106,7 @@ class EpochResult:
     evaluations: int
     generations: int
     worker: str
+    compute_s: float = 0.0
 
 
 def _evaluated(X: np.ndarray, F: np.ndarray, G: np.ndarray) -> Any:
@@ -124,6 +126,7 @@ def island_task(problem: MappingProblem, epoch: Epoch, options: Nsga2Options, bu
     Dask event ``stop_event`` or ``budget`` seconds passed. Returns the :class:`EpochResult`."""
     from pymoo.core.population import Population
 
+    start = time.perf_counter()
     end = time.monotonic() + budget
     token = EventToken(stop_event)
     if epoch.F is not None and epoch.G is not None:
@@ -146,7 +149,7 @@ def island_task(problem: MappingProblem, epoch: Epoch, options: Nsga2Options, bu
         pop = algorithm.pop
         X, F, G = np.rint(pop.get("X")).astype(np.int64), pop.get("F"), pop.get("G")
     return EpochResult(epoch.island, epoch.number, X, F, G, front_X, front_F, adapter.evaluations,
-                       max(0, ran - ranking), worker_name())
+                       max(0, ran - ranking), worker_name(), time.perf_counter() - start)
 
 
 @dataclass
@@ -213,11 +216,13 @@ class _Driver:
         self.held: list[EpochResult] = []  # results not merged yet (synchronous: until the epoch is over)
         self.halted = False  # the callback asked to stop
         self.settled = False  # the front has not changed for ``patience``: no epoch starts any more
+        self.clock = TaskClock()
 
     def submit(self, epoch: Epoch) -> None:
         fut = self.client.submit(self.task, self.shared, epoch, self.options, max(self.ctx.remaining(), 0.01),
                                  self.stop_name, pure=False)
         self.running[fut] = epoch
+        self.clock.submitted(fut)
 
     def next_epoch(self, i: int) -> None:
         """Submit island ``i``'s next epoch, with migrants after its first, unless its generations, the
@@ -251,8 +256,9 @@ class _Driver:
         what the task raised is raised once the epoch failed :data:`RESUBMITS` times more."""
         epoch = self.running.pop(fut)
         try:
-            return fut.result()
+            res: EpochResult = fut.result()
         except Exception:
+            self.clock.forget(fut)
             tries = self.failures.get((epoch.island, epoch.number), 0) + 1
             self.failures[(epoch.island, epoch.number)] = tries
             if tries > RESUBMITS:
@@ -261,6 +267,8 @@ class _Driver:
                 self.submit(epoch)
                 self.resubmitted += 1
             return None
+        self.clock.took(fut, res.compute_s)
+        return res
 
     def merge_held(self) -> None:
         """Merge the results held back, in island order."""
@@ -286,10 +294,12 @@ class _Driver:
                 if stop is not None:
                     status = stop
                     break
+                self.clock.waits()
                 try:
                     done, _ = wait(list(self.running), timeout=POLL_S, return_when="FIRST_COMPLETED")
                 except TimeoutError:
                     continue
+                self.clock.woke()
                 for fut in sorted(done, key=lambda f: self.running[f].island):
                     res = self.take(fut, again=True)
                     if res is not None:
@@ -305,6 +315,7 @@ class _Driver:
         except KeyboardInterrupt:
             status = INTERRUPTED
         finally:
+            self.clock.waits()
             self.stop_event.set()  # the running tasks return after their current generation
             if self.running:
                 try:
@@ -353,5 +364,6 @@ def solve_nsga2_islands(problem: MappingProblem, ctx: SolveContext, options: Isl
         status = UNKNOWN  # no feasible genome found; not a proof of infeasibility
     order = np.lexsort(archive.F.T[::-1]) if len(archive.F) else np.zeros(0, dtype=np.int64)
     stats = SolveStats(wall_s=ctx.elapsed(), evaluations=archive.evaluations,
-                       generations=sum(island.generations for island in driver.islands), message=driver.message())
+                       generations=sum(island.generations for island in driver.islands), message=driver.message(),
+                       timings=driver.clock.timings())
     return result(problem, archive.X[order], "nsga2", status, stats, proven=False)

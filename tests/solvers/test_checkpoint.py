@@ -2,13 +2,18 @@
 state and ends on the complete front, searching only what was still open.
 
 A kill is a search that raises midway (an exception no solver catches, as a crash or SIGKILL leaves the run:
-no final write), with a checkpoint written before every box. The golden front is the uninterrupted serial
+no final write), with a checkpoint written before every box; one test kills a real process with SIGKILL. The golden front is the uninterrupted serial
 run's (checked against exhaustive search in ``tests/mapping/pipeline/test_three_objectives.py``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +141,44 @@ def test_the_command_resumes_a_run_killed_before_its_first_front(tmp_path: Path,
     assert resumed["status"] == OPTIMAL and "went on from a checkpoint" in resumed["stats"]["message"]
     exhaustive = dse.solve(build_problem(load_spec(spec)), "exhaustive", time_limit=60, seed=0)
     assert sorted(tuple(pt["internal"]) for pt in resumed["points"]) == values(exhaustive)
+
+
+# the serial box search in a process of its own, writing its checkpoint before every box
+_KILLED_SEARCH = """
+import sys
+import dse
+from dse.cost.synthetic import random_tables
+from dse.mapping.pipeline import PipelineProblem
+from dse.solvers.checkpoint import Checkpoint
+problem = PipelineProblem(random_tables(2, n_ops=7, n_dev=3), ("throughput", "energy", "latency"), memory=False)
+dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=1, checkpoint=Checkpoint(sys.argv[1], "key", every_s=0.0))
+"""
+
+
+@pytest.mark.slow
+def test_a_search_killed_by_sigkill_resumes_to_the_exhaustive_front(tmp_path: Path) -> None:
+    """A real process running the serial box search (3 objectives, a 10-point front) is SIGKILLed once its
+    checkpoint holds 3 points with boxes still open; the search resumed here from that file ends optimal
+    on the exhaustive solver's front (golden: brute force over all 3^7 mappings) with gap 0."""
+    p = PipelineProblem(random_tables(2, n_ops=7, n_dev=3), ("throughput", "energy", "latency"), memory=False)
+    path = tmp_path / "checkpoint.json"
+    child = subprocess.Popen([sys.executable, "-c", _KILLED_SEARCH, str(path)])
+    state = None
+    try:
+        while child.poll() is None:
+            if path.is_file():
+                state, _ = read_state(path, "key", _top(path), p.n_genes)
+                if state is not None and len(state.values) >= 3 and state.boxes:
+                    os.kill(child.pid, signal.SIGKILL)
+                    break
+            time.sleep(0.005)
+    finally:
+        child.kill()  # no-op once it is dead; never leaves it running
+        code = child.wait()
+    assert code == -signal.SIGKILL and state is not None  # killed midway, not finished
+    resumed = dse.solve(p, "cpsat", time_limit=60, seed=0, workers=1,
+                        checkpoint=Checkpoint(tmp_path / "again.json", "key", read_from=path))
+    exhaustive = dse.solve(p, "exhaustive", time_limit=60, seed=0)
+    assert resumed.status == OPTIMAL and values(resumed) == values(exhaustive) and len(exhaustive) == 10
+    assert resumed.certified is not None and resumed.certified.gap == 0.0
+    assert "went on from a checkpoint" in resumed.stats.message

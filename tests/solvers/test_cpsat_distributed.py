@@ -73,6 +73,17 @@ def assert_same_front(problem: MappingProblem, client: Any, seed: int) -> None:
     assert all(p.proven for p in spread.points)
     ev = problem.evaluate(np.array([p.genome for p in spread.points]))
     np.testing.assert_array_equal(ev.F, spread.internal())
+    assert_timed(spread)
+
+
+def assert_timed(front: Any) -> None:
+    """The driver timed every result it took: a compute time within its round trip, a share of the driver's
+    work, the open boxes after it (none after the last, the front being complete)."""
+    timings = front.stats.timings
+    assert timings is not None and len(timings.task_s) >= 1
+    assert len(timings.round_trip_s) == len(timings.driver_s) == len(timings.open_regions) == len(timings.task_s)
+    assert all(0 < t <= r for t, r in zip(timings.task_s, timings.round_trip_s, strict=True))
+    assert timings.open_regions[-1][1] == 0 and 0 < timings.span_s <= front.stats.wall_s
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -72,6 +72,9 @@ def test_synchronous_front_is_the_same_on_one_worker(synchronous_front: ParetoSe
     assert len(nondominated(ev.F)) == len(ev.F)
     assert synchronous_front.stats.generations == 24
     assert "6 epochs merged" in synchronous_front.stats.message
+    timings = synchronous_front.stats.timings  # every epoch timed: compute within its round trip
+    assert timings is not None and len(timings.task_s) == len(timings.driver_s) == 6
+    assert all(0 < t <= r for t, r in zip(timings.task_s, timings.round_trip_s, strict=True))
 
 
 FAILED: dict[str, int] = {}
