@@ -236,7 +236,29 @@ def children_ignore_sigint() -> Iterator[None]:
 def run_cpsat(solver: Any, model: Any, token: StopToken, poll_s: float = 0.05) -> Any:
     """``solver.solve(model)`` in a worker thread while this thread watches ``token``; a stop request
     calls ``solver.stop_search()``, which ends the search within milliseconds with the best solution
-    so far. OR-Tools' own SIGINT handler is switched off. Returns the solve status."""
+    so far. OR-Tools' own SIGINT handler is switched off. Returns the solve status.
+
+    An ``INFEASIBLE`` found with presolve on is confirmed by a second solve without presolve (same
+    parameters otherwise), whose status is returned: OR-Tools 9.15's presolve was seen to report
+    ``INFEASIBLE`` for a model with feasible solutions (a 14-op pipeline whose objectives were bounded
+    to a box that held three Pareto points: minimizing one objective gave ``INFEASIBLE``, another gave
+    ``OPTIMAL``, and both gave ``OPTIMAL`` without presolve; ``docs/exact-solving.md``). A proof of
+    infeasibility closes a search region for good, so one is taken only when both agree; a second solve
+    cut short by its time limit or a stop returns ``UNKNOWN``, which proves nothing."""
+    from ortools.sat.python import cp_model
+
+    status = _solve_watched(solver, model, token, poll_s)
+    if status == cp_model.INFEASIBLE and solver.parameters.cp_model_presolve and not token.stopped:
+        solver.parameters.cp_model_presolve = False
+        try:
+            status = _solve_watched(solver, model, token, poll_s)
+        finally:
+            solver.parameters.cp_model_presolve = True
+    return status
+
+
+def _solve_watched(solver: Any, model: Any, token: StopToken, poll_s: float) -> Any:
+    """One ``solver.solve(model)`` in a worker thread, stopped through ``token`` (:func:`run_cpsat`)."""
     solver.parameters.catch_sigint_signal = False
     outcome: dict[str, Any] = {}
 
