@@ -181,8 +181,14 @@ def route_arrays(platform: Platform) -> tuple[np.ndarray, np.ndarray, np.ndarray
         bw[a, b] = bw[b, a] = link.bandwidth_gbps
         lat[a, b] = lat[b, a] = link.latency_us
         epb[a, b] = epb[b, a] = link.energy_pj_per_byte
-    for a, b in zip(*np.nonzero(np.isnan(bw)), strict=True):
-        bw[a, b], lat[a, b], epb[a, b] = platform.route(devices[a].name, devices[b].name)
+    rows, cols = np.nonzero(np.isnan(bw))
+    if len(rows):
+        routes, names = platform.routes(), [d.name for d in devices]
+        pairs = [(names[a], names[b]) for a, b in zip(rows.tolist(), cols.tolist(), strict=True)]
+        found = [routes.get(pair) for pair in pairs]
+        if None in found:  # no link path: route() says which pair
+            platform.route(*pairs[found.index(None)])
+        bw[rows, cols], lat[rows, cols], epb[rows, cols] = np.array(found, dtype=float).T
     return bw, lat, epb
 
 

@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -189,12 +190,17 @@ class Platform:
         """
         if a == b:
             return (float("inf"), 0.0, 0.0)
-        if not self._routes:
-            self._routes.update(_all_routes(self))
         try:
-            return self._routes[(a, b)]
+            return self.routes()[(a, b)]
         except KeyError:
             raise ValueError(f"platform {self.name!r}: no link path from {a!r} to {b!r}") from None
+
+    def routes(self) -> Mapping[tuple[str, str], tuple[float, float, float]]:
+        """Every connected ordered pair of distinct devices with its :meth:`route`, worked out once per
+        platform (a pair missing here has no link path)."""
+        if not self._routes:
+            self._routes.update(_all_routes(self))
+        return MappingProxyType(self._routes)
 
 
 def _all_routes(platform: Platform) -> dict[tuple[str, str], tuple[float, float, float]]:
@@ -257,8 +263,11 @@ def _widest_bottlenecks(bandwidth: dict[tuple[str, str], float], source: str,
     ``source`` (``bandwidth``: each linked ordered pair's; ``pred``: the breadth-first search's predecessor
     lists, devices in the order it found them)."""
     widest = {source: math.inf}
-    for v in list(pred)[1:]:  # in the order found: a device's predecessors, one hop nearer, come before it
-        widest[v] = max(min(bandwidth[(p, v)], widest[p]) for p in pred[v])
+    for v, nearer in itertools.islice(pred.items(), 1, None):  # in the order found: nearer ones come first
+        if len(nearer) == 1:  # most devices (all of a star's): the one predecessor's, without a generator
+            widest[v] = min(bandwidth[(nearer[0], v)], widest[nearer[0]])
+        else:
+            widest[v] = max(min(bandwidth[(p, v)], widest[p]) for p in nearer)
     return widest
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from dse.cost import CostTables, RooflineCostModel, TableCostModel, pair_maximum
+from dse.cost import CostTables, RooflineCostModel, TableCostModel, pair_maximum, route_arrays
 from dse.errors import SpecError
 from dse.inputs import catalog
 from dse.inputs.builders import build
@@ -130,6 +130,17 @@ def test_pair_maximum_equals_the_full_table_maximum() -> None:
         full = latency[None] + sizes[:, None, None] * rate[None]
         expected = np.where(off[None], full, -np.inf).reshape(50, -1).max(axis=1) if m > 1 else np.zeros(50)
         assert np.array_equal(pair_maximum(latency, rate, sizes, chunk_cells=7), expected)
+
+
+def test_route_arrays_fill_routed_pairs_and_name_an_unconnected_one() -> None:
+    devices = tuple(Device(f"d{j}", "cpu", {}, 1.0, 1.0, 0.0, 1.0, speed=1.0) for j in range(4))
+    chain = (Link("d0", "d1", 2.0, 1.0, 3.0), Link("d1", "d2", 4.0, 0.5, 5.0))
+    bw, lat, epb = route_arrays(Platform("chain", devices[:3], chain))
+    # by hand: d0 -> d2 over both links: bottleneck min(2, 4) = 2 GB/s, 1 + 0.5 us, 3 + 5 pJ/B; both ways
+    assert (bw[0, 2], lat[0, 2], epb[0, 2]) == (bw[2, 0], lat[2, 0], epb[2, 0]) == (2.0, 1.5, 8.0)
+    assert (bw[1, 2], lat[1, 2], epb[1, 2]) == (4.0, 0.5, 5.0) and bw[0, 0] == math.inf
+    with pytest.raises(ValueError, match="no link path from 'd0' to 'd3'"):  # d3 has no link
+        route_arrays(Platform("island", devices, chain))
 
 
 def test_a_transfer_past_int64_names_the_edge_and_the_pair() -> None:
