@@ -131,9 +131,35 @@ def hypervolume(points: np.ndarray, reference: np.ndarray) -> float:
     return float(HV(ref_point=np.asarray(reference, dtype=np.float64))(points))
 
 
+#: :attr:`FoundBy.worker` of a point that a solver was handed as a heuristic seed (not found by a task).
+SEED = "seed"
+#: :attr:`FoundBy.worker` of a point carried over from a previous run (``--resume``, a checkpoint).
+RESUME = "resume"
+
+
+@dataclass(frozen=True)
+class FoundBy:
+    """Who found a point of a distributed run: ``worker``, the label of the Dask worker whose task returned it
+    (``worker 1``, ``worker 2``, ... in the order the driver first took a result from each), or :data:`SEED` or
+    :data:`RESUME` for a point the run started from; ``task``, the number of that task (1 = the first the
+    driver submitted), None for a starting point."""
+
+    worker: str
+    task: int | None = None
+
+    def describe(self) -> str:
+        """``worker 2 (task 17)``, ``a heuristic seed`` or ``a previous run (resume)``."""
+        if self.task is not None:
+            return f"{self.worker} (task {self.task})"
+        return {SEED: "a heuristic seed", RESUME: "a previous run (resume)"}.get(self.worker, self.worker)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"worker": self.worker, "task": self.task}
+
+
 @dataclass(frozen=True)
 class ParetoPoint:
-    """One mapping on a front."""
+    """One mapping on a front; ``found_by``: who found it, in a distributed run (None otherwise)."""
 
     genome: Sequence[int]  # a Genome (int64-backed, equal to and hashing as the tuple of its ints) or a tuple
     internal: tuple[int, ...]
@@ -143,6 +169,29 @@ class ParetoPoint:
     solver: str = ""
     proven: bool = False
     feasible: bool = True
+    found_by: FoundBy | None = None
+
+
+#: :attr:`TaskSpan.worker` of a task whose result never came back (cancelled, failed, cut off by a stop).
+NO_RESULT = "no result"
+
+
+@dataclass(frozen=True)
+class TaskSpan:
+    """One task of a distributed run: its ``task`` number (1 = first submitted), the ``worker`` label that ran
+    it (as :attr:`FoundBy.worker`; :data:`NO_RESULT` when its result never came back) and that worker's Dask
+    name (``dask_worker``), what it did (``name``: a region, an island's epoch) and how it ended
+    (``outcome``), from ``start_s`` to ``end_s`` seconds after the driver started: the worker's wall clock
+    less the driver's (clocks of different hosts may differ), or the driver's own clock from submission to
+    cancellation for a task without a result."""
+
+    task: int
+    worker: str
+    dask_worker: str
+    name: str
+    outcome: str
+    start_s: float
+    end_s: float
 
 
 @dataclass(frozen=True)
@@ -153,13 +202,17 @@ class DriverTimings:
     scheduling and waiting overhead), ``driver_s`` the driver's own time per result (applying it,
     choosing and submitting the next tasks; a pass over several results is shared out evenly);
     ``open_regions`` (the exact mode) the seconds since the first submission and the open boxes after each
-    result; ``span_s`` the seconds from the first submission to the last result taken."""
+    result; ``span_s`` the seconds from the first submission to the last result taken; ``tasks`` every task
+    submitted, in submission order (:class:`TaskSpan`); ``driver_busy`` the driver's own work between two
+    waits: (start, end) in seconds after it started, and the results it took then."""
 
     task_s: tuple[float, ...] = ()
     round_trip_s: tuple[float, ...] = ()
     driver_s: tuple[float, ...] = ()
     open_regions: tuple[tuple[float, int], ...] = ()
     span_s: float = 0.0
+    tasks: tuple[TaskSpan, ...] = ()
+    driver_busy: tuple[tuple[float, float, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -455,6 +508,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def _point_dict(p: ParetoPoint) -> dict[str, Any]:
+    """A point as front.json holds it; ``found_by`` only for a point of a distributed run."""
     return {
         "solver": p.solver,
         "proven": p.proven,
@@ -464,6 +518,7 @@ def _point_dict(p: ParetoPoint) -> dict[str, Any]:
         "metrics": p.metrics,
         "slack": p.slack,
         "genome": list(p.genome),
+        **({"found_by": p.found_by.to_dict()} if p.found_by is not None else {}),
     }
 
 
@@ -482,8 +537,10 @@ def make_points(
     genomes: np.ndarray,
     solver: str,
     proven: Sequence[bool] | bool = False,
+    found_by: Sequence[FoundBy | None] | None = None,
 ) -> list[ParetoPoint]:
-    """Evaluate ``genomes`` and wrap them as points (objectives in user units, latency etc. as metrics)."""
+    """Evaluate ``genomes`` and wrap them as points (objectives in user units, latency etc. as metrics;
+    ``found_by``: who found each genome, in a distributed run)."""
     genomes = np.asarray(genomes, dtype=np.int64).reshape(-1, problem.n_genes)
     if len(genomes) == 0:
         return []
@@ -507,6 +564,7 @@ def make_points(
                 solver=solver,
                 proven=bool(proven_list[k]),
                 feasible=bool(ev.feasible[k]),
+                found_by=None if found_by is None else found_by[k],
             )
         )
     return points

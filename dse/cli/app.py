@@ -37,7 +37,13 @@ from dse.solvers.registry import (
     solvers,
 )
 from dse.store.batch import cluster_client
-from dse.store.trace import chrome_trace, mapping_timeline, write_trace
+from dse.store.trace import (
+    chrome_trace,
+    combined_trace,
+    mapping_timeline,
+    run_timeline,
+    write_trace,
+)
 from dse.util.files import check_out_folder
 from dse.util.interrupt import Interrupted, interruptible
 from dse.util.jit import time_limit_ends
@@ -261,24 +267,26 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 def _write_trace(out: Path, problem, fronts: list[ParetoSet], row: int | None) -> str | None:
     """``out/trace.json``: the timeline of row ``row`` of front.csv (fronts in order), or of the first
-    non-empty front's knee; returns which point it shows, or None when the family's mappings have no
-    timeline. SpecError (exit 2) for a row past the end of front.csv."""
+    non-empty front's knee, and the tasks of every distributed run (one track per worker,
+    :func:`run_timeline`); returns what it shows, or None when it shows nothing (the family's mappings
+    have no timeline and no run was distributed). SpecError (exit 2) for a row past the end of front.csv."""
     points = [p for f in fronts for p in f.points]
-    if row is not None:
-        if row >= len(points):
-            raise SpecError("command line", "--point", row, f"front.csv has {len(points)} rows: give 0 to "
-                            f"{len(points) - 1}" if points else "front.csv has no rows")
-        point, which = points[row], f"row {row}"
-    else:
-        first = next((f for f in fronts if len(f)), None)
-        if first is None:
-            return None
-        point, which = first.knee(), f"the knee of {first.solver}'s front"
-    timeline = mapping_timeline(problem, np.asarray(point.genome))
-    if timeline is None:
+    if row is not None and row >= len(points):
+        raise SpecError("command line", "--point", row, f"front.csv has {len(points)} rows: give 0 to "
+                        f"{len(points) - 1}" if points else "front.csv has no rows")
+    first = next((f for f in fronts if len(f)), None)
+    point, which = (points[row], f"row {row}") if row is not None else (
+        (first.knee(), f"the knee of {first.solver}'s front") if first is not None else (None, ""))
+    timeline = mapping_timeline(problem, np.asarray(point.genome)) if point is not None else None
+    docs = [chrome_trace(timeline)] if timeline is not None else []
+    runs = [f.solver for f in fronts if f.stats.timings is not None and f.stats.timings.tasks]
+    docs += [chrome_trace(run_timeline(f"{f.solver} on the cluster", f.stats.timings)) for f in fronts
+             if f.stats.timings is not None and f.stats.timings.tasks]
+    if not docs:
         return None
-    write_trace(chrome_trace(timeline), out / "trace.json")
-    return which
+    write_trace(combined_trace(docs), out / "trace.json")
+    shown = ([which] if timeline is not None else []) + [f"{name}'s tasks per worker" for name in runs]
+    return "; ".join(shown)
 
 
 def _solve(args: argparse.Namespace) -> int:

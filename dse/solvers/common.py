@@ -16,6 +16,7 @@ from dse.pareto import (
     INTERRUPTED,
     OPTIMAL,
     TIME_LIMIT,
+    FoundBy,
     ParetoPoint,
     ParetoSet,
     SolveStats,
@@ -118,12 +119,14 @@ def result(
     points: list[ParetoPoint] | None = None,
     baselines: dict[str, ParetoPoint] | None = None,
     exact: bool = False,
+    found_by: Sequence[FoundBy | None] | None = None,
 ) -> ParetoSet:
     """Wrap front genomes as a :class:`ParetoSet` sorted by the internal objectives (``points``: those
     genomes already made into points by :func:`~dse.pareto.make_points`, so they are not evaluated twice;
     ``baselines``: the problem's baseline points when already made, see :func:`baseline_points`; ``exact``:
-    made by an exact solver, see :class:`~dse.pareto.ParetoSet`)."""
-    points = make_points(problem, genomes, solver, proven) if points is None else list(points)
+    made by an exact solver, see :class:`~dse.pareto.ParetoSet`; ``found_by``: who found each genome, in a
+    distributed run)."""
+    points = make_points(problem, genomes, solver, proven, found_by) if points is None else list(points)
     points.sort(key=lambda p: p.internal)
     complete = status == OPTIMAL
     return ParetoSet(

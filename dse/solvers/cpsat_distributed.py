@@ -28,6 +28,10 @@ nondominated point. Since every box is closed only by a proof, the complete fron
 objective values; genomes may differ where several map to one point), and a run cut short by its time
 limit or a stop certifies, with :func:`~dse.solvers.certificate.front_certificate`, the points found and
 the open boxes, as the serial run does; the results that came back before the stop are all kept.
+
+Every point records who found it (:class:`~dse.pareto.FoundBy`: the worker's label and the task's number,
+or a seed or resumed point), and ``front.stats.timings.tasks`` every task's span on its worker and how it
+ended (:class:`~dse.pareto.TaskSpan`), which ``dse solve`` draws in ``trace.json``.
 """
 
 from __future__ import annotations
@@ -48,7 +52,10 @@ from dse.pareto import (
     INFEASIBLE,
     INTERRUPTED,
     OPTIMAL,
+    RESUME,
+    SEED,
     STOPPED,
+    FoundBy,
     ParetoSet,
     SolveStats,
     nondominated,
@@ -68,14 +75,16 @@ from dse.solvers.cpsat_single import CpsatOptions
 from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, TaskClock, worker_name
 from dse.solvers.registry import best_seed, collect_seeds
 
-__all__ = ["DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
+__all__ = ["CANCELLED", "CUT_OFF", "EMPTY", "KNOWN_POINT", "NEW_POINT", "OUT_OF_BUDGET", "DriverHooks", "RegionResult",
+           "region_task", "solve_cpsat_distributed"]
 
 @dataclass(frozen=True)
 class RegionResult:
     """What one region's task returns: the CP-SAT status of its head solve, the point it ended on
     (``genome`` and ``values``, None when none was found), the proven lower bound of the objective it
-    minimized first (None: the box was proven empty), the solves it ran, the worker that ran them and the
-    task's compute time on it (``compute_s``)."""
+    minimized first (None: the box was proven empty), the solves it ran, the worker that ran them, the
+    task's compute time on it (``compute_s``) and when it started there (``started_at``, the worker's
+    ``time.time()``)."""
 
     status: int
     genome: np.ndarray | None
@@ -84,6 +93,7 @@ class RegionResult:
     calls: int
     worker: str
     compute_s: float = 0.0
+    started_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -146,13 +156,13 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
     early, with what it found, once the driver sets the run's stop event or the task's own ``task_event``
     (its region became dominated: a running Dask task cannot be cancelled, so it is told to stop)."""
     from ortools.sat.python import cp_model
-    start = time.perf_counter()
+    started_at, start = time.time(), time.perf_counter()
     end = time.monotonic() + budget
     try:
         runner = _runner(problem, key, settings, budget)
     except ModelBuildTimeout:
         return RegionResult(int(cp_model.UNKNOWN), None, None, None, 0, worker_name(),
-                            time.perf_counter() - start)
+                            time.perf_counter() - start, started_at)
     calls = runner.calls
     runner.token = EventToken(f"dse-stop-{key}", *([task_event] if task_event else []))
     solves = search_box(runner, box, lambda: max(0.0, end - time.monotonic()), hint, first)
@@ -160,31 +170,41 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
     bound = None if head.status == cp_model.INFEASIBLE else runner.proven_bound(
         runner.form.objective_vars[first], head)
     return RegionResult(int(head.status), best.genome, best.values, bound, runner.calls - calls, worker_name(),
-                        time.perf_counter() - start)
+                        time.perf_counter() - start, started_at)
+
+
+#: How a region's task ended (:meth:`_Regions.apply`), and how one without a result did.
+NEW_POINT, KNOWN_POINT, EMPTY, OUT_OF_BUDGET = "new point", "point known or dominated", "empty", "out of budget"
+CANCELLED, CUT_OFF = "cancelled as dominated", "cancelled at the stop"
 
 
 @dataclass
 class _Regions:
-    """The driver's state: open boxes with their lower corners, the points found, the budgets."""
+    """The driver's state: open boxes with their lower corners, the points found and who found each
+    (``found``), the budgets."""
 
     boxes: list[tuple[int, ...]]
     lowers: dict[tuple[int, ...], tuple[int, ...]]
     budget: float
     genomes: list[np.ndarray] = field(default_factory=list)
     values: list[tuple[int, ...]] = field(default_factory=list)
+    found: list[FoundBy] = field(default_factory=list)
     budgets: dict[tuple[tuple[int, ...], int], float] = field(default_factory=dict)
     finders: dict[str, int] = field(default_factory=dict)
     outcomes: dict[str, int] = field(default_factory=dict)
 
-    def _count(self, outcome: str) -> None:
+    def _count(self, outcome: str) -> str:
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        return outcome
 
-    def add(self, genome: np.ndarray, z: tuple[int, ...]) -> bool:
-        """Record the point ``z`` and split the boxes by it, when it lies in the open region."""
+    def add(self, genome: np.ndarray, z: tuple[int, ...], by: FoundBy) -> bool:
+        """Record the point ``z``, found ``by`` a task or given, and split the boxes by it, when it lies in
+        the open region."""
         if z in self.values or not any(all(a < b for a, b in zip(z, u, strict=True)) for u in self.boxes):
             return False
         self.genomes.append(genome)
         self.values.append(z)
+        self.found.append(by)
         self.boxes, self.lowers = split_with_lowers(self.boxes, self.lowers, z)
         return True
 
@@ -198,29 +218,26 @@ class _Regions:
         return all(empty_box(tuple(min(a, b) for a, b in zip(c, box, strict=True)), self.lowers[c])
                    for c in self.boxes)
 
-    def apply(self, box: tuple[int, ...], first: int, res: RegionResult) -> bool:
-        """Apply one task's result (module docstring); returns whether it ran out of budget empty-handed."""
+    def apply(self, box: tuple[int, ...], first: int, res: RegionResult, by: FoundBy) -> str:
+        """Apply one task's result (module docstring), its point found ``by`` that task; returns its outcome:
+        :data:`EMPTY`, :data:`OUT_OF_BUDGET` (empty-handed), :data:`NEW_POINT` or :data:`KNOWN_POINT`."""
         from ortools.sat.python import cp_model
         inside = [c for c in self.boxes if all(a <= b for a, b in zip(c, box, strict=True))]
         if res.status == cp_model.INFEASIBLE:  # the whole box is empty, so is every open box inside it
-            self._count("empty")
             self.boxes = [c for c in self.boxes if c not in inside]
             self.lowers = {u: self.lowers[u] for u in self.boxes}
-            return False
+            return self._count(EMPTY)
         if res.bound is not None:
             for c in inside:
                 low = self.lowers[c]
                 self.lowers[c] = (*low[:first], max(low[first], res.bound), *low[first + 1:])
         if res.genome is None or res.values is None:
             self.budgets[(box, first)] = 2 * self.budgets.get((box, first), self.budget)
-            self._count("out of budget")
-            return True
-        if self.add(res.genome, tuple(int(v) for v in res.values)):
-            self.finders[res.worker] = self.finders.get(res.worker, 0) + 1
-            self._count("new point")
-        else:
-            self._count("point known or dominated")
-        return False
+            return self._count(OUT_OF_BUDGET)
+        if self.add(res.genome, tuple(int(v) for v in res.values), by):
+            self.finders[by.worker] = self.finders.get(by.worker, 0) + 1
+            return self._count(NEW_POINT)
+        return self._count(KNOWN_POINT)
 
     def hint(self, box: tuple[int, ...], fallback: np.ndarray | None) -> np.ndarray | None:
         """The genome of the found point nearest to the box (least total excess over its upper corner)."""
@@ -268,9 +285,10 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     restored = keeper.restore(top, problem.n_genes, lambda note: ctx.progress.update(note, force=True))
     if restored is not None:  # a previous run's state: its points, and only the boxes it left open
         state = _Regions([u for u, _ in restored.boxes], restored.lowers(), options.region_time,
-                         [np.array(g, dtype=np.int64) for g in restored.genomes], list(restored.values))
+                         [np.array(g, dtype=np.int64) for g in restored.genomes], list(restored.values),
+                         [FoundBy(RESUME)] * len(restored.values))
     for genome, z in found_points(problem, resume, top):
-        state.add(genome, z)
+        state.add(genome, z, FoundBy(RESUME))
 
     def snapshot() -> RegionState:
         return RegionState.of(top, state.boxes, state.lowers, state.genomes, state.values)
@@ -287,9 +305,10 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
         box, first = running.pop(fut)
         events.pop(fut, None)
         res = fut.result()  # raises what the task raised
-        clock.took(fut, res.compute_s)
+        outcome = state.apply(box, first, res, clock.ran_by(fut, res.worker))
+        clock.took(fut, res.worker, res.started_at, res.compute_s, outcome)
         calls += res.calls
-        retried += state.apply(box, first, res)
+        retried += outcome == OUT_OF_BUDGET
         clock.regions(sum(not empty_box(u, state.lowers[u]) for u in state.boxes))  # the boxes left open
 
     try:
@@ -300,7 +319,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                     Event(events.pop(fut), client=client).set()  # a running search stops within STOP_POLL_S
                     fut.cancel()
                     del running[fut]
-                    clock.forget(fut)
+                    clock.lost(fut, CANCELLED)
                     cancelled += 1
                     if hooks.on_cancel is not None:
                         hooks.on_cancel(box, first)
@@ -316,7 +335,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                                     task_event=f"dse-stop-{key}-task{submitted}", pure=False)
                 running[fut] = (box, first)
                 events[fut] = f"dse-stop-{key}-task{submitted}"
-                clock.submitted(fut)
+                clock.submitted(fut, _region_name(box, first, top))
                 submitted += 1
             clock.waits()
             try:
@@ -330,8 +349,10 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             if keeper.due():
                 state.drop_empty()
                 keeper.write(snapshot)
-            ctx.progress.update(f"{len(state.values)} front points, {len(state.boxes)} open boxes, "
-                                f"{len(running)} tasks running, {calls} solves")
+            if ctx.progress.due():
+                gap = front_certificate(problem, np.array(state.values), _open_boxes(state, top), own_bounds).gap
+                ctx.progress.update(f"{len(state.values)} front points, {len(state.boxes)} open boxes (regions), "
+                                    f"gap {gap:.2%}, {len(running)} tasks running, {calls} solves")
     except KeyboardInterrupt:
         status = INTERRUPTED
     finally:
@@ -344,6 +365,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 pass
             for fut in [f for f in running if f.status == "finished"]:
                 take(fut)
+            for fut in running:
+                clock.lost(fut, CUT_OFF)
             client.cancel(list(running))
         stop_event.set()
     state.drop_empty()
@@ -355,6 +378,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
         X = X[nondominated(np.array(state.values))]
     if status in STOPPED:  # cut short: never less than the seeds it was handed
         X = with_seeds(problem, X, [False] * len(X), [*resume, *seeds])[0]
+    finder = {tuple(int(g) for g in genome): by for genome, by in zip(state.genomes, state.found, strict=True)}
+    found = [finder.get(tuple(int(g) for g in row), FoundBy(SEED)) for row in X]
     found_by = ", ".join(f"{w}: {n}" for w, n in sorted(state.finders.items()))
     stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=calls,
                        message=f"distributed over {slots} worker threads: {submitted} region tasks, "
@@ -362,10 +387,22 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                        + ", ".join(f"{name} {n}" for name, n in sorted(state.outcomes.items())) + "; "
                        f"search-region boxes, {len(state.boxes)} left open; {keeper.summary()}"
                        f"points found by {found_by or 'none'}", timings=clock.timings())
-    front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
-    open_boxes: list[Box] = [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
-                             for u in state.boxes]
-    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes, own_bounds))
+    front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True, found_by=found)
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), _open_boxes(state, top),
+                                                                  own_bounds))
+
+
+def _open_boxes(state: _Regions, top: tuple[int, ...]) -> list[Box]:
+    """The open boxes as a certificate takes them: (lower corner, upper corner with None where unbounded)."""
+    return [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
+            for u in state.boxes]
+
+
+def _region_name(box: tuple[int, ...], first: int, top: tuple[int, ...]) -> str:
+    """What a region's task searches, as its trace span names it: ``f < (12, 40, -), f2 first`` (``-``:
+    unbounded)."""
+    corner = ", ".join("-" if b >= t else str(b) for b, t in zip(box, top, strict=True))
+    return f"f < ({corner}), f{first + 1} first"
 
 
 def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int, ...], int]],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from dse.pareto import DriverTimings
+from dse.pareto import NO_RESULT, DriverTimings, FoundBy, TaskSpan
 from dse.util.interrupt import StopToken
 
 __all__ = ["POLL_S", "STOP_GRACE_S", "STOP_POLL_S", "EventToken", "TaskClock", "worker_name"]
@@ -59,38 +59,70 @@ def worker_name() -> str:
 
 class TaskClock:
     """A driver's record of where its time went (:class:`~dse.pareto.DriverTimings`), a few
-    ``time.perf_counter`` calls per task: :meth:`submitted` when a task leaves, :meth:`took` when its
-    result is taken (with the compute time the task measured), :meth:`busy` around the driver's work
-    between two waits, :meth:`regions` for the open boxes after a result."""
+    ``time.perf_counter`` calls per task: :meth:`submitted` when a task leaves (it gets its number),
+    :meth:`took` when its result is taken (with the worker that ran it, when it started there and the
+    compute time the task measured), :meth:`lost` when it is cancelled or failed, :meth:`woke` and
+    :meth:`waits` around the driver's work between two waits, :meth:`regions` for the open boxes after a
+    result. Workers get labels ``worker 1``, ``worker 2``, ... in the order their first result is taken
+    (:meth:`ran_by`); a task's span on its worker is the worker's wall clock (``time.time()`` when it
+    started) less the driver's at the clock's creation."""
 
     def __init__(self) -> None:
+        self._zero = time.perf_counter()
+        self._epoch = time.time()  # the driver's wall clock at its start: the origin of the tasks' spans
         self._sent: dict[Any, float] = {}
+        self._tasks: dict[Any, tuple[int, str]] = {}  # a task in flight: its number and what it does
+        self._spans: list[TaskSpan] = []
+        self._labels: dict[str, str] = {}
         self._task: list[float] = []
         self._trip: list[float] = []
         self._driver: list[float] = []
+        self._busy: list[tuple[float, float, int]] = []
         self._regions: list[tuple[float, int]] = []
         self._start: float | None = None
         self._last = 0.0
         self._since: float | None = None
         self._results = 0
 
-    def submitted(self, fut: Any) -> None:
+    def submitted(self, fut: Any, name: str) -> int:
+        """A task doing ``name`` (a region, an island's epoch) leaves now; returns its number (1 = the first)."""
         self._sent[fut] = now = time.perf_counter()
+        number = len(self._spans) + len(self._tasks) + 1
+        self._tasks[fut] = (number, name)
         if self._start is None:
             self._start = now
+        return number
 
-    def took(self, fut: Any, compute_s: float) -> None:
-        """A task's result taken now: its compute time ``compute_s`` and its round trip since submission."""
+    def ran_by(self, fut: Any, dask_worker: str) -> FoundBy:
+        """The label of the worker named ``dask_worker`` (given now when it is new) and ``fut``'s task number."""
+        label = self._labels.setdefault(dask_worker, f"worker {len(self._labels) + 1}")
+        number = self._tasks[fut][0] if fut in self._tasks else None
+        return FoundBy(label, number)
+
+    def took(self, fut: Any, dask_worker: str, started_at: float, compute_s: float, outcome: str) -> None:
+        """A task's result taken now: it ran on ``dask_worker`` from ``started_at`` (the worker's
+        ``time.time()``) for ``compute_s`` seconds and ended with ``outcome``; its round trip since submission."""
         sent = self._sent.pop(fut, None)
-        if sent is not None:
-            self._last = time.perf_counter()
-            self._task.append(compute_s)
-            self._trip.append(self._last - sent)
-            self._results += 1
+        if sent is None:
+            return
+        label = self.ran_by(fut, dask_worker).worker
+        number, name = self._tasks.pop(fut)
+        start = started_at - self._epoch
+        self._spans.append(TaskSpan(number, label, dask_worker, name, outcome, start, start + compute_s))
+        self._last = time.perf_counter()
+        self._task.append(compute_s)
+        self._trip.append(self._last - sent)
+        self._results += 1
 
-    def forget(self, fut: Any) -> None:
-        """A task cancelled or failed: no result of it is counted."""
-        self._sent.pop(fut, None)
+    def lost(self, fut: Any, outcome: str) -> None:
+        """A task cancelled or failed (``outcome`` says which): no result of it is counted, and its span is
+        its time from submission to now on the driver's clock (which worker ran it is not known)."""
+        sent = self._sent.pop(fut, None)
+        if sent is None:
+            return
+        number, name = self._tasks.pop(fut)
+        self._spans.append(TaskSpan(number, NO_RESULT, "", name, outcome, sent - self._zero,
+                                    time.perf_counter() - self._zero))
 
     def woke(self) -> None:
         """The driver's wait returned: its own work starts."""
@@ -98,9 +130,11 @@ class TaskClock:
 
     def waits(self) -> None:
         """The driver goes back to waiting: its work since :meth:`woke` is shared out over the results taken."""
-        if self._since is not None and self._results:
-            share = (time.perf_counter() - self._since) / self._results
-            self._driver.extend([share] * self._results)
+        if self._since is not None:
+            now = time.perf_counter()
+            self._busy.append((self._since - self._zero, now - self._zero, self._results))
+            if self._results:
+                self._driver.extend([(now - self._since) / self._results] * self._results)
         self._since = None
 
     def regions(self, open_boxes: int) -> None:
@@ -109,5 +143,6 @@ class TaskClock:
 
     def timings(self) -> DriverTimings:
         span = self._last - self._start if self._start is not None and self._last else 0.0
+        tasks = sorted(self._spans, key=lambda t: t.task)
         return DriverTimings(tuple(self._task), tuple(self._trip), tuple(self._driver), tuple(self._regions),
-                             span)
+                             span, tuple(tasks), tuple(self._busy))

@@ -35,7 +35,7 @@ import numpy as np
 from pydantic import Field
 
 from dse.mapping.base import MappingProblem
-from dse.pareto import FEASIBLE, INTERRUPTED, UNKNOWN, ParetoSet, SolveStats
+from dse.pareto import FEASIBLE, INTERRUPTED, RESUME, SEED, UNKNOWN, FoundBy, ParetoSet, SolveStats
 from dse.solvers.common import result
 from dse.solvers.context import SolveContext
 from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, TaskClock, worker_name
@@ -93,8 +93,9 @@ class Epoch:
 class EpochResult:
     """What an epoch's task returns: the island's final population (``X``, ``F``, ``G`` as in
     :class:`Epoch`), its archive of the epoch (``front_X``, the feasible nondominated genomes it saw, and
-    their internal objective values ``front_F``), the evaluations and generations it ran, the worker, and
-    the task's compute time on it (``compute_s``)."""
+    their internal objective values ``front_F``), the evaluations and generations it ran, the worker, the
+    task's compute time on it (``compute_s``) and when it started there (``started_at``, the worker's
+    ``time.time()``)."""
 
     island: int
     number: int
@@ -107,6 +108,7 @@ class EpochResult:
     generations: int
     worker: str
     compute_s: float = 0.0
+    started_at: float = 0.0
 
 
 def _evaluated(X: np.ndarray, F: np.ndarray, G: np.ndarray) -> Any:
@@ -126,7 +128,7 @@ def island_task(problem: MappingProblem, epoch: Epoch, options: Nsga2Options, bu
     Dask event ``stop_event`` or ``budget`` seconds passed. Returns the :class:`EpochResult`."""
     from pymoo.core.population import Population
 
-    start = time.perf_counter()
+    started_at, start = time.time(), time.perf_counter()
     end = time.monotonic() + budget
     token = EventToken(stop_event)
     if epoch.F is not None and epoch.G is not None:
@@ -149,7 +151,7 @@ def island_task(problem: MappingProblem, epoch: Epoch, options: Nsga2Options, bu
         pop = algorithm.pop
         X, F, G = np.rint(pop.get("X")).astype(np.int64), pop.get("F"), pop.get("G")
     return EpochResult(epoch.island, epoch.number, X, F, G, front_X, front_F, adapter.evaluations,
-                       max(0, ran - ranking), worker_name(), time.perf_counter() - start)
+                       max(0, ran - ranking), worker_name(), time.perf_counter() - start, started_at)
 
 
 @dataclass
@@ -166,22 +168,30 @@ class _Island:
 
 @dataclass
 class _Archive:
-    """The global archive (nondominated feasible genomes and their internal values) and what the run counted."""
+    """The global archive (nondominated feasible genomes and their internal values), who found each of its
+    genomes (``found``, by the genome's genes) and what the run counted."""
 
     X: np.ndarray
     F: np.ndarray
+    found: dict[tuple[int, ...], FoundBy] = field(default_factory=dict)
     evaluations: int = 0
     merged: int = 0
     stalled: int = 0
     by_worker: dict[str, int] = field(default_factory=dict)
 
-    def merge(self, res: EpochResult) -> None:
-        """Add an epoch's archive; ``stalled`` counts the island generations since the front last changed."""
+    def merge(self, res: EpochResult, by: FoundBy) -> None:
+        """Add an epoch's archive, its genomes found ``by`` its task unless the archive had them; ``stalled``
+        counts the island generations since the front last changed."""
         self.X, self.F, changed = merge_archive(self.X, self.F, res.front_X, res.front_F)
+        self.found = {key: self.found.get(key, by) for key in self.keys()}
         self.stalled = 0 if changed else self.stalled + res.generations
         self.evaluations += res.evaluations
         self.merged += 1
-        self.by_worker[res.worker] = self.by_worker.get(res.worker, 0) + 1
+        self.by_worker[by.worker] = self.by_worker.get(by.worker, 0) + 1
+
+    def keys(self) -> list[tuple[int, ...]]:
+        """The archive's genomes as tuples of ints, in its order."""
+        return [tuple(row) for row in self.X.tolist()]
 
 
 def _epoch_seed(seed: int, island: int, number: int) -> int:
@@ -205,6 +215,9 @@ class _Driver:
                                                    ctx.resume)) for i in range(self.count)]
         self.archive = _Archive(*starting_archive(problem, [*ctx.resume, *seeds]))
         self.archive.evaluations = len(ctx.resume) + len(seeds)
+        resumed = {tuple(row) for row in problem.repair(np.array(ctx.resume, dtype=np.int64).reshape(
+            -1, problem.n_genes)).tolist()} if len(ctx.resume) else set()
+        self.archive.found = {key: FoundBy(RESUME if key in resumed else SEED) for key in self.archive.keys()}
         self.migration = np.random.default_rng([ctx.seed, _MIGRANTS])
         self.patience = None if options.patience is None else options.patience * self.count
         self.stop_name = f"dse-stop-{uuid.uuid4().hex}"
@@ -213,7 +226,8 @@ class _Driver:
         self.running: dict[Any, Epoch] = {}
         self.failures: dict[tuple[int, int], int] = {}
         self.resubmitted = 0
-        self.held: list[EpochResult] = []  # results not merged yet (synchronous: until the epoch is over)
+        self.held: list[tuple[EpochResult, FoundBy]] = []  # results not merged yet (synchronous: until the
+        # epoch is over), each with the task that returned it
         self.halted = False  # the callback asked to stop
         self.settled = False  # the front has not changed for ``patience``: no epoch starts any more
         self.clock = TaskClock()
@@ -222,7 +236,7 @@ class _Driver:
         fut = self.client.submit(self.task, self.shared, epoch, self.options, max(self.ctx.remaining(), 0.01),
                                  self.stop_name, pure=False)
         self.running[fut] = epoch
-        self.clock.submitted(fut)
+        self.clock.submitted(fut, f"island {epoch.island} epoch {epoch.number}")
 
     def next_epoch(self, i: int) -> None:
         """Submit island ``i``'s next epoch, with migrants after its first, unless its generations, the
@@ -236,29 +250,33 @@ class _Driver:
         self.submit(Epoch(i, island.epochs, island.X, island.F, island.G, migrants,
                           min(self.options.island_generations, left), _epoch_seed(self.ctx.seed, i, island.epochs)))
 
-    def absorb(self, res: EpochResult) -> None:
-        """Merge an epoch's result into its island and the global archive; report progress, ask the callback."""
+    def absorb(self, res: EpochResult, by: FoundBy) -> None:
+        """Merge an epoch's result (returned by the task ``by``) into its island and the global archive; report
+        progress, ask the callback."""
         island, archive, ctx = self.islands[res.island], self.archive, self.ctx
         island.X, island.F, island.G = res.X, res.F, res.G
         island.epochs += 1
         island.generations += res.generations
-        archive.merge(res)
+        archive.merge(res, by)
         self.settled = self.settled or (self.patience is not None and archive.stalled >= self.patience)
         if ctx.progress.due():
             hv = hypervolume(archive.F) if len(archive.F) else 0.0
-            ctx.progress.update(f"{archive.merged} island epochs, {archive.evaluations:,} evaluations, "
-                                f"{len(archive.X)} front points, hypervolume {hv:.4g}, {len(self.running)} running")
+            rate = archive.evaluations / max(ctx.elapsed(), 1e-9)
+            ctx.progress.update(f"{archive.merged} island epochs, {archive.evaluations:,} evaluations "
+                                f"({rate:,.0f}/s), {len(archive.X)} front points, hypervolume {hv:.4g}, "
+                                f"{len(self.running)} running")
         if ctx.callback is not None and ctx.callback(archive.merged, ctx.elapsed(), archive.X, archive.F):
             self.halted = True
 
-    def take(self, fut: Any, again: bool) -> EpochResult | None:
-        """``fut``'s result, or None when its task failed: then the epoch is submitted again (``again``), or
-        what the task raised is raised once the epoch failed :data:`RESUBMITS` times more."""
+    def take(self, fut: Any, again: bool) -> tuple[EpochResult, FoundBy] | None:
+        """``fut``'s result and the task that returned it, or None when its task failed: then the epoch is
+        submitted again (``again``), or what the task raised is raised once the epoch failed
+        :data:`RESUBMITS` times more."""
         epoch = self.running.pop(fut)
         try:
             res: EpochResult = fut.result()
-        except Exception:
-            self.clock.forget(fut)
+        except Exception as exc:
+            self.clock.lost(fut, f"failed: {type(exc).__name__}")
             tries = self.failures.get((epoch.island, epoch.number), 0) + 1
             self.failures[(epoch.island, epoch.number)] = tries
             if tries > RESUBMITS:
@@ -267,15 +285,18 @@ class _Driver:
                 self.submit(epoch)
                 self.resubmitted += 1
             return None
-        self.clock.took(fut, res.compute_s)
-        return res
+        by = self.clock.ran_by(fut, res.worker)
+        stopped = " (stopped early)" if res.generations < epoch.generations else ""
+        self.clock.took(fut, res.worker, res.started_at, res.compute_s,
+                        f"{res.generations} generations, {res.evaluations} evaluations{stopped}")
+        return res, by
 
     def merge_held(self) -> None:
         """Merge the results held back, in island order."""
-        back = sorted(self.held, key=lambda r: r.island)
+        back = sorted(self.held, key=lambda held: held[0].island)
         self.held.clear()
-        for res in back:
-            self.absorb(res)
+        for res, by in back:
+            self.absorb(res, by)
 
     def run(self) -> str:
         """Run the islands until their generations, the patience, the callback, the time limit or a stop
@@ -301,14 +322,14 @@ class _Driver:
                     continue
                 self.clock.woke()
                 for fut in sorted(done, key=lambda f: self.running[f].island):
-                    res = self.take(fut, again=True)
-                    if res is not None:
-                        self.held.append(res)
+                    taken = self.take(fut, again=True)
+                    if taken is not None:
+                        self.held.append(taken)
                         if not self.options.synchronous:  # merged and on to its next epoch at once
                             self.merge_held()
-                            self.next_epoch(res.island)
+                            self.next_epoch(taken[0].island)
                 if self.options.synchronous and not self.running:  # the epoch is over: merge, then go on
-                    back = sorted(r.island for r in self.held)
+                    back = sorted(res.island for res, _ in self.held)
                     self.merge_held()
                     for i in back:
                         self.next_epoch(i)
@@ -323,9 +344,11 @@ class _Driver:
                 except TimeoutError:
                     pass
                 for fut in [f for f in self.running if f.status == "finished"]:
-                    res = self.take(fut, again=False)
-                    if res is not None:
-                        self.held.append(res)
+                    taken = self.take(fut, again=False)
+                    if taken is not None:
+                        self.held.append(taken)
+                for fut in self.running:
+                    self.clock.lost(fut, "cancelled at the stop")
                 self.client.cancel(list(self.running))
             self.merge_held()
         return status
@@ -366,4 +389,6 @@ def solve_nsga2_islands(problem: MappingProblem, ctx: SolveContext, options: Isl
     stats = SolveStats(wall_s=ctx.elapsed(), evaluations=archive.evaluations,
                        generations=sum(island.generations for island in driver.islands), message=driver.message(),
                        timings=driver.clock.timings())
-    return result(problem, archive.X[order], "nsga2", status, stats, proven=False)
+    keys = archive.keys()
+    return result(problem, archive.X[order], "nsga2", status, stats, proven=False,
+                  found_by=[archive.found[keys[k]] for k in order])

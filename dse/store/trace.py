@@ -12,7 +12,9 @@ It is built from
   per accelerator, DyPe's runs and switches per policy, the serving simulator's
   iterations per pool (:func:`serving_timeline`);
 * a ``dse coexec`` report (:func:`coexec_timeline`) and a batch store's job
-  timings (:func:`jobs_timeline`).
+  timings (:func:`jobs_timeline`);
+* a distributed solve's tasks (:func:`run_timeline`): one track per worker
+  with a span per task, and the driver's own work.
 
 :func:`chrome_trace` turns a timeline into the trace event document: one
 process per group (the devices, a scheduler, a policy), one thread per track
@@ -20,6 +22,8 @@ process per group (the devices, a scheduler, a policy), one thread per track
 ``dur`` and the op, item or frame and energy as ``args``, sorted by time per
 track. Spans that overlap on a track (two transfers sharing a link) go to a
 second lane of that track (``link a->b #2``); spans on a device never overlap.
+:func:`combined_trace` puts several such documents in one (a point's
+timeline and the run that found it), each in processes of its own.
 
 Example::
 
@@ -40,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dse.errors import SpecError
+from dse.pareto import NO_RESULT, DriverTimings
 from dse.sim.realtime import TRACE_COLUMNS as FRAME_COLUMNS
 from dse.store.database import UNREADABLE, checked_job, connect_readonly
 from dse.util.files import write_text
@@ -281,6 +286,27 @@ def jobs_timeline(store: str | Path, job_ids: Sequence[str] | None = None) -> Ti
     return Timeline(f"batch store {Path(store).name}", "s", 1e6, tuple(spans))
 
 
+#: The track of a distributed run's driver (:func:`run_timeline`).
+DRIVER_TRACK = "driver"
+
+
+def run_timeline(title: str, timings: DriverTimings) -> Timeline:
+    """A distributed run's tasks (``timings.tasks``) in seconds since its driver started: the driver's track
+    first (its work between two waits, named by the results it took), then one track per worker (``worker 1``,
+    ...) with a span per task named by its number and what it did, its outcome and the Dask worker as
+    arguments, then the tasks whose result never came back (:data:`~dse.pareto.NO_RESULT`: cancelled,
+    failed), from submission to cancellation on the driver's clock."""
+    spans = [Span(f"took {n} result{'s' if n != 1 else ''}", DRIVER_TRACK, start, end, "other", title,
+                  {"results": n}) for start, end, n in timings.driver_busy]
+    spans += [Span(f"task {t.task}: {t.name}", t.worker, t.start_s, t.end_s,
+                   "other" if t.worker == NO_RESULT else "device", title,
+                   {"task": t.task, "outcome": t.outcome, **({"dask_worker": t.dask_worker} if t.dask_worker else {})})
+              for t in timings.tasks]
+    workers = sorted({t.worker for t in timings.tasks} - {NO_RESULT}, key=lambda w: (len(w), w))
+    lost = [NO_RESULT] if any(t.worker == NO_RESULT for t in timings.tasks) else []
+    return Timeline(title, "s", 1e6, tuple(spans), tracks=(DRIVER_TRACK, *workers, *lost))
+
+
 # --------------------------------------------------------------------------- Chrome trace format
 
 
@@ -340,6 +366,22 @@ def chrome_trace(timeline: Timeline) -> dict[str, Any]:
     timed.sort(key=lambda e: (e["pid"], e["tid"], e["ts"]))
     return {"traceEvents": events + timed, "displayTimeUnit": "ms",
             "otherData": {"title": timeline.title, "unit": timeline.unit, "us_per_unit": us}}
+
+
+def combined_trace(docs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One Chrome trace document holding every one of ``docs`` (from :func:`chrome_trace`), each in processes
+    of its own (their ids shifted past the previous documents'); ``otherData`` is the first one's, with every
+    document's title under ``titles``. A single document is returned as it is."""
+    if len(docs) == 1:
+        return dict(docs[0])
+    events: list[dict[str, Any]] = []
+    shift = 0
+    for doc in docs:
+        events += [{**e, "pid": e["pid"] + shift} for e in doc["traceEvents"]]
+        shift = max((e["pid"] for e in events), default=shift)
+    other = dict(docs[0]["otherData"]) if docs else {}
+    return {"traceEvents": events, "displayTimeUnit": "ms",
+            "otherData": other | {"titles": [d["otherData"]["title"] for d in docs]}}
 
 
 def _strict_json(value: Any) -> Any:

@@ -61,6 +61,13 @@ class ObjectiveRecord(_Lenient):
     sense: StrictStr = "min"
 
 
+class FoundByRecord(_Lenient):
+    """Who found a point of a distributed run: a worker's label and its task's number, or ``seed``/``resume``."""
+
+    worker: StrictStr
+    task: Annotated[StrictInt, Field(ge=1)] | None = None
+
+
 class PointRecord(_Lenient):
     genome: list[Gene]
     objectives: dict[str, Number | None] = {}
@@ -68,6 +75,7 @@ class PointRecord(_Lenient):
     feasible: StrictBool = True
     proven: StrictBool = False
     solver: StrictStr | None = None
+    found_by: FoundByRecord | None = None  # written since distributed runs record it; older files lack it
 
 
 class StatsRecord(_Lenient):

@@ -9,6 +9,7 @@ real worker processes.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -19,14 +20,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dse
+from dse.cli.app import _write_trace
 from dse.cost.synthetic import random_tables
 from dse.mapping.base import MappingProblem
 from dse.mapping.dag import DagProblem
 from dse.mapping.pipeline import PipelineProblem
-from dse.pareto import OPTIMAL
+from dse.pareto import NO_RESULT, OPTIMAL, RESUME, SEED, FoundBy
 from dse.solvers.checkpoint import Checkpoint
 from dse.solvers.context import solve_context
 from dse.solvers.cpsat_distributed import (
+    CANCELLED,
+    CUT_OFF,
+    NEW_POINT,
+    OUT_OF_BUDGET,
     DriverHooks,
     RegionResult,
     _Regions,
@@ -35,6 +41,7 @@ from dse.solvers.cpsat_distributed import (
     solve_cpsat_distributed,
 )
 from dse.solvers.cpsat_single import CpsatOptions
+from dse.store.trace import chrome_trace, mapping_timeline, run_timeline, write_trace
 from tests.conftest import run_cli
 
 distributed = pytest.importorskip("distributed")
@@ -78,12 +85,39 @@ def assert_same_front(problem: MappingProblem, client: Any, seed: int) -> None:
 
 def assert_timed(front: Any) -> None:
     """The driver timed every result it took: a compute time within its round trip, a share of the driver's
-    work, the open boxes after it (none after the last, the front being complete)."""
+    work, the open boxes after it (none after the last, the front being complete); and traced every task."""
     timings = front.stats.timings
     assert timings is not None and len(timings.task_s) >= 1
     assert len(timings.round_trip_s) == len(timings.driver_s) == len(timings.open_regions) == len(timings.task_s)
     assert all(0 < t <= r for t, r in zip(timings.task_s, timings.round_trip_s, strict=True))
     assert timings.open_regions[-1][1] == 0 and 0 < timings.span_s <= front.stats.wall_s
+    assert_traced(front, int(re.search(r"(\d+) region tasks", front.stats.message).group(1)))
+
+
+def assert_traced(front: Any, submitted: int) -> None:
+    """Every task submitted has one span, numbered 1 to ``submitted``; those whose result came back (one per
+    timed result) are on their worker's track, one track per worker and the driver's; every point was found
+    by a task whose span says it returned a new point, on the worker the point names (or was a seed or
+    resumed)."""
+    timings = front.stats.timings
+    assert [t.task for t in timings.tasks] == list(range(1, submitted + 1))
+    ran = [t for t in timings.tasks if t.worker != NO_RESULT]
+    assert len(ran) == len(timings.task_s) and all(0 <= t.start_s <= t.end_s for t in ran)
+    assert all(t.outcome in (CANCELLED, CUT_OFF) for t in timings.tasks if t.worker == NO_RESULT)
+    workers = {t.worker for t in ran}
+    doc = chrome_trace(run_timeline("run", timings))
+    threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    assert set(threads.values()) - {NO_RESULT} == {"driver", *workers}
+    on_workers = [e for e in doc["traceEvents"] if e["ph"] == "X" and threads[e["tid"]] in workers]
+    assert len(on_workers) == len(ran)
+    by_task = {t.task: t for t in ran}
+    for p in front.points:
+        assert p.found_by is not None
+        if p.found_by.task is None:
+            assert p.found_by.worker in (SEED, RESUME)
+        else:
+            span = by_task[p.found_by.task]
+            assert span.worker == p.found_by.worker and span.outcome == NEW_POINT
 
 
 @settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -105,14 +139,15 @@ def test_dominated_by_hand() -> None:
     a task on (3, 10) meets it in (3, 4), empty (f1 < 3): dominated; one on (5, 10) meets it in
     (5, 4), which holds f1 = 3..4, f2 = 0..3: not dominated."""
     state = _Regions([(10, 10)], {(10, 10): (0, 0)}, budget=1.0)
-    assert state.add(np.zeros(1, dtype=np.int64), (3, 4))
-    state.apply((10, 10), 0, RegionResult(4, None, None, 3, 1, "w"))
+    assert state.add(np.zeros(1, dtype=np.int64), (3, 4), FoundBy("worker 1", 1))
+    assert state.apply((10, 10), 0, RegionResult(4, None, None, 3, 1, "w"), FoundBy("worker 1", 2)) == OUT_OF_BUDGET
     state.drop_empty()
     assert state.boxes == [(10, 4)] and state.lowers[(10, 4)] == (3, 0)
     assert state.dominated((3, 10))
     assert not state.dominated((5, 10))
-    assert not state.add(np.zeros(1, dtype=np.int64), (3, 4))  # found already
-    assert not state.add(np.zeros(1, dtype=np.int64), (6, 5))  # dominated by (3, 4): outside every box
+    assert not state.add(np.zeros(1, dtype=np.int64), (3, 4), FoundBy(SEED))  # found already
+    assert not state.add(np.zeros(1, dtype=np.int64), (6, 5), FoundBy(SEED))  # dominated by (3, 4): outside
+    assert state.found == [FoundBy("worker 1", 1)]  # the first finder keeps the point
 
 
 RELEASE = threading.Event()
@@ -186,6 +221,7 @@ def test_interrupt_keeps_the_points_found(client: Any) -> None:
         assert np.any(np.all(F <= np.array(z), axis=1)), z
     assert set(map(tuple, F.tolist())) <= set(values(complete))
     assert front.certified is not None and front.certified.gap > 0
+    assert_traced(front, int(re.search(r"(\d+) region tasks", front.stats.message).group(1)))
 
 
 class DriverKilled(Exception):
@@ -221,6 +257,29 @@ def test_a_killed_driver_goes_on_from_its_checkpoint(client: Any, tmp_path: Any)
     assert resumed.status == OPTIMAL and values(resumed) == values(serial)
     assert resumed.certified is not None and resumed.certified.gap == 0.0
     assert "went on from a checkpoint" in resumed.stats.message
+    assert any(p.found_by is not None and p.found_by.worker == RESUME for p in resumed.points)
+    assert_trace_files(problem, serial, resumed, tmp_path)
+
+
+def assert_trace_files(problem: MappingProblem, serial: Any, spread: Any, folder: Any) -> None:
+    """``dse solve``'s trace.json: a serial front's is its knee's timeline alone, as it always was (the same
+    bytes); a distributed front's holds the same timeline and, in a process of its own, the driver's track
+    and one per worker, with a span per task."""
+    for name, front in (("serial", serial), ("spread", spread)):
+        (folder / name).mkdir()
+        _write_trace(folder / name, problem, [front], None)
+    write_trace(chrome_trace(mapping_timeline(problem, np.asarray(serial.knee().genome))), folder / "knee.json")
+    assert (folder / "serial" / "trace.json").read_bytes() == (folder / "knee.json").read_bytes()
+    doc = json.loads((folder / "spread" / "trace.json").read_text())
+    processes = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
+    run = next(pid for pid, name in processes.items() if name == "cpsat on the cluster")
+    threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"
+               and e["pid"] == run}
+    tasks = spread.stats.timings.tasks
+    assert set(threads.values()) == {"driver", *(t.worker for t in tasks)}
+    spans = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == run and threads[e["tid"]] != "driver"]
+    assert sorted(e["args"]["task"] for e in spans) == [t.task for t in tasks]
+    assert len(processes) > 1  # the knee's timeline is there too
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ archives its tasks returned.
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -20,10 +21,11 @@ import dse
 import dse.cli.app
 from dse.cost.synthetic import random_tables
 from dse.mapping.pipeline import PipelineProblem
-from dse.pareto import INTERRUPTED, TIME_LIMIT, ParetoSet, nondominated
+from dse.pareto import INTERRUPTED, NO_RESULT, SEED, TIME_LIMIT, ParetoSet, nondominated
 from dse.solvers.context import solve_context
 from dse.solvers.nsga2_islands import EpochResult, IslandOptions, island_task, solve_nsga2_islands
 from dse.solvers.registry import collect_seeds
+from dse.store.trace import chrome_trace, run_timeline
 from tests.conftest import TINY_SPEC, run_cli, write_yaml
 
 distributed = pytest.importorskip("distributed")
@@ -75,6 +77,28 @@ def test_synchronous_front_is_the_same_on_one_worker(synchronous_front: ParetoSe
     timings = synchronous_front.stats.timings  # every epoch timed: compute within its round trip
     assert timings is not None and len(timings.task_s) == len(timings.driver_s) == 6
     assert all(0 < t <= r for t, r in zip(timings.task_s, timings.round_trip_s, strict=True))
+    assert_traced(synchronous_front, ran=6, lost=[])
+    assert {(t.task, t.name) for t in timings.tasks} == {(1 + 2 * e + i, f"island {i} epoch {e}")
+                                                         for i in range(2) for e in range(3)}
+
+
+def assert_traced(front: ParetoSet, ran: int, lost: list[str]) -> None:
+    """``ran`` tasks on their workers' tracks, one track per worker and the driver's, and the tasks without a
+    result (their outcomes ``lost``) on a track of their own; every point found by one of the tasks that
+    ran, on the worker the point names, or one of the seeds."""
+    timings = front.stats.timings
+    assert timings is not None
+    assert [t.task for t in timings.tasks] == list(range(1, ran + len(lost) + 1))
+    assert sorted(t.outcome for t in timings.tasks if t.worker == NO_RESULT) == sorted(lost)
+    workers = {t.worker for t in timings.tasks} - {NO_RESULT}
+    doc = chrome_trace(run_timeline("islands", timings))
+    threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
+    assert set(threads.values()) == {"driver", *workers, *([NO_RESULT] if lost else [])}
+    assert len([e for e in doc["traceEvents"] if e["ph"] == "X" and threads[e["tid"]] in workers]) == ran
+    tasks = {t.task: t.worker for t in timings.tasks}
+    for p in front.points:
+        assert p.found_by is not None
+        assert p.found_by.worker == SEED if p.found_by.task is None else tasks[p.found_by.task] == p.found_by.worker
 
 
 FAILED: dict[str, int] = {}
@@ -101,6 +125,7 @@ def test_a_failed_task_is_submitted_again(client: Any, synchronous_front: Pareto
     assert FAILED == {"n": 1}
     assert rows(front) == rows(synchronous_front)
     assert "1 failed tasks submitted again" in front.stats.message
+    assert_traced(front, ran=6, lost=["failed: ConnectionError"])
 
 
 RETURNED: list[EpochResult] = []
@@ -138,6 +163,16 @@ def test_a_stop_returns_the_global_archive_so_far(client: Any) -> None:
     assert front.status == INTERRUPTED
     assert any((r.island, r.number) == (1, 1) for r in RETURNED)
     assert f"{len(RETURNED)} epochs merged" in front.stats.message
+    timings = front.stats.timings
+    assert timings is not None
+    assert_traced(front, ran=len(RETURNED), lost=[t.outcome for t in timings.tasks if t.worker == NO_RESULT])
+    names = {t.task: t.name for t in timings.tasks}
+    archives = {f"island {r.island} epoch {r.number}": {tuple(g) for g in r.front_X.tolist()} for r in RETURNED}
+    seeds = {tuple(g) for g in PROBLEM.repair(np.array(collect_seeds(PROBLEM), dtype=np.int64)).tolist()}
+    for p in front.points:  # found by an epoch whose archive held it, or one of the seeds
+        assert p.found_by is not None
+        genome = tuple(int(g) for g in p.genome)
+        assert genome in (seeds if p.found_by.task is None else archives[names[p.found_by.task]])
     F = np.vstack([seed_values(), *(r.front_F for r in RETURNED)])
     assert sorted(map(tuple, F[nondominated(F)].tolist())) == sorted(map(tuple, front.internal().tolist()))
 
@@ -169,7 +204,13 @@ def test_solve_command_runs_islands(client: Any, tmp_path: Any, capsys: Any, mon
     written: list[ParetoSet] = []
     monkeypatch.setattr(dse.cli.app, "cluster_client", lambda *args: contextlib.nullcontext(client))
     monkeypatch.setattr(dse.cli.app, "write_fronts", lambda out, problem, fronts, **kw: written.extend(fronts))
-    code, _, err = run_cli(capsys, "solve", str(write_yaml(tmp_path / "tiny.yaml", TINY_NSGA2)), "--solver",
+    code, out, err = run_cli(capsys, "solve", str(write_yaml(tmp_path / "tiny.yaml", TINY_NSGA2)), "--solver",
                            "nsga2", "--workers", "2", "--quiet", "--out", str(tmp_path / "o"))
     assert code == 0, err
     assert len(written) == 1 and written[0].stats.message.startswith("2 islands on 2 worker threads")
+    assert "nsga2's tasks per worker" in out  # trace.json shows them
+    doc = json.loads((tmp_path / "o" / "trace.json").read_text())
+    processes = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "process_name"}
+    run = next(pid for pid, name in processes.items() if name == "nsga2 on the cluster")
+    spans = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == run and e["name"].startswith("task ")]
+    assert sorted(e["args"]["task"] for e in spans) == [t.task for t in written[0].stats.timings.tasks]

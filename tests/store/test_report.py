@@ -98,6 +98,30 @@ def test_solve_report_of_a_problem_not_in_the_catalog_needs_its_spec(solved, tmp
     assert len(page_data(folder / "report.html")["details"]) >= 2
 
 
+def test_a_distributed_runs_points_say_who_found_them(solved, tmp_path, capsys) -> None:
+    """``found_by`` in front.json (written here by hand: a worker's task, a seed) becomes the line that the
+    page's hover and point detail show; points without it (a serial run's) have none. A ``found_by`` whose
+    task is no number is one line naming the field (exit 2). No spec: no details computed."""
+    doc = json.loads((solved / "front.json").read_text())
+    doc["problem"], doc["spec"] = "renamed", str(tmp_path / "moved.yaml")
+    points = doc["fronts"][0]["points"]
+    points[0]["found_by"] = {"worker": "worker 2", "task": 17}
+    points[1]["found_by"] = {"worker": "seed", "task": None}
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "front.json").write_text(json.dumps(doc))
+    assert main(["report", str(folder)]) == 0
+    found = [p.get("found") for f in page_data(folder / "report.html")["fronts"] for p in f["points"]]
+    assert found[:2] == ["found by worker 2 (task 17)", "found by a heuristic seed"]
+    assert len(found) > 2 and not any(found[2:])
+    points[0]["found_by"]["task"] = "seventeen"
+    (folder / "front.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["report", str(folder), "--out", str(tmp_path / "bad.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "fronts[0].points[0].found_by.task" in err and len(err.splitlines()) == 1
+
+
 def test_simulate_report(simulated) -> None:
     assert main(["report", str(simulated)]) == 0
     page = simulated / "report.html"

@@ -3,7 +3,8 @@
 * :func:`solve_data`: a ``dse solve --out`` folder (``front.json``, ``front.csv``):
   every front, baselines, certificates and error bands where present, and
   with the problem (a spec) each point's mapping, time and energy breakdown
-  per device and link, and timeline;
+  per device and link, and timeline; for a distributed run, who found each
+  point (``found``: ``found by worker 2 (task 17)``);
 * :func:`simulate_data`: a ``dse simulate --out`` folder (``summary.csv``,
   ``trace.csv``): the summary table, the timeline (a serving run's: its pools'
   iterations and its requests, from their first token's wait to their last token),
@@ -28,6 +29,7 @@ import numpy as np
 from dse.errors import DseError, GenomeError, SpecError
 from dse.inputs import catalog
 from dse.mapping.base import Breakdown, MappingProblem
+from dse.pareto import FoundBy
 from dse.runs.spec import build_problem, load_spec
 from dse.sim.ux_bound import scope
 from dse.store.database import jobs_frame, objective_columns, points_frame
@@ -161,6 +163,15 @@ def _bands(table: pd.DataFrame | None, columns: Sequence[str], source: str = "fr
     return [{c: [float(r[f"{c}_lo"]), float(r[f"{c}_hi"])] for c in present} for _, r in table.iterrows()]
 
 
+def _found(point: Mapping[str, Any]) -> dict[str, str]:
+    """``{"found": "found by worker 2 (task 17)"}`` for a point of a distributed run (its ``found_by``), what
+    the page shows in its hover and detail; nothing for other points."""
+    by = point.get("found_by")
+    if not isinstance(by, Mapping):
+        return {}
+    return {"found": "found by " + FoundBy(str(by["worker"]), by.get("task")).describe()}
+
+
 def solve_data(folder: Path, spec: str | Path | None = None) -> dict[str, Any]:
     """The report data of a ``dse solve --out`` folder; see the module docstring."""
     doc = _read_json(folder / "front.json")
@@ -186,7 +197,7 @@ def solve_data(folder: Path, spec: str | Path | None = None) -> dict[str, Any]:
                 except GenomeError as exc:
                     raise SpecError(str(folder / "front.json"), "fronts.points.genome", key[:40],
                                     f"does not fit the problem ({exc}): give the spec it was solved for") from None
-            points.append({**p, "key": key, "bands": bands[row] if row < len(bands) else {}})
+            points.append({**p, "key": key, "bands": bands[row] if row < len(bands) else {}, **_found(p)})
             row += 1
         out_fronts.append({k: f.get(k) for k in ("solver", "status", "complete", "stats", "notes", "certificate")}
                           | {"points": points, "exact": bool(f.get("exact"))})

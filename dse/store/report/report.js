@@ -297,10 +297,12 @@
     }).then(() => Plotly.newPlot(div, div.data, div.layout, config));
   }
 
-  // the compact hover text of a front point: solver and proof, each objective with its unit, where to click
+  // the compact hover text of a front point: solver and proof, each objective with its unit, who found it
+  // (a distributed run's), where to click
   function hoverText(label, p, objs, others) {
     return [`<b>${label}</b>${p.proven ? ", proven" : ", not proven"}${p.feasible === false ? ", infeasible" : ""}`]
       .concat(objs.map((o) => `${o.name || o.column}: ${withUnit(p.objectives[o.column], o)}`))
+      .concat(p.found ? [p.found] : [])
       .concat(others.length ? [`also here: ${others.join(", ")}`] : [])
       .concat(["<i>click: mapping and schedule below</i>"]).join("<br>");
   }
@@ -507,6 +509,9 @@
     div.setAttribute("data-key", key);
     const d = DATA.details[key];
     div.append(el("h3", { text: `${front ? front.solver : ""} point` }));
+    if (point && point.found) {
+      div.append(el("p", { class: "found-by", text: point.found }));
+    }
     if (point) {
       div.append(table(["objective or metric", "value"],
         Object.entries(point.objectives).concat(Object.entries(point.metrics || {})).map(([k, v]) => [k, v]), "data narrow"));
