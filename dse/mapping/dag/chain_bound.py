@@ -97,7 +97,7 @@ def critical_chain(problem: DagProblem) -> np.ndarray:
     return np.array(chain[::-1], dtype=np.int64)
 
 
-def _chain_positions(problem: DagProblem, chain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def chain_positions(problem: DagProblem, chain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per task ``(lo, hi)``: the index in ``chain`` of its last chain ancestor and of its first chain
     descendant (a chain task: its own index twice); -1 and ``len(chain)`` when there is none."""
     st = problem.structure
@@ -126,7 +126,7 @@ def chain_blocks(problem: DagProblem, chain: np.ndarray | None = None, max_inner
     edges = set(zip(st.src.tolist(), st.dst.tolist(), strict=True))
     if not all((int(u), int(v)) in edges for u, v in zip(chain[:-1], chain[1:], strict=True)):
         raise ValueError("the chain must follow edges of the DAG")
-    lo, hi = _chain_positions(problem, chain)
+    lo, hi = chain_positions(problem, chain)
     side = np.flatnonzero((lo >= 0) & (hi < length) & (lo < hi))
     fastest = np.where(t.allowed, t.time, _INF).min(axis=1)
     by_lo: dict[int, list[int]] = {}
