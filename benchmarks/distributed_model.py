@@ -246,13 +246,15 @@ def main() -> None:
     # imported (here, not at the top: the workers' processes import this file without that folder), so
     # that `import distributed` (here, inside dse and in the workers) finds Dask
     from distributed_exact import problem as exact_problem
+    from stopping import benchmark_stops
 
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     from distributed import Client, LocalCluster
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     print(f"{os.cpu_count()} CPUs; load {os.getloadavg()}", flush=True)
-    with args.out.open("w", newline="") as handle:
+    # a stop (SIGINT, SIGTERM) ends the run between its three parts, each part's rows already written
+    with benchmark_stops("distributed_model") as stop, args.out.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
         writer.writeheader()
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
@@ -260,11 +262,14 @@ def main() -> None:
             dse.solve(exact_problem(0, n_ops=5), "cpsat", time_limit=60, seed=0, client=client)  # warm-up
             run_exact(client, args, writer, exact_problem)
             handle.flush()
+            stop.keep(None, case="exact")
             if not args.skip_islands:
                 run_islands(client, args, writer)
                 handle.flush()
+                stop.keep(None, case="islands")
         if not args.skip_kill:
             kill_and_resume(args, writer)
+            stop.keep(None, case="SIGKILL and resume")
     print(f"wrote {args.out}")
 
 

@@ -4,7 +4,9 @@ OR-Tools 9.15's presolve reported INFEASIBLE for a box of the objective space th
 the 14-op random pipeline below (seed 3, edge SoC; throughput, energy and latency), its objectives bounded
 to ``f < BOX``, minimizing objective 0 or 2 first (objective 1 first gave a point; without presolve every
 order did). The distributed box search lost three Pareto points through it while certifying its front
-complete. The points inside the box are checked by the family's evaluator, not by CP-SAT.
+complete. Both paths are run: the model presolved with every INFEASIBLE confirmed without presolve (a
+large model's), and the model solved without presolve (a small one's, as this one is). The points inside the
+box are checked by the family's evaluator, not by CP-SAT.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 from dse.runs.spec import build_problem, spec_from_dict
 from dse.solvers.cpsat_boxes import CpSatRunner, search_box
 from dse.solvers.registry import collect_seeds
+from dse.util import interrupt
 
 SPEC = {"name": "pipeline14", "family": "pipeline", "platform": "edge_soc",
         "workload": {"builder": "random_pipeline", "n_ops": 14, "seed": 3},
@@ -40,8 +43,10 @@ def test_the_box_holds_a_feasible_mapping_by_the_evaluator(runner) -> None:
     assert ev.feasible[0] and all(int(v) < u for v, u in zip(ev.F[0], BOX, strict=True))
 
 
+@pytest.mark.parametrize("presolve_from", [0, interrupt.PRESOLVE_FROM_VARIABLES])  # presolved, then confirmed; not presolved
 @pytest.mark.parametrize("first", [0, 1, 2])
-def test_every_search_order_finds_a_point_in_the_box(runner, first: int) -> None:
+def test_every_search_order_finds_a_point_in_the_box(runner, first: int, presolve_from: int, monkeypatch) -> None:
+    monkeypatch.setattr(interrupt, "PRESOLVE_FROM_VARIABLES", presolve_from)
     problem, cpsat = runner
     solves = search_box(cpsat, BOX, lambda: 20.0, None, first)
     end = solves[-1]
