@@ -69,7 +69,7 @@ def _parent(doc: Any, path: tuple) -> Any:
     return doc
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(SPECS)), data=st.data())
 def test_mutated_specs_fail_cleanly(name: str, data: st.DataObject) -> None:
     doc = copy.deepcopy(SPECS[name])

@@ -95,7 +95,7 @@ def _check(front: ParetoSet, truth: ParetoSet) -> None:
         assert certificate.proven and certificate.gap == 0.0 and found == exact
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), k=st.sampled_from([2, 3]), stop=st.integers(1, 6),
        family=st.sampled_from(["pipeline", "dag", "split"]))
 def test_true_hypervolume_lies_within_the_certificate(seed: int, k: int, stop: int, family: str) -> None:
