@@ -38,6 +38,7 @@ from dag_bounds import DATA, DEVICE_FILES, GRAPHS, warm_up
 from stopping import benchmark_stops
 
 from dse.cost import TableCostModel
+from dse.inputs.importers.tfcsv import read_tf_devices, read_tf_graph
 from dse.mapping.dag import DagProblem
 from dse.mapping.dag.chain_bound import chain_blocks, chain_bound, chain_positions, critical_chain
 from dse.model.workload import Workload
@@ -47,7 +48,6 @@ from dse.solvers import solve
 def tf_problem_of(workload: Workload, device_file: str) -> DagProblem:
     """The makespan problem of ``workload`` on one TF-paper device file, under the paper's rules
     (the cost model of ``dag_bounds.tf_problem``)."""
-    from dse.inputs.importers.tfcsv import read_tf_devices
 
     platform = read_tf_devices(DATA / "devices" / device_file)
     tables = TableCostModel(send_ops=10.0, scale=1000.0).tables(workload, platform)
@@ -103,7 +103,6 @@ def relaxation(workload: Workload, problem: DagProblem, device_file: str, search
 
 
 def main() -> int:
-    from dse.inputs.importers.tfcsv import read_tf_graph
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graph", default="rnn", choices=list(GRAPHS))
