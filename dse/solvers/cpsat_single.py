@@ -28,7 +28,7 @@ def default_workers() -> int:
 class CpsatOptions(SolverOptions):
     """CP-SAT's settings (``solver.options.cpsat`` or ``dse.solve(..., **options)``)."""
 
-    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core)")
+    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: 8, its portfolio, whatever the cores)")
     deterministic: bool = Field(default=False, description="a run that repeats exactly, at some speed")
     hints: bool = Field(default=True, description="hint the search with the family's heuristic mappings")
     region_time: float = Field(default=10.0, gt=0, le=30 * 24 * 3600,

@@ -138,7 +138,7 @@ class LnsOptions(SolverOptions):
                               "local search first")
     step_seconds: float = Field(default=10.0, gt=0, allow_inf_nan=False,
                                 description="the most seconds one window builds and solves")
-    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core)")
+    workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: one per core, at most 8)")
 
 
 register_solver(Solver(
