@@ -100,6 +100,15 @@ def islands_rate(inputs: Inputs, evals_per_task: float, workers: int, synchronou
     return evals_per_task * min(workers / (inputs.t + m), 1 / max(inputs.d, SCHEDULER_S))
 
 
+def _row(mode: str, serial_s: float, distributed_s: float, measured: float, inputs: Inputs, model: float,
+         predicted: float, load: float) -> dict[str, Any]:
+    """One CSV row: a mode's wall times and speed-ups (measured, modelled, predicted) and the model's inputs."""
+    return {"mode": mode, "serial_s": serial_s, "distributed_s": distributed_s, "measured_speedup": measured,
+            "t_mean_s": inputs.t, "m_mean_s": inputs.m, "d_mean_s": inputs.d, "tasks": inputs.tasks,
+            "setup_s": inputs.setup_s, "model_speedup": model, "predicted_speedup": predicted, "load": load,
+            "spread": inputs.spread}
+
+
 def run_exact(client: Any, args: argparse.Namespace, writer: Any, exact_problem: Callable[..., Any]) -> None:
     target = exact_problem(3)
     load = os.getloadavg()[0]
@@ -126,10 +135,7 @@ def run_exact(client: Any, args: argparse.Namespace, writer: Any, exact_problem:
           f"at {args.predict}: {far:.2f} s, speed-up {(t1 - t0) / far:.2f}x (tasks capped by 3 x open boxes: "
           f"{statistics.fmean(min(args.predict, k * b) for b in [1, *boxes[:-1]]):.1f} running on average)",
           flush=True)
-    writer.writerow({"mode": "exact", "serial_s": t1 - t0, "distributed_s": t2 - t1, "measured_speedup": measured,
-                     "t_mean_s": inputs.t, "m_mean_s": inputs.m, "d_mean_s": inputs.d, "tasks": inputs.tasks,
-                     "setup_s": inputs.setup_s, "model_speedup": (t1 - t0) / model_w,
-                     "predicted_speedup": (t1 - t0) / far, "load": load, "spread": inputs.spread})
+    writer.writerow(_row("exact", t1 - t0, t2 - t1, measured, inputs, (t1 - t0) / model_w, (t1 - t0) / far, load))
 
 
 def run_islands(client: Any, args: argparse.Namespace, writer: Any) -> None:
@@ -169,10 +175,7 @@ def run_islands(client: Any, args: argparse.Namespace, writer: Any) -> None:
         print(f"  model at {args.workers}: speed-up {model_w:.2f}x with the set-up, "
               f"{rate_w / serial_rate:.2f}x in steady state (measured {measured:.2f}x); at {args.predict}: "
               f"{far:.2f}x in steady state", flush=True)
-        writer.writerow({"mode": f"islands {mode}", "serial_s": serial.stats.wall_s, "distributed_s": wall,
-                         "measured_speedup": measured, "t_mean_s": inputs.t, "m_mean_s": inputs.m,
-                         "d_mean_s": inputs.d, "tasks": inputs.tasks, "setup_s": inputs.setup_s,
-                         "model_speedup": model_w, "predicted_speedup": far, "load": load, "spread": inputs.spread})
+        writer.writerow(_row(f"islands {mode}", serial.stats.wall_s, wall, measured, inputs, model_w, far, load))
 
 
 def kill_and_resume(args: argparse.Namespace, writer: Any) -> None:
