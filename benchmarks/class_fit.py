@@ -14,13 +14,13 @@ checkout's); writes ``benchmarks/results/class_fit.csv``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import statistics
 import sys
 from pathlib import Path
 
+from csv_rows import write_rows
 from stopping import BenchmarkStop, benchmark_stops
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,11 +77,7 @@ def main() -> None:
         median = statistics.median(float(str(r["cpu_s"])) for r in rows if r["tree"] == str(tree))
         first = first or median
         print(f"{str(tree)[-40:]:<40} {median:>12.2f} {median / first:>8.2f}")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / "class_fit.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(RESULTS / "class_fit.csv", rows)
 
 
 if __name__ == "__main__":

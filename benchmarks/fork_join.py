@@ -28,7 +28,6 @@ it, or ``out/saga-venv`` exists (``saga_compare.py`` creates it).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import resource
@@ -38,6 +37,7 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
+from csv_rows import write_rows
 from saga_compare import run_saga
 from stopping import BenchmarkStop, benchmark_stops
 
@@ -154,11 +154,7 @@ def main() -> None:
             if python is not None:
                 saga(n, args.devices, python, args.repeat)
     if rows:
-        OUT.mkdir(parents=True, exist_ok=True)
-        with open(OUT / "figures.csv", "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        write_rows(OUT / "figures.csv", rows)
 
 
 if __name__ == "__main__":

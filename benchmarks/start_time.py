@@ -22,7 +22,6 @@ writes ``benchmarks/results/start_time.csv``.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import resource
 import statistics
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 
 import yaml
+from csv_rows import write_rows
 from stop_times import BIG_DAG
 from stopping import BenchmarkStop, benchmark_stops
 
@@ -115,11 +115,7 @@ def main() -> None:
             firsts = firsts or (wall, cpu)
             print(f"{case:<16} {str(tree)[-40:]:<40} {wall:>8.2f} {min(walls):>6.2f} {max(walls):>6.2f} "
                   f"{wall / firsts[0]:>8.2f} {cpu:>6.2f} {cpu / firsts[1]:>8.2f}")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    with open(RESULTS / "start_time.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_rows(RESULTS / "start_time.csv", rows)
 
 
 if __name__ == "__main__":

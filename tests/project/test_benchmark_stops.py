@@ -25,7 +25,7 @@ from stopping import BenchmarkStop, benchmark_stops  # noqa: E402
 from dse.util.interrupt import Interrupted, StopToken  # noqa: E402
 
 #: Scripts that run no long loop of their own (a module of helpers, or one that sends the signals itself).
-NO_LOOP = {"stopping.py", "stop_times.py"}
+NO_LOOP = {"stopping.py", "stop_times.py", "csv_rows.py"}  # no loop of their own
 
 
 def _started(args: list[str], **kwargs) -> subprocess.Popen[str]:
