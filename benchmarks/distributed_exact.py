@@ -27,14 +27,16 @@ from dse.mapping.pipeline import PipelineProblem
 THREE = ("throughput", "energy", "latency")
 
 
-def problem(seed: int, n_ops: int = 8) -> PipelineProblem:
-    return PipelineProblem(random_tables(seed, n_ops=n_ops, n_dev=3), THREE)
+def problem(seed: int, n_ops: int = 8, n_dev: int = 3) -> PipelineProblem:
+    return PipelineProblem(random_tables(seed, n_ops=n_ops, n_dev=n_dev), THREE)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=3, help="random_tables seed of the problem")
+    parser.add_argument("--ops", type=int, default=8, help="the pipeline's ops")
+    parser.add_argument("--devices", type=int, default=3, help="the pipeline's devices")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--time-limit", type=float, default=600.0)
     args = parser.parse_args()
@@ -45,7 +47,7 @@ def main() -> None:
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     from distributed import Client, LocalCluster
 
-    target = problem(args.seed)
+    target = problem(args.seed, n_ops=args.ops, n_dev=args.devices)
     with benchmark_stops("distributed") as stop, \
             LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                          silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
