@@ -50,6 +50,7 @@ from dse.util.jit import time_limit_ends
 from dse.util.limits import check_seed, check_time_limit
 from dse.util.suggest import did_you_mean
 from dse.version import __version__
+from dse.viz.picture_process import PictureProcess
 
 if TYPE_CHECKING:
     from dse.mapping.base import MappingProblem
@@ -152,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
 #: ``dse solve --time-limit 1`` on 2,000 tasks x 256 devices, 0.26 s of CPU.
 YOUNG_COLLECTION_THRESHOLD = 10_000
 
+#: True in the ``dse`` program (:func:`run`), a process that ends after one command.
+_one_off_process = False
+
 
 def run() -> NoReturn:
     """The ``dse`` program (``python -m dse.cli``, the ``dse`` script): :func:`main` on the process's
@@ -165,8 +169,12 @@ def run() -> NoReturn:
     them: 0.25 s of CPU at exit after numba has loaded a compiled kernel, 0.1 s after a small solve.
     Exiting is otherwise unchanged: atexit handlers run and streams are flushed, and objects no longer
     referenced are freed as before; only garbage held in reference cycles stays for the operating system
-    to reclaim. :func:`main` (what tests call in-process) changes neither."""
+    to reclaim. :func:`main` (what tests call in-process) changes neither. ``dse solve`` in this program
+    draws pareto.png in a child process that imports matplotlib while the solvers run
+    (:func:`_picture_process`)."""
+    global _one_off_process
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+    _one_off_process = True
     code = main()
     gc.freeze()
     sys.exit(code)
@@ -312,6 +320,16 @@ def _solve_spec(args: argparse.Namespace) -> int:
         return _solve_problem(args, problem, spec, name, out, spec_file, spec_sha256, started)
 
 
+def _picture_process(problem: MappingProblem, solver: str) -> PictureProcess | None:
+    """A child process that imports matplotlib while ``solver`` runs and then draws pareto.png
+    (:mod:`dse.viz.picture_process`), in the ``dse`` program only (:func:`run`: not in a test or a notebook
+    calling :func:`main`, whose next commands would fork again) and not for one heuristic, whose single pass
+    leaves nothing to overlap; None: this process draws."""
+    if not _one_off_process or solver.startswith("heuristic:"):
+        return None
+    return PictureProcess.start(shared=problem.objectives)
+
+
 def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: ProblemSpec, name: str, out: Path,
                    spec_file: str, spec_sha256: str | None, started: float) -> int:
     """Run the solvers of ``dse solve`` on ``problem``, write and print their fronts; the exit status.
@@ -326,9 +344,11 @@ def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: Prob
     resume = _resume_genomes(args.resume, problem) if args.resume is not None else []
     if args.out is None:  # created once the spec, the problem and the resumed fronts were found sound
         check_out_folder(out)
-    with interruptible() as token:
+    pictures = _picture_process(problem, name)
+    with interruptible() as token, pictures or contextlib.nullcontext():
         def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
-            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
+            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256,
+                         draw=pictures.draw_fronts if pictures is not None else None)
 
         with cluster_client(args.workers, args.scheduler, token) as client:
             fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,

@@ -12,6 +12,7 @@ from dse.cost.tables import _INT64_LIMIT, MAX_TOTAL, CostTables
 from dse.errors import SpecError
 from dse.model.device_defaults import cost_path
 from dse.model.platform import Device, Platform
+from dse.model.unique_routes import unique_route_arrays
 from dse.model.workload import Op, Workload
 from dse.util.rounding import ceil_all, ceil_int
 
@@ -165,10 +166,17 @@ def _type_ok(op: Op, dev: Device) -> bool:
 
 def route_arrays(platform: Platform) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per device pair ``platform.route``'s (bandwidth_gbps, latency_us, energy_pj_per_byte) as three (m, m)
-    arrays (diagonal: inf, 0, 0). Pairs with a direct link read it (the last one listed, as the route
-    graph keeps it); only the others are routed, so a fully linked platform costs O(links), not a
+    arrays (diagonal: inf, 0, 0). Where every pair has one shortest link path, all at once
+    (:func:`~dse.model.unique_routes.unique_route_arrays`). Otherwise pairs with a direct link read it (the last
+    one listed, as the route graph keeps it); only the others are routed, so a fully linked platform costs O(links), not a
     path search per pair. Raises ``ValueError`` when no chain of links connects two devices."""
     devices = platform.devices
+    unique = unique_route_arrays(platform)  # a star, a tree, a chain: every route at once
+    if unique is not None:
+        rows, cols = np.nonzero(np.isnan(unique[0]))
+        if len(rows):  # no link path: route() says which pair
+            platform.route(devices[rows[0]].name, devices[cols[0]].name)
+        return unique
     m = len(devices)
     index = {d.name: j for j, d in enumerate(devices)}
     bw, lat, epb = np.full((m, m), np.nan), np.full((m, m), np.nan), np.full((m, m), np.nan)

@@ -33,6 +33,9 @@ from dse.viz import plot_fronts
 from dse.viz.figures import save
 from dse.viz.schedules import plot_schedule
 
+#: Draws the Pareto plot of ``fronts`` (with ``error`` bands) into a file; True once it wrote it.
+FrontDrawer = Callable[[list[ParetoSet], float | None, str], bool]
+
 #: The least time limit the first solver gets when building the problem took its whole limit: it then returns
 #: its seed heuristics' mappings (every solver keeps those), so a command still ends with a front.
 MIN_SOLVER_S = 0.05
@@ -120,12 +123,14 @@ def check_some_feasible(problem, fronts: list[ParetoSet]) -> None:
 
 
 def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = False, spec: str | None = None,
-                 spec_sha256: str | None = None) -> None:
+                 spec_sha256: str | None = None, draw: FrontDrawer | None = None) -> None:
     """front.csv, front.json and pareto.png (and gantt.png) in ``out``, each replaced atomically; with no
     front yet, the files still say so (a header-only CSV, an empty plot). ``spec``: the spec file's path,
     recorded in front.json (``dse certify`` rebuilds the problem from it), with ``spec_sha256``, the
     SHA-256 of its bytes at solve time (:func:`dse.runs.given_front.spec_digest`: ``dse certify``
-    refuses a spec changed since)."""
+    refuses a spec changed since). ``draw``: draws pareto.png elsewhere (a
+    :class:`~dse.viz.picture_process.PictureProcess`), ``draw(fronts, error, path)`` True once written; where
+    it returns False, the plot is drawn here."""
     out.mkdir(parents=True, exist_ok=True)
     error = problem_error(problem)  # the cost model's measured error as bands (dse.cost.error_bands)
     columns: list[str] = []  # each front's columns, then the next front's new ones (as pandas.concat joins them)
@@ -145,7 +150,11 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
            **({"spec_sha256": spec_sha256} if spec_sha256 else {}),
            "fronts": [json.loads(f.to_json(indent=None)) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(readable_json(doc)))
-    replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
+    def draw_plot(tmp: str) -> None:
+        if draw is None or not draw(fronts, error, tmp):
+            save(plot_fronts(fronts, error=error), tmp)
+
+    replace_atomically(out / "pareto.png", draw_plot)
     if gantt:
         best = next((f for f in fronts if len(f)), None)
         if best is not None:

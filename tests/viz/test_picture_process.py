@@ -1,0 +1,49 @@
+"""Pareto plots drawn by a forked child (:mod:`dse.viz.picture_process`): the same file as drawn here, and a
+dead child leaves the drawing to the caller. The fork needs a process where matplotlib is not loaded and no
+other thread runs, so the checks run in a fresh interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = r"""
+import os, signal, sys
+import dse
+from dse.viz.figures import save
+from dse.viz.fronts import plot_fronts
+from dse.viz.picture_process import PictureProcess
+
+problem = dse.load_problem("quickstart")
+front = dse.solve(problem, "exhaustive", seed=0)
+child_drawn, here_drawn = sys.argv[1], sys.argv[2]
+with PictureProcess.start(shared=problem.objectives) as pictures:
+    print("drawn by the child", pictures.draw_fronts([front], 0.1, child_drawn))
+    pid = pictures.pid
+    print("second plot", pictures.draw_fronts([front, front], None, os.path.join(os.path.dirname(child_drawn), "second.png")))
+print("child ended", pictures.pid is None)
+dead = PictureProcess.start(shared=problem.objectives)
+os.kill(dead.pid, signal.SIGKILL)
+print("dead child draws", dead.draw_fronts([front], None, os.path.join(os.path.dirname(child_drawn), "dead.png")), dead.pid)
+print("matplotlib loaded here", "matplotlib.figure" in sys.modules)
+save(plot_fronts([front], error=0.1), here_drawn)
+print("no child once loaded", PictureProcess.start() is None)
+"""
+
+
+@pytest.mark.slow
+def test_the_child_draws_the_same_file_and_a_dead_one_leaves_it_to_the_caller(tmp_path: Path) -> None:
+    child, here = tmp_path / "child.png", tmp_path / "here.png"
+    run = subprocess.run([sys.executable, "-c", SCRIPT, str(child), str(here)], capture_output=True, text=True,
+                         timeout=120, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["drawn by the child True", "second plot True", "child ended True",
+                                       "dead child draws False None", "matplotlib loaded here False",
+                                       "no child once loaded True"]
+    assert child.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert child.read_bytes() == here.read_bytes()  # the same plot, byte for byte
+    assert (tmp_path / "second.png").stat().st_size > 0
+    assert not (tmp_path / "dead.png").exists()
