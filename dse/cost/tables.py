@@ -255,7 +255,16 @@ class CostTables:
                                                                                                      np.ndarray]:
         """Per edge the sum and the maximum of ``what`` over every device pair (a != b), in chunks of edges
         (memory O(chunk_cells)): two int64 arrays of shape (n_edges,). Computed from the sizes and rates,
-        each distinct pair of rates is costed once (a platform of many alike devices has a few)."""
+        each distinct pair of rates is costed once (a platform of many alike devices has a few). Worked out
+        once per table and ``what`` (the tables do not change): the arrays returned are read-only."""
+        known = self.__dict__.setdefault("_over_pairs_known", {})
+        if what not in known:
+            known[what] = self._worked_over_pairs(what, chunk_cells)
+            for array in known[what]:
+                array.setflags(write=False)
+        return known[what]
+
+    def _worked_over_pairs(self, what: str, chunk_cells: int) -> tuple[np.ndarray, np.ndarray]:
         total = np.zeros(self.n_edges, dtype=np.int64)
         top = np.zeros(self.n_edges, dtype=np.int64)
         if not self.__dict__[f"_{what}_explicit"]:
