@@ -110,7 +110,9 @@ class Family:
       ``memory``);
     * ``metrics``: figures reported besides the objectives (CSV columns);
     * ``examples(seed)``: a small seeded instance for the family contract checks (:mod:`dse.testing`);
-    * capabilities: ``gantt`` (decoded mappings carry a schedule); ``exact`` (a CP-SAT formulation) is
+    * capabilities: ``gantt`` (decoded mappings carry a schedule); ``compiled_kernels`` (its evaluation and
+      heuristics run numba kernels, :mod:`dse.util.jit`: a run on a Dask cluster loads them into every
+      worker before its tasks, by evaluating ``examples(0)`` there); ``exact`` (a CP-SAT formulation) is
       read off ``problem_class``: whether it overrides ``cpsat`` (nothing to set).
 
     Optional hooks for families whose inputs are not a :class:`~dse.model.platform.Platform`
@@ -143,6 +145,7 @@ class Family:
     limits: frozenset[str] = frozenset({"memory"})
     metrics: tuple[Metric, ...] = ()
     gantt: bool = False
+    compiled_kernels: bool = False
     description: str = ""
     resolve_platform: Callable[[Any, str, Any], Any] | None = None
     resolve_workload: Callable[[Any, str, Any], Any] | None = None

@@ -5,7 +5,8 @@ keeps: the open boxes (local upper bounds), each with its proven lower corner, a
 Each box is one Dask task (:func:`region_task`): the lexicographic search of that box
 (:func:`~dse.solvers.cpsat_boxes.search_box`) with a time budget and a hint from the found point nearest
 to the box, on a formulation that each worker thread builds once per problem (the problem itself is
-scattered to every worker once). Results are applied in whatever order they come:
+scattered to every worker once, and the compiled kernels of its family are loaded into each worker by a
+plugin, :func:`~dse.solvers.dask_tasks.load_kernels_on_workers`, outside the tasks). Results are applied in whatever order they come:
 
 * a point inside the open region splits the boxes (:func:`~dse.solvers.cpsat_boxes.split_with_lowers`);
 * a proof of emptiness closes every open box inside the task's box, a proven bound raises their
@@ -14,7 +15,11 @@ scattered to every worker once). Results are applied in whatever order they come
   lower corner) is cancelled: the points found dominate or close all of it; since Dask cannot cancel a
   task already running, the driver also sets the task's own stop event, which its search polls every
   :data:`~dse.solvers.dask_tasks.STOP_POLL_S` seconds (it then stops CP-SAT within milliseconds);
-* a task that ran out of budget without a point is resubmitted with twice the budget.
+* a task that ran out of budget without a point is resubmitted with twice the budget;
+* a task whose worker dies is run again elsewhere by Dask; one that Dask cancels because the dead worker
+  held the last copy of the scattered problem (a broadcast keeps no copy on every worker:
+  :func:`~dse.solvers.dask_tasks.scattered`) is lost: the problem is scattered again and its box, still
+  open, is searched again.
 
 With a ``ctx.checkpoint`` the driver writes its state (the points, the open boxes and their lower corners:
 :mod:`dse.solvers.checkpoint`) at most every second and when it ends, and goes on from a previous run's
@@ -72,10 +77,19 @@ from dse.solvers.cpsat_boxes import (
     split_with_lowers,
 )
 from dse.solvers.cpsat_single import CpsatOptions
-from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, TaskClock, worker_name
+from dse.solvers.dask_tasks import (
+    POLL_S,
+    STOP_GRACE_S,
+    EventToken,
+    TaskClock,
+    done_futures,
+    load_kernels_on_workers,
+    scattered,
+    worker_name,
+)
 from dse.solvers.registry import best_seed, collect_seeds
 
-__all__ = ["CANCELLED", "CUT_OFF", "EMPTY", "KNOWN_POINT", "NEW_POINT", "OUT_OF_BUDGET", "DriverHooks", "RegionResult",
+__all__ = ["CANCELLED", "CUT_OFF", "EMPTY", "KNOWN_POINT", "LOST", "NEW_POINT", "OUT_OF_BUDGET", "DriverHooks", "RegionResult",
            "region_task", "solve_cpsat_distributed"]
 
 @dataclass(frozen=True)
@@ -175,7 +189,7 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
 
 #: How a region's task ended (:meth:`_Regions.apply`), and how one without a result did.
 NEW_POINT, KNOWN_POINT, EMPTY, OUT_OF_BUDGET = "new point", "point known or dominated", "empty", "out of budget"
-CANCELLED, CUT_OFF = "cancelled as dominated", "cancelled at the stop"
+CANCELLED, CUT_OFF, LOST = "cancelled as dominated", "cancelled at the stop", "lost with a worker"
 
 
 @dataclass
@@ -272,7 +286,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     own_bounds = problem.objective_lower_bounds()
     key = uuid.uuid4().hex
     stop_event = Event(f"dse-stop-{key}", client=client)
-    shared = client.scatter(problem, broadcast=True, hash=False)
+    load_kernels_on_workers(client, problem)
+    shared = scattered(client, problem)
     domains = _await(client.submit(domains_task, shared, key, settings, max(ctx.remaining(), 0.01), pure=False),
                      ctx, wait)
     if domains is None:
@@ -297,7 +312,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     slots = max(1, sum(client.nthreads().values()))
     running: dict[Any, tuple[tuple[int, ...], int]] = {}
     events: dict[Any, str] = {}  # each running task's own stop event
-    status, calls, submitted, cancelled, retried = OPTIMAL, 0, 0, 0, 0
+    status, calls, submitted, cancelled, retried, lost = OPTIMAL, 0, 0, 0, 0, 0
     clock = TaskClock()
 
     def take(fut: Any) -> None:
@@ -339,12 +354,17 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 submitted += 1
             clock.waits()
             try:
-                done, _ = wait(list(running), timeout=POLL_S, return_when="FIRST_COMPLETED")
+                done = done_futures(list(running), POLL_S)
             except TimeoutError:
                 continue
             clock.woke()
             for fut in done:
-                if fut in running and fut.status != "cancelled":
+                if fut in running and fut.status == "cancelled":  # by Dask: the problem's last copy died
+                    del running[fut], events[fut]  # its box is open and chosen again, the problem scattered again
+                    clock.lost(fut, LOST)
+                    lost += 1
+                    shared = scattered(client, problem, shared)
+                elif fut in running:
                     take(fut)
             if keeper.due():
                 state.drop_empty()
@@ -360,7 +380,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
         if running:  # told to stop, the running tasks return what they found: nothing found is lost
             stop_event.set()
             try:
-                wait(list(running), timeout=STOP_GRACE_S)
+                done_futures(list(running), STOP_GRACE_S, first=False)
             except TimeoutError:
                 pass
             for fut in [f for f in running if f.status == "finished"]:
@@ -383,7 +403,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     found_by = ", ".join(f"{w}: {n}" for w, n in sorted(state.finders.items()))
     stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=calls,
                        message=f"distributed over {slots} worker threads: {submitted} region tasks, "
-                       f"{cancelled} cancelled as dominated, {retried} out of budget; outcomes "
+                       f"{cancelled} cancelled as dominated, {retried} out of budget"
+                       + (f", {lost} lost with a worker and searched again" if lost else "") + "; outcomes "
                        + ", ".join(f"{name} {n}" for name, n in sorted(state.outcomes.items())) + "; "
                        f"search-region boxes, {len(state.boxes)} left open; {keeper.summary()}"
                        f"points found by {found_by or 'none'}", timings=clock.timings())

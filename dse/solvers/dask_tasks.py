@@ -1,7 +1,9 @@
 """What the Dask drivers share (:mod:`~dse.solvers.cpsat_distributed`, :mod:`~dse.solvers.nsga2_islands`): how
 often a driver looks at its stop token and a task at its stop events, how long a stopped driver waits for
-its running tasks, the stop token that a task polls, the name of the worker that runs a task, and the
-clock that times a driver's tasks and its own work (:class:`TaskClock`, for :class:`~dse.pareto.DriverTimings`).
+its running tasks, the stop token that a task polls, the name of the worker that runs a task, the
+clock that times a driver's tasks and its own work (:class:`TaskClock`, for :class:`~dse.pareto.DriverTimings`),
+and the worker plugin that loads a family's compiled kernels into every worker once
+(:func:`load_kernels_on_workers`).
 
 A Dask task that is already running cannot be cancelled: a driver tells it to stop by setting a named Dask
 event, which the task's :class:`EventToken` polls at its safe points (at most every :data:`STOP_POLL_S`
@@ -10,13 +12,23 @@ seconds), and then waits up to :data:`STOP_GRACE_S` seconds for what the task fo
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
+from concurrent.futures import CancelledError
 from typing import Any
 
-from dse.pareto import NO_RESULT, DriverTimings, FoundBy, TaskSpan
-from dse.util.interrupt import StopToken
+import numpy as np
 
-__all__ = ["POLL_S", "STOP_GRACE_S", "STOP_POLL_S", "EventToken", "TaskClock", "worker_name"]
+from dse.mapping.base import MappingProblem
+from dse.mapping.registry import family, family_of
+from dse.pareto import NO_RESULT, DriverTimings, FoundBy, TaskSpan
+from dse.solvers.registry import collect_seeds
+from dse.util.interrupt import StopToken
+from dse.util.jit import cache_is_warm
+
+__all__ = ["POLL_S", "STOP_GRACE_S", "STOP_POLL_S", "EventToken", "TaskClock", "done_futures", "load_kernels",
+           "load_kernels_on_workers", "scattered", "worker_name"]
 
 #: Seconds between two looks at the stop token while waiting for results.
 POLL_S = 0.2
@@ -24,6 +36,80 @@ POLL_S = 0.2
 STOP_POLL_S = 0.25
 #: After a stop, the seconds the driver waits for the running tasks (told to stop) to bring their results.
 STOP_GRACE_S = 10.0
+
+
+def scattered(client: Any, problem: MappingProblem, shared: Any = None) -> Any:
+    """``shared``, the future of ``problem`` scattered to the workers, while a worker still holds it; else
+    ``problem`` scattered to every worker again. A broadcast does not keep a copy on every worker: Dask's
+    active memory manager drops the replicas that no task waits for (every 2 s by default), so a worker
+    that dies may take the last copy with it, and every task given it is then cancelled."""
+    if shared is not None and shared.status == "finished":
+        return shared
+    return client.scatter(problem, broadcast=True, hash=False)
+
+
+def done_futures(futures: list[Any], timeout: float, first: bool = True) -> set[Any]:
+    """The ``futures`` done (finished, failed or cancelled: their input lost with a worker) once the first
+    of them is (``first``) or all of them are, within ``timeout`` seconds; raises TimeoutError past it.
+    Unlike ``distributed.wait``, which raises when one of them was cancelled, it returns the cancelled ones
+    with the others."""
+    from distributed import wait
+
+    try:
+        wait(futures, timeout=timeout, return_when="FIRST_COMPLETED" if first else "ALL_COMPLETED")
+    except CancelledError:
+        pass
+    return {fut for fut in futures if fut.status != "pending"}
+
+
+def load_kernels_on_workers(client: Any, problem: MappingProblem) -> str | None:
+    """Register on the Dask ``client`` the worker plugin that loads the compiled kernels of ``problem``'s
+    family into every worker process, when the family has any (``Family.compiled_kernels``): the workers
+    present, before this returns, and those that join later, as they start. Registered once per client,
+    under a name of its family's (``dse-kernels-dag``): a later run finds it there, and nothing runs again.
+    Returns that name, or None (nothing registered) for a family without compiled kernels."""
+    if not family_of(problem).compiled_kernels:
+        return None
+    name = f"dse-kernels-{problem.family}"
+    client.register_plugin(_kernel_loader_class()(problem.family), name=name)
+    return name
+
+
+def load_kernels(family_name: str) -> float | None:
+    """Load the compiled kernels of the family ``family_name`` into this process from numba's cache, by
+    collecting the heuristic seeds of its small example (``examples(0)``) and evaluating them: the kernels
+    that every run of the family loads (the decoder, the heuristics'); the exact mode's lower bounds load
+    with a worker's first model. Returns the seconds it took, or None when the cache is cold
+    (:func:`~dse.util.jit.cache_is_warm`): nothing is compiled then (tens of seconds), and the tasks compile
+    the kernels on first use, as they would have."""
+    if not cache_is_warm():
+        return None
+    start = time.perf_counter()
+    example = family(family_name).examples(0)
+    example.evaluate(np.array(collect_seeds(example), dtype=np.int64))
+    return time.perf_counter() - start
+
+
+@functools.cache
+def _kernel_loader_class() -> type[Any]:
+    """The worker plugin's class, made on first use: ``distributed`` is imported only by a run on a cluster."""
+    from distributed import WorkerPlugin
+
+    class KernelLoader(WorkerPlugin):
+        """Loads the compiled kernels of the family ``family_name`` (:func:`load_kernels`) into the worker it
+        is set up on, in a thread of the worker's (its event loop goes on answering the scheduler meanwhile).
+        ``loaded_s``: the seconds it took there (None: the cache was cold, nothing was loaded)."""
+
+        idempotent = True  # the scheduler keeps the plugin first registered under its name
+
+        def __init__(self, family_name: str) -> None:
+            self.family_name = family_name
+            self.loaded_s: float | None = None
+
+        async def setup(self, worker: Any) -> None:
+            self.loaded_s = await asyncio.get_running_loop().run_in_executor(None, load_kernels, self.family_name)
+
+    return KernelLoader
 
 
 class EventToken(StopToken):

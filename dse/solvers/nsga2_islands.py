@@ -1,7 +1,8 @@
 """NSGA-II as islands on a Dask cluster: each task evolves one island for an epoch, the driver keeps the
 global archive and sends migrants from it.
 
-The problem is scattered to every worker once. An island is a population of its own, started like the
+The problem is scattered to every worker once, and the compiled kernels of its family are loaded into each
+worker by a plugin (:func:`~dse.solvers.dask_tasks.load_kernels_on_workers`), outside the tasks. An island is a population of its own, started like the
 serial run's (:func:`~dse.solvers.evolution.initial_population`, from the island's own random stream). A
 task (:func:`island_task`) runs one *epoch* of one island: ``island_generations`` NSGA-II generations
 (:func:`~dse.solvers.evolution.nsga2_algorithm`, the serial run's operators) from the island's population
@@ -17,7 +18,9 @@ the island's next epoch:
 
 Each epoch's random draws come from a seed of its own (the run's seed, the island, the epoch's number), so
 an epoch run again gives the same result. A failed task (its worker lost, or an error) is submitted again,
-up to :data:`RESUBMITS` times; Dask itself reruns the tasks of a worker that dies. A stop (time limit,
+up to :data:`RESUBMITS` times; Dask itself reruns the tasks of a worker that dies. A task cancelled because
+the worker that died held the last copy of the scattered problem counts as failed: the problem is scattered
+again (:func:`~dse.solvers.dask_tasks.scattered`) and the epoch submitted again. A stop (time limit,
 Ctrl-C, SIGTERM, the callback) sets the run's Dask event, which the tasks look at after every generation
 (:class:`~dse.solvers.dask_tasks.EventToken`); they return what they found, and the front is the global
 archive so far, never less than the ``resume`` and seed genomes (which start it).
@@ -38,7 +41,16 @@ from dse.mapping.base import MappingProblem
 from dse.pareto import FEASIBLE, INTERRUPTED, RESUME, SEED, UNKNOWN, FoundBy, ParetoSet, SolveStats
 from dse.solvers.common import result
 from dse.solvers.context import SolveContext
-from dse.solvers.dask_tasks import POLL_S, STOP_GRACE_S, EventToken, TaskClock, worker_name
+from dse.solvers.dask_tasks import (
+    POLL_S,
+    STOP_GRACE_S,
+    EventToken,
+    TaskClock,
+    done_futures,
+    load_kernels_on_workers,
+    scattered,
+    worker_name,
+)
 from dse.solvers.evolution import (
     Nsga2Options,
     feasible_members,
@@ -282,6 +294,7 @@ class _Driver:
             if tries > RESUBMITS:
                 raise
             if again:
+                self.shared = scattered(self.client, self.problem, self.shared)  # again if lost with a worker
                 self.submit(epoch)
                 self.resubmitted += 1
             return None
@@ -301,12 +314,11 @@ class _Driver:
     def run(self) -> str:
         """Run the islands until their generations, the patience, the callback, the time limit or a stop
         end them; returns the status (``feasible``, ``time_limit`` or ``interrupted``)."""
-        from distributed import wait
-
         status = self.ctx.stop_status() or FEASIBLE
         if status != FEASIBLE:
             return status
-        self.shared = self.client.scatter(self.problem, broadcast=True, hash=False)
+        load_kernels_on_workers(self.client, self.problem)
+        self.shared = scattered(self.client, self.problem)
         for i in range(self.count):
             self.next_epoch(i)
         try:
@@ -317,7 +329,7 @@ class _Driver:
                     break
                 self.clock.waits()
                 try:
-                    done, _ = wait(list(self.running), timeout=POLL_S, return_when="FIRST_COMPLETED")
+                    done = done_futures(list(self.running), POLL_S)
                 except TimeoutError:
                     continue
                 self.clock.woke()
@@ -340,7 +352,7 @@ class _Driver:
             self.stop_event.set()  # the running tasks return after their current generation
             if self.running:
                 try:
-                    wait(list(self.running), timeout=STOP_GRACE_S)
+                    done_futures(list(self.running), STOP_GRACE_S, first=False)
                 except TimeoutError:
                     pass
                 for fut in [f for f in self.running if f.status == "finished"]:

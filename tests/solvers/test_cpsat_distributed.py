@@ -8,8 +8,12 @@ real worker processes.
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import re
+import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -31,6 +35,7 @@ from dse.solvers.context import solve_context
 from dse.solvers.cpsat_distributed import (
     CANCELLED,
     CUT_OFF,
+    LOST,
     NEW_POINT,
     OUT_OF_BUDGET,
     DriverHooks,
@@ -41,6 +46,7 @@ from dse.solvers.cpsat_distributed import (
     solve_cpsat_distributed,
 )
 from dse.solvers.cpsat_single import CpsatOptions
+from dse.solvers.dask_tasks import load_kernels_on_workers
 from dse.store.trace import chrome_trace, mapping_timeline, run_timeline, write_trace
 from tests.conftest import run_cli
 
@@ -103,7 +109,7 @@ def assert_traced(front: Any, submitted: int) -> None:
     assert [t.task for t in timings.tasks] == list(range(1, submitted + 1))
     ran = [t for t in timings.tasks if t.worker != NO_RESULT]
     assert len(ran) == len(timings.task_s) and all(0 <= t.start_s <= t.end_s for t in ran)
-    assert all(t.outcome in (CANCELLED, CUT_OFF) for t in timings.tasks if t.worker == NO_RESULT)
+    assert all(t.outcome in (CANCELLED, CUT_OFF, LOST) for t in timings.tasks if t.worker == NO_RESULT)
     workers = {t.worker for t in ran}
     doc = chrome_trace(run_timeline("run", timings))
     threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
@@ -282,13 +288,75 @@ def assert_trace_files(problem: MappingProblem, serial: Any, spread: Any, folder
     assert len(processes) > 1  # the knee's timeline is there too
 
 
+def loaded_kernels() -> dict[str, int]:
+    """The compiled kernels loaded into this process (numba's dispatchers with a signature), with how many
+    signatures each has."""
+    if "numba" not in sys.modules:
+        return {}
+    from numba.core.registry import CPUDispatcher
+
+    return {d.py_func.__qualname__: len(d.signatures) for d in gc.get_objects()
+            if isinstance(d, CPUDispatcher) and d.signatures}
+
+
+def kernel_plugins(dask_worker: Any) -> dict[str, tuple[int, float | None]]:
+    """The kernel plugins set up on a worker: their identity and the seconds each took to load its kernels."""
+    return {name: (id(plugin), plugin.loaded_s) for name, plugin in dask_worker.plugins.items()
+            if name.startswith("dse-kernels-")}
+
+
+#: The Dask event set by the task that killed its worker (:func:`dies_with_its_worker`).
+KILLED = "dse-test-worker-killed"
+
+
+def dies_with_its_worker(*args: Any, **kwargs: Any) -> RegionResult:
+    """:func:`region_task`, except that the first task minimizing objective 2 first SIGKILLs its worker process,
+    mid-task; Dask runs it again on a live worker, where the event :data:`KILLED` is set and it runs."""
+    if args[3] == 1:
+        killed = distributed.Event(KILLED)
+        if not killed.is_set():
+            killed.set()
+            os.kill(os.getpid(), signal.SIGKILL)
+    return region_task(*args, **kwargs)
+
+
 @pytest.mark.slow
 def test_worker_processes_give_the_serial_front() -> None:
-    """Real worker processes: the problem is pickled to them once (scattered) and the front is the serial one."""
+    """Real worker processes (with nannies: a killed worker is replaced): the problem is pickled to them once
+    (scattered), and the front is the serial one. A pipeline run loads no compiled kernel into them and
+    registers no plugin; the dag family's plugin, registered by a dag run, loads its kernels into every worker
+    before any task, once per client (a second run registers nothing again), and the tasks load no new
+    signature of them. A worker SIGKILLed in a task loses that task alone (Dask runs it again elsewhere; or,
+    when the worker held the scattered problem's last copy, the driver scatters it again and searches the
+    task's box again): the run ends on the serial front with gap 0, every task traced once, and the worker
+    that replaces it has the kernels loaded as it starts."""
     with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
                                   dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
         assert_same_front(pipeline(1, three=True), c, 1)
+        assert list(c.run(loaded_kernels).values()) == [{}, {}]
+        assert list(c.run(kernel_plugins).values()) == [{}, {}]
+        assert load_kernels_on_workers(c, dag(120)) == "dse-kernels-dag"
+        plugins, kernels = c.run(kernel_plugins), c.run(loaded_kernels)
+        assert all(set(p) == {"dse-kernels-dag"} and p["dse-kernels-dag"][1] is not None for p in plugins.values())
+        assert all(k and k == next(iter(kernels.values())) for k in kernels.values())
         assert_same_front(dag(120), c, 0)
+        assert c.run(kernel_plugins) == plugins  # registered once: the run's registration changed nothing
+        for worker, after in c.run(loaded_kernels).items():
+            assert {name: after[name] for name in kernels[worker]} == kernels[worker]
+        problem = dag(120)
+        with solve_context(seed=0, time_limit=120) as ctx:
+            killed = solve_cpsat_distributed(problem, ctx, CpsatOptions(), c, DriverHooks(task=dies_with_its_worker))
+        assert distributed.Event(KILLED, client=c).is_set()
+        assert killed.status == OPTIMAL and values(killed) == values(dse.solve(problem, "cpsat", time_limit=60,
+                                                                                  seed=0, workers=1))
+        assert killed.certified is not None and killed.certified.gap == 0.0
+        assert_timed(killed)  # every task traced once; a task lost with the problem's last copy said so
+        lost = sum(t.outcome == LOST for t in killed.stats.timings.tasks)
+        assert (f"{lost} lost with a worker" in killed.stats.message) == (lost > 0)
+        c.wait_for_workers(2)
+        replaced = c.run(kernel_plugins)
+        assert set(replaced) != set(plugins)  # a new worker (address) in place of the killed one
+        assert all(p["dse-kernels-dag"][1] is not None for p in replaced.values())
 
 
 @pytest.mark.parametrize(("argv", "words"), [

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
+import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -20,8 +23,9 @@ import pytest
 import dse
 import dse.cli.app
 from dse.cost.synthetic import random_tables
+from dse.mapping.dag import DagProblem
 from dse.mapping.pipeline import PipelineProblem
-from dse.pareto import INTERRUPTED, NO_RESULT, SEED, TIME_LIMIT, ParetoSet, nondominated
+from dse.pareto import FEASIBLE, INTERRUPTED, NO_RESULT, SEED, TIME_LIMIT, ParetoSet, nondominated
 from dse.solvers.context import solve_context
 from dse.solvers.nsga2_islands import EpochResult, IslandOptions, island_task, solve_nsga2_islands
 from dse.solvers.registry import collect_seeds
@@ -214,3 +218,65 @@ def test_solve_command_runs_islands(client: Any, tmp_path: Any, capsys: Any, mon
     run = next(pid for pid, name in processes.items() if name == "nsga2 on the cluster")
     spans = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["pid"] == run and e["name"].startswith("task ")]
     assert sorted(e["args"]["task"] for e in spans) == [t.task for t in written[0].stats.timings.tasks]
+
+
+@pytest.mark.slow
+def test_a_killed_worker_loses_at_most_its_epoch() -> None:
+    """Two single-threaded worker processes, with nannies (as ``dse solve --workers`` and ``dask worker`` start
+    them: a killed worker is replaced); the callback SIGKILLs a worker that the scheduler lists as running an
+    epoch, at the first epoch merged that finds one. Dask runs the lost epoch again on a live worker (or, when
+    the killed worker held the scattered problem's last copy, the epochs given it fail, and the driver scatters
+    it again and submits them again, as its message counts), so the run completes: status feasible, every
+    island's every epoch merged once, the epochs per worker adding up to them, the front feasible,
+    nondominated and its values the evaluator's, and no seed better than it."""
+    killed: dict[str, int] = {}
+
+    def kill_a_busy_worker(epochs: int, elapsed: float, X: np.ndarray, F: np.ndarray) -> bool:
+        busy = [address for address, keys in client.processing().items() if keys]
+        if busy and not killed:
+            killed["pid"], killed["at"] = pids[busy[0]], epochs
+            os.kill(killed["pid"], signal.SIGKILL)
+        return False
+
+    options = {"islands": 2, "pop_size": 24, "generations": 20, "island_generations": 10, "migrants": 3,
+               "patience": None}
+    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+        front = dse.solve(PROBLEM, "nsga2", time_limit=120, seed=3, client=client, callback=kill_a_busy_worker,
+                          **options)
+        alive = client.run(os.getpid)
+    assert killed and killed["pid"] not in alive.values()
+    assert front.status == FEASIBLE
+    timings = front.stats.timings
+    assert timings is not None
+    failed = [t.outcome for t in timings.tasks if t.worker == NO_RESULT]  # cancelled: the problem's last copy died
+    assert f"4 epochs merged, {len(failed)} failed tasks submitted again" in front.stats.message
+    runs = re.search(r"epochs run by (.*)$", front.stats.message).group(1)
+    assert sum(int(n) for n in re.findall(r"worker \d+: (\d+)", runs)) == 4
+    assert sorted(t.name for t in timings.tasks if t.worker != NO_RESULT) == sorted(
+        f"island {i} epoch {e}" for i in range(2) for e in range(2))
+    assert_traced(front, ran=4, lost=failed)
+    ev = PROBLEM.evaluate(np.array([p.genome for p in front.points]))
+    assert ev.feasible.all() and len(nondominated(ev.F)) == len(ev.F)
+    np.testing.assert_array_equal(ev.F, front.internal())
+    for z in seed_values():
+        assert np.any(np.all(ev.F <= z, axis=1)), z
+
+
+def test_a_dag_run_registers_the_kernel_plugin_once(client: Any) -> None:
+    """The dag family's kernel plugin: registered by a dag run (the pipeline runs above registered none), set up
+    on each worker (its kernels loaded there, the cache being warm), and a second run registers nothing again
+    (the workers keep the plugin objects set up first)."""
+    problem = DagProblem(random_tables(5, n_ops=4, n_dev=2), ("makespan", "energy"))
+    options = {"islands": 2, "pop_size": 8, "generations": 1, "island_generations": 1}
+
+    def plugins(dask_worker: Any) -> dict[str, tuple[int, float | None]]:
+        return {name: (id(p), p.loaded_s) for name, p in dask_worker.plugins.items() if name.startswith("dse-")}
+
+    dse.solve(problem, "nsga2", time_limit=60, seed=0, client=client, **options)
+    first = client.run(plugins)
+    assert len(first) == 2 and all(set(p) == {"dse-kernels-dag"} and p["dse-kernels-dag"][1] is not None
+                                   for p in first.values())
+    dse.solve(problem, "nsga2", time_limit=60, seed=1, client=client, **options)
+    assert client.run(plugins) == first

@@ -599,5 +599,6 @@ FAMILY = register_family(Family(
     limits=frozenset({"memory", "deadline"}),
     metrics=(Metric("makespan", "makespan", "{time_unit}", description="schedule length in the workload's unit"),),
     gantt=True,
+    compiled_kernels=True,
     description="TF partitioning and scheduling: device and priority per task, list-scheduled (makespan vs energy)",
 ))
