@@ -7,9 +7,11 @@ processes, warmed up first (imports, compiled kernels) by a run on a small probl
 one CP-SAT search worker. Prints the wall times, the speed-up and whether the two fronts have the same
 objective values (and gap 0); and the CPU seconds of the serial run, of the workers and of the driver,
 with the speed-up they imply when each worker has a core of its own (serial CPU over the workers'
-CPU per worker; on a busy machine the wall times measure the load as much as the solver).
+CPU per worker; on a busy machine the wall times measure the load as much as the solver). ``--no-race``
+turns the racing of duplicates off (the ``cpsat`` option ``race``): they run only while more worker
+threads are free than the open boxes' searches (one per box and objective) can fill.
 
-    .venv/bin/python benchmarks/distributed_exact.py [--workers 2] [--seed 3] [--repeats 1]
+    .venv/bin/python benchmarks/distributed_exact.py [--workers 2] [--seed 3] [--repeats 1] [--no-race]
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def main() -> None:
     parser.add_argument("--devices", type=int, default=3, help="the pipeline's devices")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--time-limit", type=float, default=600.0)
+    parser.add_argument("--no-race", dest="race", action="store_false",
+                        help="no duplicates racing with other seeds on free worker threads")
     args = parser.parse_args()
     from stopping import benchmark_stops
 
@@ -51,7 +55,7 @@ def main() -> None:
     with benchmark_stops("distributed") as stop, \
             LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                          silence_logs=logging.CRITICAL) as cluster, Client(cluster) as client:
-        dse.solve(problem(0, n_ops=5), "cpsat", time_limit=60, seed=0, client=client)  # warm-up
+        dse.solve(problem(0, n_ops=5), "cpsat", time_limit=60, seed=0, client=client, race=args.race)  # warm-up
         for rep in range(args.repeats):
             stop.check()
             t0, c0 = time.perf_counter(), time.process_time()
@@ -59,8 +63,8 @@ def main() -> None:
                                case="serial")
             t1, c1 = time.perf_counter(), time.process_time()
             w0 = sum(client.run(time.process_time).values())
-            spread = stop.keep(dse.solve(target, "cpsat", time_limit=args.time_limit, seed=rep, client=client),
-                               case="distributed")
+            spread = stop.keep(dse.solve(target, "cpsat", time_limit=args.time_limit, seed=rep, client=client,
+                                         race=args.race), case="distributed")
             t2, c2 = time.perf_counter(), time.process_time()
             w2 = sum(client.run(time.process_time).values())
             same = sorted(map(tuple, serial.internal().tolist())) == sorted(map(tuple, spread.internal().tolist()))

@@ -90,8 +90,10 @@ class CpSatRunner:
             genome = self.form.to_genome(solver)
             values = tuple(int(solver.value(v)) for v in self.form.objective_vars)
             return Solve(status, genome, values, solver.best_objective_bound)
-        if status == cp_model.UNKNOWN:  # cut short before any solution: the bound proven so far still holds
-            return Solve(status, None, None, solver.best_objective_bound)
+        if status == cp_model.UNKNOWN:  # cut short before any solution: the bound proven so far still holds,
+            # unless CP-SAT ended INFEASIBLE and a stop kept it from being confirmed (run_cpsat): nothing proven
+            proven = solver.response_proto.status == cp_model.UNKNOWN
+            return Solve(status, None, None, solver.best_objective_bound if proven else float("nan"))
         return Solve(status, None, None, float("nan"))
 
 

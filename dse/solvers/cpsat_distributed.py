@@ -19,7 +19,29 @@ plugin, :func:`~dse.solvers.dask_tasks.load_kernels_on_workers`, outside the tas
 * a task whose worker dies is run again elsewhere by Dask; one that Dask cancels because the dead worker
   held the last copy of the scattered problem (a broadcast keeps no copy on every worker:
   :func:`~dse.solvers.dask_tasks.scattered`) is lost: the problem is scattered again and its box, still
-  open, is searched again.
+  open, is searched again;
+* racing (``options.race``, on by default): while worker threads are left free once every open box is
+  searched from each end (:func:`_choose`), duplicates of those searches (:func:`_duplicates`), the same
+  box and the same objective first, run with other CP-SAT seeds (the run's seed plus the copy's number).
+  The first result of a box and objective is applied as any result; its running copies are then told to
+  stop (their own stop events, as for dominated boxes) and are *beaten*. Their slots stay counted until
+  they return (a running Dask task holds its thread), and what they return is applied by the same rules:
+  a point is kept when it is new and lies in the open region; a proof (emptiness, a bound) speaks of the
+  box the copy was given, whatever became of it since. A copy stopped before it found anything is not out
+  of budget: its budget is not doubled.
+
+Why a late result is sound: a task proves facts about the region ``f < box`` it was given, and a fact
+stays true whatever happened to the box since. A proof that the region is empty (``INFEASIBLE``) closes
+every open box inside it and nothing else: the parts of a box split since lie inside it, empty by the
+same proof (a point splits only the boxes holding it, so with a correct solver a region proven empty is
+never split at all); a box only overlapping the region may hold points outside it and stays open. No
+open box is ever larger than the box it came from, so nothing closed is reopened, and a box closed
+since is simply not there to close again. A bound (no point of the region has a smaller first
+objective) raises the lower corners of the open boxes inside the region only. So results apply in any
+order, a beaten copy's as an original's, and the open boxes with their lower corners, hence the
+certificate, never claim more than some task proved. Only a proof counts: an ``INFEASIBLE`` of presolve
+that a stop kept from being confirmed proves nothing (:func:`~dse.util.interrupt.run_cpsat` returns
+``UNKNOWN``, with no bound), which matters here since beaten copies are stopped often.
 
 With a ``ctx.checkpoint`` the driver writes its state (the points, the open boxes and their lower corners:
 :mod:`dse.solvers.checkpoint`) at most every second and when it ends, and goes on from a previous run's
@@ -45,6 +67,7 @@ import dataclasses
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,8 +112,8 @@ from dse.solvers.dask_tasks import (
 )
 from dse.solvers.registry import best_seed, collect_seeds
 
-__all__ = ["CANCELLED", "CUT_OFF", "EMPTY", "KNOWN_POINT", "LOST", "NEW_POINT", "OUT_OF_BUDGET", "DriverHooks", "RegionResult",
-           "region_task", "solve_cpsat_distributed"]
+__all__ = ["BEATEN", "CANCELLED", "CUT_OFF", "EMPTY", "KNOWN_POINT", "LOST", "NEW_POINT", "OUT_OF_BUDGET",
+           "DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
 
 @dataclass(frozen=True)
 class RegionResult:
@@ -127,6 +150,21 @@ class _Settings:
     workers: int
     deterministic: bool
     hints: bool
+
+
+@dataclass(frozen=True)
+class _Task:
+    """A region task in flight: its box, the objective it minimizes first, and its copy (0: the search of
+    that box and objective; 1, 2, ...: duplicates racing it, with the run's seed plus the copy)."""
+
+    box: tuple[int, ...]
+    first: int
+    copy: int = 0
+
+    @property
+    def key(self) -> tuple[tuple[int, ...], int]:
+        """What its copies share: the box and the objective minimized first."""
+        return self.box, self.first
 
 
 # per worker thread: the problem key it holds a runner for, and that runner (one model per thread: a
@@ -189,6 +227,7 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
 
 #: How a region's task ended (:meth:`_Regions.apply`), and how one without a result did.
 NEW_POINT, KNOWN_POINT, EMPTY, OUT_OF_BUDGET = "new point", "point known or dominated", "empty", "out of budget"
+BEATEN = "stopped, beaten by a copy"
 CANCELLED, CUT_OFF, LOST = "cancelled as dominated", "cancelled at the stop", "lost with a worker"
 
 
@@ -232,9 +271,11 @@ class _Regions:
         return all(empty_box(tuple(min(a, b) for a, b in zip(c, box, strict=True)), self.lowers[c])
                    for c in self.boxes)
 
-    def apply(self, box: tuple[int, ...], first: int, res: RegionResult, by: FoundBy) -> str:
+    def apply(self, box: tuple[int, ...], first: int, res: RegionResult, by: FoundBy, beaten: bool = False) -> str:
         """Apply one task's result (module docstring), its point found ``by`` that task; returns its outcome:
-        :data:`EMPTY`, :data:`OUT_OF_BUDGET` (empty-handed), :data:`NEW_POINT` or :data:`KNOWN_POINT`."""
+        :data:`EMPTY`, :data:`OUT_OF_BUDGET` (empty-handed), :data:`NEW_POINT` or :data:`KNOWN_POINT`; a
+        ``beaten`` copy (told to stop: another copy's result came first) empty-handed: :data:`BEATEN`,
+        its budget left as it was."""
         from ortools.sat.python import cp_model
         inside = [c for c in self.boxes if all(a <= b for a, b in zip(c, box, strict=True))]
         if res.status == cp_model.INFEASIBLE:  # the whole box is empty, so is every open box inside it
@@ -246,6 +287,8 @@ class _Regions:
                 low = self.lowers[c]
                 self.lowers[c] = (*low[:first], max(low[first], res.bound), *low[first + 1:])
         if res.genome is None or res.values is None:
+            if beaten:
+                return self._count(BEATEN)
             self.budgets[(box, first)] = 2 * self.budgets.get((box, first), self.budget)
             return self._count(OUT_OF_BUDGET)
         if self.add(res.genome, tuple(int(v) for v in res.values), by):
@@ -271,12 +314,13 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     once every box is proven empty, else ``time_limit`` or ``interrupted`` with every point found so far
     and the certificate of the boxes left open; ``infeasible`` when the whole region is proven empty. Each
     task's CP-SAT gets ``options.workers`` search workers (default 1: one per Dask thread) and first
-    ``options.region_time`` seconds. Raises what a task raised.
+    ``options.region_time`` seconds; ``options.race`` races duplicates on threads left free. Raises what a
+    task raised.
     """
     from distributed import Event, wait
 
     hooks = hooks or DriverHooks()
-    task = hooks.task or region_task
+    run_task = hooks.task or region_task
     resume = list(ctx.resume)
     seeds = collect_seeds(problem) if options.hints else []
     settings = _Settings(ctx.seed, options.workers or 1, options.deterministic, options.hints)
@@ -310,17 +354,28 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
 
     fallback = best_seed(problem, [*resume, *seeds])
     slots = max(1, sum(client.nthreads().values()))
-    running: dict[Any, tuple[tuple[int, ...], int]] = {}
+    running: dict[Any, _Task] = {}
     events: dict[Any, str] = {}  # each running task's own stop event
+    beaten: set[Any] = set()  # running copies told to stop: another copy's result came first
     status, calls, submitted, cancelled, retried, lost = OPTIMAL, 0, 0, 0, 0, 0
+    raced, won, stopped_copies = 0, 0, 0
     clock = TaskClock()
 
     def take(fut: Any) -> None:
-        nonlocal calls, retried
-        box, first = running.pop(fut)
+        nonlocal calls, retried, won, stopped_copies
+        task = running.pop(fut)
         events.pop(fut, None)
+        late = fut in beaten
+        beaten.discard(fut)
         res = fut.result()  # raises what the task raised
-        outcome = state.apply(box, first, res, clock.ran_by(fut, res.worker))
+        if not late:  # the first result of its box and objective: its copies are beaten
+            rivals = [f for f, t in running.items() if t.key == task.key and f not in beaten]
+            for rival in rivals:
+                Event(events[rival], client=client).set()  # a running search stops within STOP_POLL_S
+                beaten.add(rival)
+            stopped_copies += len(rivals)
+            won += bool(rivals) and task.copy > 0
+        outcome = state.apply(task.box, task.first, res, clock.ran_by(fut, res.worker), beaten=late)
         clock.took(fut, res.worker, res.started_at, res.compute_s, outcome)
         calls += res.calls
         retried += outcome == OUT_OF_BUDGET
@@ -329,29 +384,39 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     try:
         while True:
             state.drop_empty()
-            for fut, (box, first) in list(running.items()):
-                if state.dominated(box):
+            for fut, task in list(running.items()):
+                if fut not in beaten and state.dominated(task.box):  # a beaten copy is stopping already
                     Event(events.pop(fut), client=client).set()  # a running search stops within STOP_POLL_S
                     fut.cancel()
                     del running[fut]
                     clock.lost(fut, CANCELLED)
                     cancelled += 1
                     if hooks.on_cancel is not None:
-                        hooks.on_cancel(box, first)
+                        hooks.on_cancel(task.box, task.first)
             if not state.boxes and not running:
                 break
             stop = ctx.stop_status()
             if stop is not None:
                 status = stop
                 break
-            for box, first in _choose(state.boxes, len(top), list(running.values()), slots - len(running)):
+            live = [t.key for f, t in running.items() if f not in beaten]
+            free = slots - len(running)
+            plan = _choose(state.boxes, len(top), live, free)
+            if options.race:
+                plan += _duplicates(state.boxes, len(top), [*live, *plan], free - len(plan))
+            copies = Counter(live)
+            for box, first in plan:
+                copy = copies[(box, first)]
+                copies[(box, first)] += 1
                 budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
-                fut = client.submit(task, shared, key, box, first, state.hint(box, fallback), settings, budget,
+                fut = client.submit(run_task, shared, key, box, first, state.hint(box, fallback),
+                                    dataclasses.replace(settings, seed=settings.seed + copy), budget,
                                     task_event=f"dse-stop-{key}-task{submitted}", pure=False)
-                running[fut] = (box, first)
+                running[fut] = _Task(box, first, copy)
                 events[fut] = f"dse-stop-{key}-task{submitted}"
-                clock.submitted(fut, _region_name(box, first, top))
+                clock.submitted(fut, _region_name(box, first, top) + (f", copy {copy}" if copy else ""))
                 submitted += 1
+                raced += copy > 0
             clock.waits()
             try:
                 done = done_futures(list(running), POLL_S)
@@ -361,6 +426,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             for fut in done:
                 if fut in running and fut.status == "cancelled":  # by Dask: the problem's last copy died
                     del running[fut], events[fut]  # its box is open and chosen again, the problem scattered again
+                    beaten.discard(fut)
                     clock.lost(fut, LOST)
                     lost += 1
                     shared = scattered(client, problem, shared)
@@ -404,7 +470,10 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=calls,
                        message=f"distributed over {slots} worker threads: {submitted} region tasks, "
                        f"{cancelled} cancelled as dominated, {retried} out of budget"
-                       + (f", {lost} lost with a worker and searched again" if lost else "") + "; outcomes "
+                       + (f", {lost} lost with a worker and searched again" if lost else "") + "; "
+                       + (f"{raced} duplicates raced with other seeds, {won} of them first, {stopped_copies} "
+                          "copies stopped as beaten; " if options.race else "racing off; ")
+                       + "outcomes "
                        + ", ".join(f"{name} {n}" for name, n in sorted(state.outcomes.items())) + "; "
                        f"search-region boxes, {len(state.boxes)} left open; {keeper.summary()}"
                        f"points found by {found_by or 'none'}", timings=clock.timings())
@@ -444,6 +513,21 @@ def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int,
         chosen.append((order[rank], j))
         busy.add((order[rank], j))
         used[j] += 1
+    return chosen
+
+
+def _duplicates(boxes: list[tuple[int, ...]], k: int, live: list[tuple[tuple[int, ...], int]],
+                free: int) -> list[tuple[tuple[int, ...], int]]:
+    """Up to ``free`` duplicates (box, objective minimized first) of the searches of open ``boxes`` in
+    ``live`` (one entry per running copy, beaten ones left out): each time one with the fewest copies, on
+    the box reaching furthest in objective 1, objective 1 first on ties (:func:`_choose`'s order)."""
+    copies = Counter(live)
+    searches = [(box, j) for box in sorted(boxes, reverse=True) for j in range(k) if (box, j) in copies]
+    chosen: list[tuple[tuple[int, ...], int]] = []
+    for _ in range(free if searches else 0):
+        search = min(searches, key=lambda s: copies[s])  # the first of the fewest
+        chosen.append(search)
+        copies[search] += 1
     return chosen
 
 

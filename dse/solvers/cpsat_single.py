@@ -34,6 +34,9 @@ class CpsatOptions(SolverOptions):
     region_time: float = Field(default=10.0, gt=0, le=30 * 24 * 3600,
                                description="on a Dask cluster: each region's first time budget in seconds, "
                                "doubled when it runs out")
+    race: bool = Field(default=True, description="on a Dask cluster: while worker threads are left free "
+                       "once every open box is searched from each end, race duplicates of those searches "
+                       "with other CP-SAT seeds (the first result wins; the other copies are stopped)")
 
 
 def solve_cpsat_single(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:

@@ -253,13 +253,16 @@ def run_cpsat(solver: Any, model: Any, token: StopToken, poll_s: float = 0.05) -
     to a box that held three Pareto points: minimizing one objective gave ``INFEASIBLE``, another gave
     ``OPTIMAL``, and both gave ``OPTIMAL`` without presolve; ``docs/exact-solving.md``). A proof of
     infeasibility closes a search region for good, so one is taken only when both agree; a second solve
-    cut short by its time limit or a stop returns ``UNKNOWN``, which proves nothing."""
+    cut short by its time limit or a stop returns ``UNKNOWN``, which proves nothing, and so does an
+    unconfirmed ``INFEASIBLE`` when the stop came before the second solve could start."""
     from ortools.sat.python import cp_model
 
     if len(model.proto.variables) <= PRESOLVE_FROM_VARIABLES:
         solver.parameters.cp_model_presolve = False
     status = _solve_watched(solver, model, token, poll_s)
-    if status == cp_model.INFEASIBLE and solver.parameters.cp_model_presolve and not token.stopped:
+    if status == cp_model.INFEASIBLE and solver.parameters.cp_model_presolve:
+        if token.stopped:
+            return cp_model.UNKNOWN
         solver.parameters.cp_model_presolve = False
         try:
             status = _solve_watched(solver, model, token, poll_s)

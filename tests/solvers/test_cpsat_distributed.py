@@ -2,7 +2,8 @@
 
 Golden fronts are the serial solver's complete fronts (themselves checked against exhaustive search in
 ``tests/mapping/pipeline/test_three_objectives.py`` and ``tests/mapping/dag/test_dag_cpsat.py``); the
-dominance rule is worked by hand. The fast tier runs an in-process cluster (threads), the slow one
+dominance rule and a beaten copy's late results are worked by hand; the racing run's front is exhaustive
+search's. The fast tier runs an in-process cluster (threads), the slow one
 real worker processes.
 """
 
@@ -33,8 +34,11 @@ from dse.pareto import NO_RESULT, OPTIMAL, RESUME, SEED, FoundBy
 from dse.solvers.checkpoint import Checkpoint
 from dse.solvers.context import solve_context
 from dse.solvers.cpsat_distributed import (
+    BEATEN,
     CANCELLED,
     CUT_OFF,
+    EMPTY,
+    KNOWN_POINT,
     LOST,
     NEW_POINT,
     OUT_OF_BUDGET,
@@ -113,7 +117,8 @@ def assert_traced(front: Any, submitted: int) -> None:
     workers = {t.worker for t in ran}
     doc = chrome_trace(run_timeline("run", timings))
     threads = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["name"] == "thread_name"}
-    assert set(threads.values()) - {NO_RESULT} == {"driver", *workers}
+    # tasks without a result that overlap in time share the no-result track's sub-tracks ("no result #2", ...)
+    assert {name for name in threads.values() if name.split(" #")[0] != NO_RESULT} == {"driver", *workers}
     on_workers = [e for e in doc["traceEvents"] if e["ph"] == "X" and threads[e["tid"]] in workers]
     assert len(on_workers) == len(ran)
     by_task = {t.task: t for t in ran}
@@ -154,6 +159,67 @@ def test_dominated_by_hand() -> None:
     assert not state.add(np.zeros(1, dtype=np.int64), (3, 4), FoundBy(SEED))  # found already
     assert not state.add(np.zeros(1, dtype=np.int64), (6, 5), FoundBy(SEED))  # dominated by (3, 4): outside
     assert state.found == [FoundBy("worker 1", 1)]  # the first finder keeps the point
+
+
+def test_a_beaten_copy_s_late_results_change_only_what_they_prove() -> None:
+    """Worked by hand. Top box (10, 10), lower corner (0, 0), budget 1 s. Its search with f1 first comes back
+    out of budget with f1 >= 2 proven: the budget doubles (2 s), the corner becomes (2, 0). The point (5, 5),
+    found by another task, splits the box into (5, 10) and (10, 5), both with corner (2, 0). Then the late
+    results of beaten copies (told to stop once another copy's result came first):
+
+    * on (10, 5), f2 first, stopped with nothing: beaten, no budget doubled, nothing changes;
+    * on (10, 5), empty: (10, 5) closes; (5, 10), which only overlaps it (f1 < 5, f2 in 5..9 lies outside),
+      stays open;
+    * on the top box, split since, f2 >= 3 proven: its part (5, 10) gets corner (2, 3);
+    * on the top box, f1 first, the known point (5, 5) and f1 >= 2: nothing changes;
+    * on the top box, f1 first, a new point (3, 7), not dominated (cut short, it is no lexicographic optimum, but a point is a point):
+      kept, it splits (5, 10) into (3, 10) and (5, 7), which inherit (2, 3);
+    * on (10, 5) again, empty: closed already, nothing changes."""
+    top, right, left = (10, 10), (10, 5), (5, 10)
+    state = _Regions([top], {top: (0, 0)}, budget=1.0)
+    by = FoundBy("worker 1", 1)
+    assert state.apply(top, 0, RegionResult(0, None, None, 2, 1, "w"), by) == OUT_OF_BUDGET
+    assert state.budgets == {(top, 0): 2.0}
+    assert state.add(np.zeros(1, dtype=np.int64), (5, 5), by)
+    state.drop_empty()
+    assert sorted(state.boxes) == [left, right] and state.lowers == {left: (2, 0), right: (2, 0)}
+    assert state.apply(right, 1, RegionResult(0, None, None, 0, 1, "w"), by, beaten=True) == BEATEN
+    assert state.budgets == {(top, 0): 2.0} and state.lowers == {left: (2, 0), right: (2, 0)}
+    assert state.apply(right, 1, RegionResult(3, None, None, None, 1, "w"), by, beaten=True) == EMPTY
+    assert state.boxes == [left] and state.lowers == {left: (2, 0)}
+    assert state.apply(top, 1, RegionResult(0, None, None, 3, 1, "w"), by, beaten=True) == BEATEN
+    assert state.boxes == [left] and state.lowers == {left: (2, 3)}
+    known = RegionResult(2, np.zeros(1, dtype=np.int64), (5, 5), 2, 1, "w")
+    assert state.apply(top, 0, known, by, beaten=True) == KNOWN_POINT
+    assert state.boxes == [left] and state.lowers == {left: (2, 3)}
+    new = RegionResult(2, np.ones(1, dtype=np.int64), (3, 7), 2, 1, "w")
+    assert state.apply(top, 0, new, FoundBy("worker 2", 3), beaten=True) == NEW_POINT
+    state.drop_empty()
+    assert sorted(state.boxes) == [(3, 10), (5, 7)] and state.lowers == {(3, 10): (2, 3), (5, 7): (2, 3)}
+    assert state.apply(right, 0, RegionResult(3, None, None, None, 1, "w"), by, beaten=True) == EMPTY
+    assert sorted(state.boxes) == [(3, 10), (5, 7)] and state.lowers == {(3, 10): (2, 3), (5, 7): (2, 3)}
+    assert state.values == [(5, 5), (3, 7)] and state.budgets == {(top, 0): 2.0}
+
+
+def test_racing_duplicates_give_the_exhaustive_front() -> None:
+    """Four workers of a thread each and two objectives: the first round searches the one box from each end and, racing,
+    duplicates both searches with another seed (tasks 3 and 4, copy 1); the front is exhaustive search's
+    (every mapping evaluated) with gap 0. Racing off, no copy is submitted and the front is the same."""
+    problem = pipeline(3, three=False)
+    exhaustive = dse.solve(problem, "exhaustive")
+    with distributed.LocalCluster(processes=False, n_workers=4, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as four:
+        raced = dse.solve(problem, "cpsat", time_limit=60, seed=0, client=four)
+        plain = dse.solve(problem, "cpsat", time_limit=60, seed=0, client=four, race=False)
+    for front in (raced, plain):
+        assert front.status == OPTIMAL and values(front) == values(exhaustive)
+        assert front.certified is not None and front.certified.gap == 0.0
+        assert_timed(front)
+    first = [t.name for t in sorted(raced.stats.timings.tasks, key=lambda t: t.task)[:4]]
+    assert [name.endswith(", copy 1") for name in first] == [False, False, True, True]
+    assert int(re.search(r"(\d+) duplicates raced", raced.stats.message).group(1)) >= 2
+    assert "racing off" in plain.stats.message
+    assert not any("copy" in t.name for t in plain.stats.timings.tasks)
 
 
 RELEASE = threading.Event()

@@ -15,11 +15,14 @@ import time
 
 import numpy as np
 import pytest
+from ortools.sat.python import cp_model
 
+from dse.mapping.base import Formulation
 from dse.runs.spec import build_problem, spec_from_dict
 from dse.solvers.cpsat_boxes import CpSatRunner, search_box
 from dse.solvers.registry import collect_seeds
 from dse.util import interrupt
+from dse.util.interrupt import StopToken
 
 SPEC = {"name": "pipeline14", "family": "pipeline", "platform": "edge_soc",
         "workload": {"builder": "random_pipeline", "n_ops": 14, "seed": 3},
@@ -53,3 +56,19 @@ def test_every_search_order_finds_a_point_in_the_box(runner, first: int, presolv
     assert end.genome is not None, [int(s.status) for s in solves]
     ev = problem.evaluate(np.asarray(end.genome)[None])
     assert ev.feasible[0] and all(int(v) < u for v, u in zip(ev.F[0], BOX, strict=True))
+
+
+def test_an_infeasible_left_unconfirmed_by_a_stop_proves_nothing(monkeypatch) -> None:
+    """A stop before presolve's INFEASIBLE is confirmed (a beaten or dominated task of the distributed search):
+    the solve is UNKNOWN and proves no bound. The model (x in -10..10, x >= 25) is infeasible, by hand; a bound
+    above x's own lower end, -10, would be a claim (CP-SAT answers 0 for an infeasible model's bound)."""
+    monkeypatch.setattr(interrupt, "PRESOLVE_FROM_VARIABLES", 0)  # presolved: its INFEASIBLE needs confirming
+    model = cp_model.CpModel()
+    x = model.new_int_var(-10, 10, "x")
+    model.add(x >= 25)
+    form = Formulation(model, [x], lambda solver: np.zeros(1, dtype=np.int64), lambda genome: None)
+    token = StopToken()
+    token.request()
+    solve = CpSatRunner(form, seed=0, workers=1, deterministic=False, token=token).minimize(x, 5.0, None)
+    assert solve.status == cp_model.UNKNOWN
+    assert not solve.bound > -10
