@@ -74,7 +74,7 @@ class LnsOptions(SolverOptions):
                                 "8; islands: one per window)")
     islands: int | None = Field(default=None, ge=1, description="islands on a Dask client (null: one per worker "
                                 "thread)")
-    island_windows: int = Field(default=4, ge=1, description="windows of an island per Dask task (an epoch), after "
+    island_windows: int = Field(default=1, ge=1, description="windows of an island per Dask task (an epoch), after "
                                 "which it starts again from the best schedule of all islands")
     island_steps: int = Field(default=500, ge=1, description="local-search steps of an island per Dask task in the "
                               "warm-up (warm_share)")
@@ -83,7 +83,7 @@ class LnsOptions(SolverOptions):
     synchronous: bool = Field(default=False, description="islands wait for each other after every epoch, each window "
                               "bounded by window_dtime: the same incumbent for the same seed on any number of workers "
                               "as far as CP-SAT is deterministic")
-    window_dtime: float = Field(default=2.0, gt=0, allow_inf_nan=False, description="CP-SAT's deterministic time "
+    window_dtime: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="CP-SAT's deterministic time "
                                 "limit of a window in synchronous islands")
 
 
