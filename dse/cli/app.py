@@ -103,11 +103,11 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--point", type=int, metavar="N",
                        help="trace.json shows row N (0 = first) of front.csv (default: the first front's knee)")
     solve.add_argument("--workers", type=int, metavar="N",
-                       help="cpsat: farm its regions out, nsga2: run islands, on a local Dask cluster of N worker "
-                            "processes")
+                       help="cpsat: farm its regions out, nsga2, memetic and lns: run islands, on a local Dask "
+                            "cluster of N worker processes")
     solve.add_argument("--scheduler", metavar="ADDR",
-                       help="cpsat: farm its regions out, nsga2: run islands, on the Dask cluster at ADDR "
-                            "(tcp://HOST:8786)")
+                       help="cpsat: farm its regions out, nsga2, memetic and lns: run islands, on the Dask cluster "
+                            "at ADDR (tcp://HOST:8786)")
     solve.add_argument("--resume", type=Path, metavar="DIR",
                        help="continue from DIR/front.json of a previous run (its genomes seed nsga2 and hint cpsat) "
                             "and from cpsat's box search state, DIR/checkpoint-cpsat.json, even of a killed run")

@@ -76,7 +76,7 @@ def solve(
     ``resume`` (the genomes of a previous front to continue from), ``seeds`` (extra starting genomes)
     ``callback(step, elapsed_s, front_X, front_F)`` (after each step; True stops) and ``client`` (a Dask
     ``distributed.Client``: ``cpsat`` farms its regions out to the cluster,
-    :mod:`dse.solvers.cpsat_distributed`) and ``checkpoint`` (a :class:`~dse.solvers.checkpoint.Checkpoint`:
+    :mod:`dse.solvers.cpsat_distributed`; ``nsga2``, ``memetic`` and ``lns`` run islands there) and ``checkpoint`` (a :class:`~dse.solvers.checkpoint.Checkpoint`:
     ``cpsat``'s box search keeps its state there and goes on from a previous one) go to the solvers that
     read them (:mod:`dse.solvers.context`).
 

@@ -387,10 +387,12 @@ def _feasible(problem: DagProblem, Y: np.ndarray, makespan: np.ndarray) -> np.nd
 
 
 def local_search(problem: DagProblem, start: np.ndarray, ctx: SolveContext, rng: np.random.Generator,
-                 batch: int = 48, kick_tasks: int = 8, restart_steps: int = 100) -> tuple[np.ndarray, int, int]:
+                 batch: int = 48, kick_tasks: int = 8, restart_steps: int = 100,
+                 max_steps: int | None = None) -> tuple[np.ndarray, int, int]:
     """Improve ``start``'s makespan until ``ctx``'s stopping rule says stop (its deadline: the share of a
-    solver's time given to the local search, see :meth:`SolveContext.derived`); returns the best genome,
-    the evaluations spent and the steps taken. Progress goes to ``ctx.progress``.
+    solver's time given to the local search, see :meth:`SolveContext.derived`) or ``max_steps`` steps were
+    taken (None: no such limit); returns the best genome, the evaluations spent and the steps taken.
+    Progress goes to ``ctx.progress``.
 
     After 5 steps without a better neighbour the incumbent is kicked: ``kick_tasks`` random tasks of
     its critical path (with their colocation groups) go to random allowed devices; when the best
@@ -404,7 +406,7 @@ def local_search(problem: DagProblem, start: np.ndarray, ctx: SolveContext, rng:
     current_s = float(scores(problem, current[None, :])[0])
     best, best_s = current.copy(), current_s
     evaluations, steps, stale, since_best = 1, 0, 0, 0
-    while ctx.stop_status() is None:
+    while ctx.stop_status() is None and (max_steps is None or steps < max_steps):
         steps += 1
         since_best += 1
         path = critical_path(problem, current)

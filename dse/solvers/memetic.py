@@ -4,20 +4,20 @@ The local search (:mod:`dse.solvers.local_search`: critical-path moves evaluated
 time, kicks and restarts) improves the makespan of the best seeds; the schedules found seed
 NSGA-II (:mod:`dse.solvers.evolution`), which spends the rest of the time on the whole front
 (with one objective only the local search runs). Same seed, same result, unless the time limit
-cuts it.
+cuts it. With a Dask client it runs as islands on the client's workers
+(:mod:`dse.solvers.memetic_islands`).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import Field
 
 from dse.mapping.base import MappingProblem
 from dse.pareto import FEASIBLE, STOPPED, ParetoSet, SolveStats, nondominated
 from dse.solvers.common import result
-from dse.solvers.context import RESUME, SolveContext
-from dse.solvers.evolution import Nsga2Options, solve_nsga2
+from dse.solvers.context import CLIENT, RESUME, SolveContext
+from dse.solvers.evolution import solve_nsga2
 from dse.solvers.local_search import (
     CriticalPath,
     critical_path,
@@ -27,14 +27,15 @@ from dse.solvers.local_search import (
     neighbours,
     scores,
 )
+from dse.solvers.memetic_islands import MemeticOptions, solve_memetic_islands
 from dse.solvers.registry import Solver, collect_seeds, register_solver
 
 if TYPE_CHECKING:
     from dse.mapping.dag import DagProblem
 
 #: The local search's public names stay importable from here, where they were first defined.
-__all__ = ["CriticalPath", "MemeticOptions", "critical_path", "group_leaders", "local_search", "neighbours", "scores",
-           "solve_memetic"]
+__all__ = ["CriticalPath", "MemeticOptions", "critical_path", "group_leaders", "local_search", "neighbours",
+           "run_memetic", "scores", "solve_memetic"]
 
 
 def solve_memetic(problem: MappingProblem, ctx: SolveContext, options: MemeticOptions) -> ParetoSet:
@@ -89,20 +90,15 @@ def solve_memetic(problem: MappingProblem, ctx: SolveContext, options: MemeticOp
 _supports = local_search_unsupported
 
 
-class MemeticOptions(Nsga2Options):
-    """The memetic search's settings, NSGA-II's included (it runs after the local search)."""
-
-    local_share: float | None = Field(default=None, ge=0, le=1, description="share of the time limit for the local "
-                                      "search (null: all of it with one objective, else half)")
-    starts: int = Field(default=1, ge=1, description="best seeds improved one after another")
-    batch: int = Field(default=48, ge=1, description="neighbours evaluated a step")
-    kick_tasks: int = Field(default=8, ge=0, description="critical-path tasks sent to random devices by a kick "
-                            "(after 5 steps without improvement)")
-    restart_steps: int = Field(default=100, ge=1, description="steps without a new best after which a kick "
-                               "starts from the best schedule")
+def run_memetic(problem: MappingProblem, ctx: SolveContext, options: MemeticOptions) -> ParetoSet:
+    """The ``memetic`` solver: in this process (:func:`solve_memetic`), or with a Dask ``ctx.client`` as islands
+    on its workers (:func:`~dse.solvers.memetic_islands.solve_memetic_islands`)."""
+    if ctx.client is not None:
+        return solve_memetic_islands(problem, ctx, options, ctx.client)
+    return solve_memetic(problem, ctx, options)
 
 
 register_solver(Solver(
-    "memetic", solve_memetic, options=MemeticOptions, inputs=frozenset({RESUME}), supports=_supports, in_all=False,
+    "memetic", run_memetic, options=MemeticOptions, inputs=frozenset({RESUME, CLIENT}), supports=_supports, in_all=False,
     description="dag: critical-path local search from the heuristics' schedules, then NSGA-II; nothing proven",
 ))

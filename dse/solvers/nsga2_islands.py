@@ -23,34 +23,25 @@ the worker that died held the last copy of the scattered problem counts as faile
 again (:func:`~dse.solvers.dask_tasks.scattered`) and the epoch submitted again. A stop (time limit,
 Ctrl-C, SIGTERM, the callback) sets the run's Dask event, which the tasks look at after every generation
 (:class:`~dse.solvers.dask_tasks.EventToken`); they return what they found, and the front is the global
-archive so far, never less than the ``resume`` and seed genomes (which start it).
+archive so far, never less than the ``resume`` and seed genomes (which start it). The loop that submits,
+takes back and submits again, and the global archive, are :mod:`~dse.solvers.island_driver`'s.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from pydantic import Field
 
 from dse.mapping.base import MappingProblem
-from dse.pareto import FEASIBLE, INTERRUPTED, RESUME, SEED, UNKNOWN, FoundBy, ParetoSet, SolveStats
+from dse.pareto import FEASIBLE, INTERRUPTED, UNKNOWN, FoundBy, ParetoSet, SolveStats
 from dse.solvers.common import result
 from dse.solvers.context import SolveContext
-from dse.solvers.dask_tasks import (
-    POLL_S,
-    STOP_GRACE_S,
-    EventToken,
-    TaskClock,
-    done_futures,
-    load_kernels_on_workers,
-    scattered,
-    worker_name,
-)
+from dse.solvers.dask_tasks import EventToken, TaskClock, worker_name
 from dse.solvers.evolution import (
     Nsga2Options,
     feasible_members,
@@ -58,17 +49,15 @@ from dse.solvers.evolution import (
     initial_population,
     merge_archive,
     nsga2_algorithm,
-    starting_archive,
 )
+from dse.solvers.island_driver import RESUBMITS, GlobalArchive, IslandDriver, epoch_seed
 from dse.solvers.registry import collect_seeds
 
 __all__ = ["RESUBMITS", "Epoch", "EpochResult", "IslandOptions", "island_task", "solve_nsga2_islands"]
 
-#: Times the driver submits an epoch again after its task failed, before it raises what the task raised.
-RESUBMITS = 2
-
-# the random streams of a run, apart from its seed: an island's first population, the migrants, an epoch's
-_FIRST_POPULATION, _MIGRANTS, _EPOCH = 0, 1, 2
+# the random streams of a run, apart from its seed: an island's first population, the migrants (an epoch's:
+# :func:`~dse.solvers.island_driver.epoch_seed`)
+_FIRST_POPULATION, _MIGRANTS = 0, 1
 
 
 class IslandOptions(Nsga2Options):
@@ -178,77 +167,21 @@ class _Island:
     generations: int = 0
 
 
-@dataclass
-class _Archive:
-    """The global archive (nondominated feasible genomes and their internal values), who found each of its
-    genomes (``found``, by the genome's genes) and what the run counted."""
-
-    X: np.ndarray
-    F: np.ndarray
-    found: dict[tuple[int, ...], FoundBy] = field(default_factory=dict)
-    evaluations: int = 0
-    merged: int = 0
-    stalled: int = 0
-    by_worker: dict[str, int] = field(default_factory=dict)
-
-    def merge(self, res: EpochResult, by: FoundBy) -> None:
-        """Add an epoch's archive, its genomes found ``by`` its task unless the archive had them; ``stalled``
-        counts the island generations since the front last changed."""
-        self.X, self.F, changed = merge_archive(self.X, self.F, res.front_X, res.front_F)
-        self.found = {key: self.found.get(key, by) for key in self.keys()}
-        self.stalled = 0 if changed else self.stalled + res.generations
-        self.evaluations += res.evaluations
-        self.merged += 1
-        self.by_worker[by.worker] = self.by_worker.get(by.worker, 0) + 1
-
-    def keys(self) -> list[tuple[int, ...]]:
-        """The archive's genomes as tuples of ints, in its order."""
-        return [tuple(row) for row in self.X.tolist()]
-
-
-def _epoch_seed(seed: int, island: int, number: int) -> int:
-    """The seed of an epoch's random draws, from the run's seed, the island and the epoch's number."""
-    return int(np.random.SeedSequence([seed, _EPOCH, island, number]).generate_state(1)[0])
-
-
-class _Driver:
-    """One islands run on the driver's side: the islands, the global archive, the tasks running (module
-    docstring). :meth:`run` returns the status the run ended with."""
+class _Driver(IslandDriver[Epoch, EpochResult]):
+    """One NSGA-II islands run on the driver's side: the islands, the global archive, the migration
+    (module docstring); :meth:`run` returns the status the run ended with."""
 
     def __init__(self, problem: MappingProblem, ctx: SolveContext, options: IslandOptions, client: Any,
-                 task: Callable[..., EpochResult], seeds: list[np.ndarray]) -> None:
-        from distributed import Event
-
-        self.problem, self.ctx, self.options, self.client, self.task = problem, ctx, options, client, task
-        self.slots = max(1, sum(client.nthreads().values()))
-        self.count = options.islands or self.slots
+                 task: Callable[..., EpochResult], seeds: list[np.ndarray], clock: TaskClock | None = None) -> None:
+        super().__init__(problem, ctx, client, task, options, options.islands, options.synchronous, clock)
+        self.options = options
         self.islands = [_Island(initial_population(problem, options.pop_size, seeds,
                                                    np.random.default_rng([ctx.seed, _FIRST_POPULATION, i]),
                                                    ctx.resume)) for i in range(self.count)]
-        self.archive = _Archive(*starting_archive(problem, [*ctx.resume, *seeds]))
-        self.archive.evaluations = len(ctx.resume) + len(seeds)
-        resumed = {tuple(row) for row in problem.repair(np.array(ctx.resume, dtype=np.int64).reshape(
-            -1, problem.n_genes)).tolist()} if len(ctx.resume) else set()
-        self.archive.found = {key: FoundBy(RESUME if key in resumed else SEED) for key in self.archive.keys()}
+        self.archive = GlobalArchive.start(problem, ctx.resume, seeds)
         self.migration = np.random.default_rng([ctx.seed, _MIGRANTS])
         self.patience = None if options.patience is None else options.patience * self.count
-        self.stop_name = f"dse-stop-{uuid.uuid4().hex}"
-        self.stop_event = Event(self.stop_name, client=client)
-        self.shared: Any = None  # the problem, scattered to every worker once the run starts
-        self.running: dict[Any, Epoch] = {}
-        self.failures: dict[tuple[int, int], int] = {}
-        self.resubmitted = 0
-        self.held: list[tuple[EpochResult, FoundBy]] = []  # results not merged yet (synchronous: until the
-        # epoch is over), each with the task that returned it
-        self.halted = False  # the callback asked to stop
         self.settled = False  # the front has not changed for ``patience``: no epoch starts any more
-        self.clock = TaskClock()
-
-    def submit(self, epoch: Epoch) -> None:
-        fut = self.client.submit(self.task, self.shared, epoch, self.options, max(self.ctx.remaining(), 0.01),
-                                 self.stop_name, pure=False)
-        self.running[fut] = epoch
-        self.clock.submitted(fut, f"island {epoch.island} epoch {epoch.number}")
 
     def next_epoch(self, i: int) -> None:
         """Submit island ``i``'s next epoch, with migrants after its first, unless its generations, the
@@ -260,7 +193,7 @@ class _Driver:
         k = min(self.options.migrants, len(archive.X)) if island.epochs else 0  # the seeds start the islands
         migrants = archive.X[np.sort(self.migration.choice(len(archive.X), size=k, replace=False))]
         self.submit(Epoch(i, island.epochs, island.X, island.F, island.G, migrants,
-                          min(self.options.island_generations, left), _epoch_seed(self.ctx.seed, i, island.epochs)))
+                          min(self.options.island_generations, left), epoch_seed(self.ctx.seed, i, island.epochs)))
 
     def absorb(self, res: EpochResult, by: FoundBy) -> None:
         """Merge an epoch's result (returned by the task ``by``) into its island and the global archive; report
@@ -269,7 +202,7 @@ class _Driver:
         island.X, island.F, island.G = res.X, res.F, res.G
         island.epochs += 1
         island.generations += res.generations
-        archive.merge(res, by)
+        archive.merge(res.front_X, res.front_F, res.evaluations, res.generations, by)
         self.settled = self.settled or (self.patience is not None and archive.stalled >= self.patience)
         if ctx.progress.due():
             hv = hypervolume(archive.F) if len(archive.F) else 0.0
@@ -280,106 +213,25 @@ class _Driver:
         if ctx.callback is not None and ctx.callback(archive.merged, ctx.elapsed(), archive.X, archive.F):
             self.halted = True
 
-    def take(self, fut: Any, again: bool) -> tuple[EpochResult, FoundBy] | None:
-        """``fut``'s result and the task that returned it, or None when its task failed: then the epoch is
-        submitted again (``again``), or what the task raised is raised once the epoch failed
-        :data:`RESUBMITS` times more."""
-        epoch = self.running.pop(fut)
-        try:
-            res: EpochResult = fut.result()
-        except Exception as exc:
-            self.clock.lost(fut, f"failed: {type(exc).__name__}")
-            tries = self.failures.get((epoch.island, epoch.number), 0) + 1
-            self.failures[(epoch.island, epoch.number)] = tries
-            if tries > RESUBMITS:
-                raise
-            if again:
-                self.shared = scattered(self.client, self.problem, self.shared)  # again if lost with a worker
-                self.submit(epoch)
-                self.resubmitted += 1
-            return None
-        by = self.clock.ran_by(fut, res.worker)
+    def outcome(self, epoch: Epoch, res: EpochResult) -> str:
         stopped = " (stopped early)" if res.generations < epoch.generations else ""
-        self.clock.took(fut, res.worker, res.started_at, res.compute_s,
-                        f"{res.generations} generations, {res.evaluations} evaluations{stopped}")
-        return res, by
-
-    def merge_held(self) -> None:
-        """Merge the results held back, in island order."""
-        back = sorted(self.held, key=lambda held: held[0].island)
-        self.held.clear()
-        for res, by in back:
-            self.absorb(res, by)
-
-    def run(self) -> str:
-        """Run the islands until their generations, the patience, the callback, the time limit or a stop
-        end them; returns the status (``feasible``, ``time_limit`` or ``interrupted``)."""
-        status = self.ctx.stop_status() or FEASIBLE
-        if status != FEASIBLE:
-            return status
-        load_kernels_on_workers(self.client, self.problem)
-        self.shared = scattered(self.client, self.problem)
-        for i in range(self.count):
-            self.next_epoch(i)
-        try:
-            while self.running and not self.halted:
-                stop = self.ctx.stop_status()
-                if stop is not None:
-                    status = stop
-                    break
-                self.clock.waits()
-                try:
-                    done = done_futures(list(self.running), POLL_S)
-                except TimeoutError:
-                    continue
-                self.clock.woke()
-                for fut in sorted(done, key=lambda f: self.running[f].island):
-                    taken = self.take(fut, again=True)
-                    if taken is not None:
-                        self.held.append(taken)
-                        if not self.options.synchronous:  # merged and on to its next epoch at once
-                            self.merge_held()
-                            self.next_epoch(taken[0].island)
-                if self.options.synchronous and not self.running:  # the epoch is over: merge, then go on
-                    back = sorted(res.island for res, _ in self.held)
-                    self.merge_held()
-                    for i in back:
-                        self.next_epoch(i)
-        except KeyboardInterrupt:
-            status = INTERRUPTED
-        finally:
-            self.clock.waits()
-            self.stop_event.set()  # the running tasks return after their current generation
-            if self.running:
-                try:
-                    done_futures(list(self.running), STOP_GRACE_S, first=False)
-                except TimeoutError:
-                    pass
-                for fut in [f for f in self.running if f.status == "finished"]:
-                    taken = self.take(fut, again=False)
-                    if taken is not None:
-                        self.held.append(taken)
-                for fut in self.running:
-                    self.clock.lost(fut, "cancelled at the stop")
-                self.client.cancel(list(self.running))
-            self.merge_held()
-        return status
+        return f"{res.generations} generations, {res.evaluations} evaluations{stopped}"
 
     def message(self) -> str:
         """The stats' message: the islands, the epochs, the failures, who ran what."""
         options, archive = self.options, self.archive
         mode = "synchronous" if options.synchronous else "asynchronous"
-        runs = ", ".join(f"{w}: {n}" for w, n in sorted(archive.by_worker.items()))
         return (f"{self.count} islands on {self.slots} worker threads, {mode} epochs of "
                 f"{options.island_generations} generations with {options.migrants} migrants: "
                 f"{archive.merged} epochs merged, {self.resubmitted} failed tasks submitted again; "
-                f"epochs run by {runs or 'none'}")
+                f"epochs run by {archive.by_workers()}")
 
 
 def solve_nsga2_islands(problem: MappingProblem, ctx: SolveContext, options: IslandOptions, client: Any,
-                        task: Callable[..., EpochResult] = island_task) -> ParetoSet:
+                        task: Callable[..., EpochResult] = island_task, clock: TaskClock | None = None) -> ParetoSet:
     """NSGA-II as ``options.islands`` islands (default: one per worker thread) on the Dask ``client``'s workers
-    (module docstring); ``task`` is what the workers run (:func:`island_task`; a test wraps it).
+    (module docstring); ``task`` is what the workers run (:func:`island_task`; a test wraps it); ``clock``
+    times the tasks (a new one unless an earlier phase of the run hands its own: the memetic search's).
 
     Each island runs up to ``options.generations`` generations, ``options.island_generations`` per task;
     ``options.patience``: stop once the global front has not changed for that many generations of every
@@ -390,7 +242,7 @@ def solve_nsga2_islands(problem: MappingProblem, ctx: SolveContext, options: Isl
     :data:`RESUBMITS` times more.
     """
     seeds = list(ctx.seeds) + (collect_seeds(problem) if options.use_heuristic_seeds else [])
-    driver = _Driver(problem, ctx, options, client, task, seeds)
+    driver = _Driver(problem, ctx, options, client, task, seeds, clock)
     status = driver.run()
     if ctx.token.stopped:  # a stop requested as the run ended (a callback's or the last epoch's)
         status = INTERRUPTED
