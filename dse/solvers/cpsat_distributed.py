@@ -64,6 +64,7 @@ ended (:class:`~dse.pareto.TaskSpan`), which ``dse solve`` draws in ``trace.json
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 import time
 import uuid
@@ -314,7 +315,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     once every box is proven empty, else ``time_limit`` or ``interrupted`` with every point found so far
     and the certificate of the boxes left open; ``infeasible`` when the whole region is proven empty. Each
     task's CP-SAT gets ``options.workers`` search workers (default 1: one per Dask thread) and first
-    ``options.region_time`` seconds; ``options.race`` races duplicates on threads left free. Raises what a
+    ``options.region_time`` seconds (None, the default: the time left); ``options.race`` races duplicates on
+    threads left free. Raises what a
     task raised.
     """
     from distributed import Event, wait
@@ -339,11 +341,12 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                           [*resume, *seeds])
     lows, highs = domains
     top = tuple(h + 1 for h in highs)  # "unbounded": past every value
-    state = _Regions([top], {top: lows}, options.region_time)
+    first_budget = math.inf if options.region_time is None else options.region_time  # capped by the time left
+    state = _Regions([top], {top: lows}, first_budget)
     keeper = Checkpointer(ctx.checkpoint)
     restored = keeper.restore(top, problem.n_genes, lambda note: ctx.progress.update(note, force=True))
     if restored is not None:  # a previous run's state: its points, and only the boxes it left open
-        state = _Regions([u for u, _ in restored.boxes], restored.lowers(), options.region_time,
+        state = _Regions([u for u, _ in restored.boxes], restored.lowers(), first_budget,
                          [np.array(g, dtype=np.int64) for g in restored.genomes], list(restored.values),
                          [FoundBy(RESUME)] * len(restored.values))
     for genome, z in found_points(problem, resume, top):

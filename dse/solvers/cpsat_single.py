@@ -31,9 +31,10 @@ class CpsatOptions(SolverOptions):
     workers: int | None = Field(default=None, ge=1, description="CP-SAT's search workers (null: 8, its portfolio, whatever the cores)")
     deterministic: bool = Field(default=False, description="a run that repeats exactly, at some speed")
     hints: bool = Field(default=True, description="hint the search with the family's heuristic mappings")
-    region_time: float = Field(default=10.0, gt=0, le=30 * 24 * 3600,
-                               description="on a Dask cluster: each region's first time budget in seconds, "
-                               "doubled when it runs out")
+    region_time: float | None = Field(default=None, gt=0, le=30 * 24 * 3600,
+                                      description="on a Dask cluster: each region's first time budget in "
+                                      "seconds, doubled when it runs out (null: the time left, as the serial "
+                                      "search gives each solve)")
     race: bool = Field(default=True, description="on a Dask cluster: while worker threads are left free "
                        "once every open box is searched from each end, race duplicates of those searches "
                        "with other CP-SAT seeds (the first result wins; the other copies are stopped)")
