@@ -70,6 +70,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -427,14 +428,20 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 continue
             clock.woke()
             for fut in done:
-                if fut in running and fut.status == "cancelled":  # by Dask: the problem's last copy died
-                    del running[fut], events[fut]  # its box is open and chosen again, the problem scattered again
-                    beaten.discard(fut)
-                    clock.lost(fut, LOST)
-                    lost += 1
-                    shared = scattered(client, problem, shared)
-                elif fut in running:
-                    take(fut)
+                if fut not in running:
+                    continue
+                if fut.status != "cancelled":
+                    try:
+                        take(fut)
+                        continue
+                    except CancelledError:  # its result died with its worker, and the problem's last copy too
+                        pass
+                running.pop(fut, None)  # cancelled by Dask: its box is open and chosen again
+                events.pop(fut, None)
+                beaten.discard(fut)
+                clock.lost(fut, LOST)
+                lost += 1
+                shared = scattered(client, problem, shared)
             if keeper.due():
                 state.drop_empty()
                 keeper.write(snapshot)
@@ -453,7 +460,10 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             except TimeoutError:
                 pass
             for fut in [f for f in running if f.status == "finished"]:
-                take(fut)
+                try:
+                    take(fut)
+                except CancelledError:  # its result was lost with its worker
+                    clock.lost(fut, LOST)
             for fut in running:
                 clock.lost(fut, CUT_OFF)
             client.cancel(list(running))
