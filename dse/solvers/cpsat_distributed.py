@@ -413,12 +413,13 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 copy = copies[(box, first)]
                 copies[(box, first)] += 1
                 budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
+                sent = time.perf_counter()
                 fut = client.submit(run_task, shared, key, box, first, state.hint(box, fallback),
                                     dataclasses.replace(settings, seed=settings.seed + copy), budget,
                                     task_event=f"dse-stop-{key}-task{submitted}", pure=False)
                 running[fut] = _Task(box, first, copy)
                 events[fut] = f"dse-stop-{key}-task{submitted}"
-                clock.submitted(fut, _region_name(box, first, top) + (f", copy {copy}" if copy else ""))
+                clock.submitted(fut, _region_name(box, first, top) + (f", copy {copy}" if copy else ""), sent)
                 submitted += 1
                 raced += copy > 0
             clock.waits()

@@ -170,9 +170,11 @@ class TaskClock:
         self._since: float | None = None
         self._results = 0
 
-    def submitted(self, fut: Any, name: str) -> int:
-        """A task doing ``name`` (a region, an island's epoch) leaves now; returns its number (1 = the first)."""
-        self._sent[fut] = now = time.perf_counter()
+    def submitted(self, fut: Any, name: str, at: float | None = None) -> int:
+        """A task doing ``name`` (a region, an island's epoch) left at ``at`` (``time.perf_counter()`` read
+        before ``client.submit``: a worker thread may start it before the call returns; None: now); returns
+        its number (1 = the first)."""
+        self._sent[fut] = now = time.perf_counter() if at is None else at
         number = len(self._spans) + len(self._tasks) + 1
         self._tasks[fut] = (number, name)
         if self._start is None:

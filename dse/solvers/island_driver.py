@@ -18,6 +18,7 @@ says what an epoch is (:meth:`IslandDriver.next_epoch`), how a result joins the 
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -172,10 +173,11 @@ class IslandDriver(Generic[E, R]):
         raise NotImplementedError
 
     def submit(self, epoch: E) -> None:
+        sent = time.perf_counter()
         fut = self.client.submit(self.task, self.shared, epoch, self.task_options, max(self.ctx.remaining(), 0.01),
                                  self.stop_name, pure=False)
         self.running[fut] = epoch
-        self.clock.submitted(fut, f"island {epoch.island} epoch {epoch.number}")
+        self.clock.submitted(fut, f"island {epoch.island} epoch {epoch.number}", sent)
 
     def take(self, fut: Any, again: bool) -> tuple[R, FoundBy] | None:
         """``fut``'s result and the task that returned it, or None when its task failed: then the epoch is
