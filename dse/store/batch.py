@@ -29,6 +29,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,14 +252,23 @@ class _Run:
         if future is not None:
             future.release()
 
-    def collect(self, future: Any) -> None:
+    def collect(self, future: Any) -> bool:
+        """Record what ``future``'s job ended with; False when its result is not there to record: it died
+        with the worker holding it after the job finished, and Dask runs the job again (the caller waits
+        for the future once more)."""
         key = future.key
         if key not in self.futures:
-            return
+            return True
+        if future.status not in ("finished", "cancelled", "error"):  # lost with its worker, running again
+            return False
         if future.status == "finished":
-            result = JobResult.from_dict(future.result())
+            try:
+                result = JobResult.from_dict(future.result())
+            except CancelledError:  # lost with its worker, and cancelled since
+                result = JobResult("failed", "the worker holding its result died and Dask cancelled it",
+                                   engine_version=_engine_version())
         elif future.status == "cancelled":
-            return
+            return True
         else:
             exc = future.exception()
             name = type(exc).__name__
@@ -268,6 +278,7 @@ class _Run:
                 message = f"{name}: {exc}"
             result = JobResult("failed", message, engine_version=_engine_version())
         self.record(key, result)
+        return True
 
     def running(self) -> dict[str, float]:
         """The jobs the workers are running now, each with the seconds it has run, as the workers last
@@ -409,7 +420,8 @@ def _drive(loop: _Run, token: Any, total: int) -> None:
         for future in batch:
             if token.stopped:
                 break
-            loop.collect(future)
+            if not loop.collect(future):
+                ready.add(future)  # its result died with a worker: wait for the job's second run
         now = time.monotonic()
         if now >= next_check and (loop.timeout is not None or loop.progress.due()):
             running = loop.running()

@@ -173,7 +173,7 @@ def test_a_killed_worker_does_not_lose_the_sweep(tmp_path, client) -> None:
     assert len(frame) == len(jobs) and frame["job"].is_unique
     assert set(frame["status"]) <= {"done", "failed"}
     failed = frame[frame["status"] == "failed"]
-    assert all("worker" in m for m in failed["message"])
+    assert all("worker" in m for m in failed["message"]), list(failed["message"])
     assert (frame["status"] == "done").sum() >= len(jobs) - 1
 
 
