@@ -10,8 +10,9 @@ parent's state (the PNG files are byte for byte the same).
 Where the child cannot help, the caller draws in its own process, so a plot is never lost to it:
 
 * :meth:`PictureProcess.start` returns None without ``os.fork`` or outside Linux, when matplotlib is
-  loaded already (nothing to overlap), and when threads besides the caller's run (a fork copies only
-  the calling thread; a lock another thread held would stay held in the child);
+  loaded already (nothing to overlap), when threads besides the caller's run (a fork copies only
+  the calling thread; a lock another thread held would stay held in the child), and when the caller
+  holds more than :data:`MAX_PARENT_RSS` of memory;
 * :meth:`PictureProcess.draw_fronts` returns False when the child died, drawing raised there, or it
   gave no answer within :data:`ANSWER_S` seconds (it is then killed).
 
@@ -44,6 +45,9 @@ __all__ = ["ANSWER_S", "PictureProcess"]
 #: Seconds the parent waits for the child to answer a plot (its import included) before it kills the
 #: child and draws the plot itself.
 ANSWER_S = 60.0
+#: No child for a parent holding more resident memory (bytes): while the child lives, every page either
+#: process writes is copied, which could double a large run's memory for half a second saved.
+MAX_PARENT_RSS = 1 << 30
 
 _LENGTH = struct.Struct("!Q")  # a message: its length, then the pickled (fronts, error, path)
 _DRAWN, _FAILED = b"1", b"0"
@@ -66,7 +70,7 @@ class PictureProcess:
         conversions are closures that do not pickle), which the plots sent later refer to: they go to the
         child as their place in ``shared``, and it takes its own copy from the fork."""
         if (not sys.platform.startswith("linux") or not hasattr(os, "fork") or threading.active_count() > 1
-                or "matplotlib.figure" in sys.modules):
+                or "matplotlib.figure" in sys.modules or _resident_bytes() > MAX_PARENT_RSS):
             return None
         down_read, down_write = os.pipe()
         up_read, up_write = os.pipe()
@@ -123,6 +127,15 @@ class PictureProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory in bytes (Linux's ``/proc/self/statm``; 0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 class _SharedPickler(pickle.Pickler):

@@ -15,6 +15,7 @@ import os, signal, sys
 import dse
 from dse.viz.figures import save
 from dse.viz.fronts import plot_fronts
+from dse.viz import picture_process
 from dse.viz.picture_process import PictureProcess
 
 problem = dse.load_problem("quickstart")
@@ -29,6 +30,9 @@ dead = PictureProcess.start(shared=problem.objectives)
 os.kill(dead.pid, signal.SIGKILL)
 print("dead child draws", dead.draw_fronts([front], None, os.path.join(os.path.dirname(child_drawn), "dead.png")), dead.pid)
 print("matplotlib loaded here", "matplotlib.figure" in sys.modules)
+picture_process.MAX_PARENT_RSS = 1  # a parent past the memory bound forks no child
+print("no child past the memory bound", PictureProcess.start() is None)
+picture_process.MAX_PARENT_RSS = 1 << 30
 save(plot_fronts([front], error=0.1), here_drawn)
 print("no child once loaded", PictureProcess.start() is None)
 """
@@ -42,6 +46,7 @@ def test_the_child_draws_the_same_file_and_a_dead_one_leaves_it_to_the_caller(tm
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["drawn by the child True", "second plot True", "child ended True",
                                        "dead child draws False None", "matplotlib loaded here False",
+                                       "no child past the memory bound True",
                                        "no child once loaded True"]
     assert child.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert child.read_bytes() == here.read_bytes()  # the same plot, byte for byte
