@@ -27,7 +27,7 @@ from dse.solvers.local_search import (
     neighbours,
     scores,
 )
-from dse.solvers.memetic_islands import MemeticOptions, solve_memetic_islands
+from dse.solvers.memetic_islands import MemeticOptions, ranked_starts, solve_memetic_islands
 from dse.solvers.registry import Solver, collect_seeds, register_solver
 
 if TYPE_CHECKING:
@@ -51,22 +51,18 @@ def solve_memetic(problem: MappingProblem, ctx: SolveContext, options: MemeticOp
     dag: DagProblem = problem  # type: ignore[assignment]
     rng = np.random.default_rng(ctx.seed)
     single = len(problem.objectives) == 1
-    share = (1.0 if single else 0.5) if options.local_share is None else float(options.local_share)
     pool = [np.asarray(g, dtype=np.int64) for g in ctx.resume] + collect_seeds(problem)
     found: list[np.ndarray] = list(pool)
     evaluations, steps = 0, 0
-    if pool:
-        X = np.array(pool, dtype=np.int64)
-        ev = problem.evaluate(X)
-        ranked = np.lexsort((ev.F[:, 0], ~ev.feasible))[: max(options.starts, 1)]
-        budget = ctx.time_limit * share
-        for j, k in enumerate(ranked):
-            phase = ctx.derived(deadline=ctx.start + budget * (j + 1) / len(ranked))
-            best, spent, taken = local_search(dag, X[k], phase, rng, options.batch, options.kick_tasks,
-                                              options.restart_steps)
-            found.append(best)
-            evaluations += spent
-            steps += taken
+    starts = ranked_starts(problem, pool, options.starts)
+    budget = ctx.time_limit * options.share_of_time(len(problem.objectives))
+    for j, start in enumerate(starts):
+        phase = ctx.derived(deadline=ctx.start + budget * (j + 1) / len(starts))
+        best, spent, taken = local_search(dag, start, phase, rng, options.batch, options.kick_tasks,
+                                          options.restart_steps)
+        found.append(best)
+        evaluations += spent
+        steps += taken
     stop = ctx.stop_status()
     status = stop or FEASIBLE
     generations = 0

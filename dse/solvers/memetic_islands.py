@@ -72,6 +72,11 @@ class MemeticOptions(IslandOptions):
     epochs: int | None = Field(default=None, ge=1, description="local-search epochs per island on a Dask client "
                                "(null: until the local search's share of the time ends)")
 
+    def share_of_time(self, objectives: int) -> float:
+        """The local search's share of the time limit: ``local_share``, else all of it with one objective and
+        half with more."""
+        return (1.0 if objectives == 1 else 0.5) if self.local_share is None else float(self.local_share)
+
 
 @dataclass(frozen=True)
 class LocalSearchSettings:
@@ -214,7 +219,7 @@ def solve_memetic_islands(problem: MappingProblem, ctx: SolveContext, options: M
     ``interrupted`` when cut short. Raises what a task raised once its epoch failed
     :data:`~dse.solvers.island_driver.RESUBMITS` times more."""
     single = len(problem.objectives) == 1
-    share = (1.0 if single else 0.5) if options.local_share is None else float(options.local_share)
+    share = options.share_of_time(len(problem.objectives))
     seeds = collect_seeds(problem)
     pool = [np.asarray(g, dtype=np.int64) for g in ctx.resume] + seeds
     archive = GlobalArchive.start(problem, ctx.resume, seeds)
