@@ -195,7 +195,7 @@ def _check_marker(conn: sqlite3.Connection, where: str, flag: str) -> None:
                             "give a new file name for a new store")
         meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('format', 'schema_version')"))
     except UNREADABLE as exc:
-        raise SpecError("command line", flag, where, f"damaged store ({exc}); {SALVAGE_HINT}") from None
+        raise _damaged(where, exc, flag) from None
     _check_format(meta, where, flag)
     _check_schema(conn, where, flag)
 
@@ -208,7 +208,7 @@ def _check_schema(conn: sqlite3.Connection, where: str, flag: str) -> None:
         found = _schema_objects(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
         highest = {t: conn.execute(f"SELECT max(rowid) FROM {t}").fetchone()[0] for t in _TABLES}
     except UNREADABLE as exc:
-        raise SpecError("command line", flag, where, f"damaged store ({exc}); {SALVAGE_HINT}") from None
+        raise _damaged(where, exc, flag) from None
     extra = sorted(found - STORE_OBJECTS)
     if extra:
         kind, name, table = extra[0][:3]
@@ -280,7 +280,7 @@ def _open_for_reading(path: Path, flag: str) -> sqlite3.Connection:
         first = exc
         conn.close()
     if "readonly" not in str(first) and "unable to open" not in str(first):
-        raise SpecError("command line", flag, where, f"damaged store ({first}); {SALVAGE_HINT}") from None
+        raise _damaged(where, first, flag) from None
     copy_dir = tempfile.mkdtemp(prefix="dse-store-")
     try:
         copy = Path(copy_dir) / "store.sqlite"
@@ -396,7 +396,7 @@ class Store:
         try:
             return dict(self._connection().execute("SELECT job_id, status FROM jobs").fetchall())
         except UNREADABLE as exc:
-            raise SpecError("command line", "--store", str(self.path), f"damaged store ({exc}); {SALVAGE_HINT}") from None
+            raise _damaged(self.path, exc, "--store") from None
 
     def record(self, job: Job, result: JobResult) -> None:
         """Commit ``job``'s result in one transaction (replacing an earlier try of the same job)."""
@@ -469,6 +469,8 @@ def connect_readonly(path: str | Path, flag: str = "STORE") -> sqlite3.Connectio
 
 
 def _damaged(store: str | Path, exc: Exception, flag: str = "store") -> SpecError:
+    """The one-line refusal of a damaged store; SQLite's message (which may quote a schema over several lines)
+    is cut short and its line breaks escaped."""
     return SpecError("command line", flag, str(store), f"damaged store ({_short(str(exc), 120)}); {SALVAGE_HINT}")
 
 

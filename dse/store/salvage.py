@@ -24,8 +24,10 @@ from dse.store.database import (
     Store,
     _open_for_reading,
     _short,
+    checked_job,
 )
 from dse.util.files import check_writable_file
+from dse.util.result_files import store_front
 
 __all__ = ["SalvageReport", "salvage"]
 
@@ -72,19 +74,23 @@ def _readable_rows(conn: sqlite3.Connection, table: str, columns: Sequence[str])
     return [rows[k] for k in sorted(rows)]
 
 
-def _intact(job: tuple[Any, ...], fronts: list[tuple[Any, ...]]) -> bool:
-    """Whether a job row and its front rows are whole: its JSON fields parse, its fronts are numbered
-    0..k-1 with parseable JSON whose point count matches, and a ``done`` job has a front."""
+def _intact(job: tuple[Any, ...], fronts: list[tuple[Any, ...]], source: str) -> bool:
+    """Whether a job row and its front rows are whole: its JSON fields parse, the row and every front pass
+    the checks the store's readers make (:func:`checked_job`, :func:`store_front`: a byte flipped inside a
+    key leaves valid JSON that no reader accepts), its fronts are numbered 0..k-1 with the point count their
+    row gives, and a ``done`` job has a front."""
     try:
         json.loads(job[6])
-        json.loads(job[7])
+        checked_job({"job_id": job[0], "status": job[1], "swept": job[7], "wall_s": job[8],
+                     "finished_at": job[11]}, source)
         if job[1] not in STATUSES:
             return False
         positions = sorted(int(f[1]) for f in fronts)
         if positions != list(range(len(fronts))) or (job[1] == "done" and not fronts):
             return False
-        return all(len(json.loads(f[7]).get("points", [])) == int(f[6]) for f in fronts)
-    except (ValueError, TypeError, AttributeError):
+        parsed = [store_front(json.loads(f[7]), source, "fronts") for f in fronts]
+        return all(len(p.get("points", [])) == int(f[6]) for p, f in zip(parsed, fronts, strict=True))
+    except (ValueError, TypeError, AttributeError, SpecError):
         return False
 
 
@@ -144,7 +150,7 @@ def salvage(source: str | Path, out: str | Path) -> SalvageReport:
             seen: set[str] = set()
             for job in jobs:
                 mine = sorted(by_job.get(str(job[0]), []), key=lambda f: int(f[1]))
-                if str(job[0]) in seen or not _intact(job, mine):
+                if str(job[0]) in seen or not _intact(job, mine, str(source)):
                     dropped += 1
                     continue
                 seen.add(str(job[0]))

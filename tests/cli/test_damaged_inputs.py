@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dse import cli
@@ -88,6 +88,10 @@ TEMPLATE = _store(Path(tempfile.mkdtemp(prefix="dse-store-template-")))
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hurts=st.lists(damage.filter(lambda d: d[0] != "line"), min_size=1, max_size=3))
+# cases this test found: a schema byte that is no UTF-8 (SQLite's message quoted the schema over several lines)
+# and a key's byte flipped to a space (valid JSON the salvage kept, that no reader accepts)
+@example(hurts=[("flip", 0.0390625, b"\x80")])
+@example(hurts=[("flip", 0.4505065954946009, b" ")])
 def test_a_damaged_store_is_listed_refused_or_salvaged_never_a_traceback(hurts: list) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "s.sqlite"

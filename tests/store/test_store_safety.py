@@ -179,6 +179,22 @@ def test_salvage_refuses_an_existing_output_and_a_file_that_is_not_sqlite(tmp_pa
     assert code == 2 and "not an SQLite database" in err
 
 
+def test_salvage_leaves_out_a_job_whose_json_parses_but_no_reader_accepts(tmp_path, capsys) -> None:
+    # a byte flipped inside a key ('genome' -> 'genom ') leaves valid JSON with the same point count: the
+    # salvaged store must still be one that every reader accepts, so that job is left out
+    store = tmp_path / "s.sqlite"
+    ids = _write_store(store, 3)
+    with sqlite3.connect(store) as conn:
+        (front,) = conn.execute("SELECT front FROM fronts WHERE job_id = ?", (ids[1],)).fetchone()
+        conn.execute("UPDATE fronts SET front = ? WHERE job_id = ?",
+                     (front.replace('"genome"', '"genom "', 1), ids[1]))
+    conn.close()
+    new = tmp_path / "new.sqlite"
+    code, out, err = run(capsys, "results", str(store), "--salvage", str(new))
+    assert code == 0, err
+    assert sorted(jobs_frame(new)["job"]) == sorted([ids[0], ids[2]])
+
+
 def _without_permission_override(argv: list[str]) -> list[str]:
     """``argv`` run so that folder permissions apply: as root, without the capabilities that bypass them."""
     if os.geteuid() != 0:
