@@ -9,9 +9,10 @@ objective values (and gap 0); and the CPU seconds of the serial run, of the work
 with the speed-up they imply when each worker has a core of its own (serial CPU over the workers'
 CPU per worker; on a busy machine the wall times measure the load as much as the solver). ``--no-race``
 turns the racing of duplicates off (the ``cpsat`` option ``race``): they run only while more worker
-threads are free than the open boxes' searches (one per box and objective) can fill.
+threads are free than the open boxes' searches (one per box and objective) can fill. ``--chain S`` sets the
+``cpsat`` option ``chain_s`` (seconds a region's task goes on with the boxes its own points split off).
 
-    .venv/bin/python benchmarks/distributed_exact.py [--workers 2] [--seed 3] [--repeats 1] [--no-race]
+    .venv/bin/python benchmarks/distributed_exact.py [--workers 2] [--seed 3] [--repeats 1] [--no-race] [--chain S]
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=600.0)
     parser.add_argument("--no-race", dest="race", action="store_false",
                         help="no duplicates racing with other seeds on free worker threads")
+    parser.add_argument("--chain", type=float, default=None,
+                        help="the cpsat option chain_s: seconds a region's task goes on with the boxes its "
+                        "points split off (0: one box per task; default: the option's default)")
     args = parser.parse_args()
     from stopping import benchmark_stops
 
@@ -51,6 +55,7 @@ def main() -> None:
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     from distributed import Client, LocalCluster
 
+    chain = {} if args.chain is None else {"chain_s": args.chain}
     target = problem(args.seed, n_ops=args.ops, n_dev=args.devices)
     with benchmark_stops("distributed") as stop, \
             LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0",
@@ -64,7 +69,7 @@ def main() -> None:
             t1, c1 = time.perf_counter(), time.process_time()
             w0 = sum(client.run(time.process_time).values())
             spread = stop.keep(dse.solve(target, "cpsat", time_limit=args.time_limit, seed=rep, client=client,
-                                         race=args.race), case="distributed")
+                                         race=args.race, **chain), case="distributed")
             t2, c2 = time.perf_counter(), time.process_time()
             w2 = sum(client.run(time.process_time).values())
             same = sorted(map(tuple, serial.internal().tolist())) == sorted(map(tuple, spread.internal().tolist()))

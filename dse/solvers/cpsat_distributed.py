@@ -6,7 +6,11 @@ Each box is one Dask task (:func:`region_task`): the lexicographic search of tha
 (:func:`~dse.solvers.cpsat_boxes.search_box`) with a time budget and a hint from the found point nearest
 to the box, on a formulation that each worker thread builds once per problem (the problem itself is
 scattered to every worker once, and the compiled kernels of its family are loaded into each worker by a
-plugin, :func:`~dse.solvers.dask_tasks.load_kernels_on_workers`, outside the tasks). Results are applied in whatever order they come:
+plugin, :func:`~dse.solvers.dask_tasks.load_kernels_on_workers`, outside the tasks). A task whose search ends on a point goes on, for up to ``options.chain_s`` seconds, with the boxes its own
+points split off its box (:func:`_go_on`), and returns every search it made
+(:class:`RegionResult`'s ``more``): boxes of a few milliseconds each would cost more in the round trip
+through the driver and Dask's scheduler than in CP-SAT. Each search speaks of its own box, and the driver
+applies it as a task's result. Results are applied in whatever order they come:
 
 * a point inside the open region splits the boxes (:func:`~dse.solvers.cpsat_boxes.split_with_lowers`);
 * a proof of emptiness closes every open box inside the task's box, a proven bound raises their
@@ -118,12 +122,27 @@ __all__ = ["BEATEN", "CANCELLED", "CUT_OFF", "EMPTY", "KNOWN_POINT", "LOST", "NE
            "DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
 
 @dataclass(frozen=True)
+class BoxSearch:
+    """One box searched by a region's task after its own (``CpsatOptions.chain_s``): the box ``f < box``,
+    the objective minimized first, and what :class:`RegionResult` says of the task's own box (status,
+    point, bound)."""
+
+    box: tuple[int, ...]
+    first: int
+    status: int
+    genome: np.ndarray | None
+    values: tuple[int, ...] | None
+    bound: int | None
+
+
+@dataclass(frozen=True)
 class RegionResult:
     """What one region's task returns: the CP-SAT status of its head solve, the point it ended on
     (``genome`` and ``values``, None when none was found), the proven lower bound of the objective it
     minimized first (None: the box was proven empty), the solves it ran, the worker that ran them, the
-    task's compute time on it (``compute_s``) and when it started there (``started_at``, the worker's
-    ``time.time()``)."""
+    task's compute time on it (``compute_s``), when it started there (``started_at``, the worker's
+    ``time.time()``), and the boxes it went on to search, in order (``more``: inside its own box, split
+    off by its points)."""
 
     status: int
     genome: np.ndarray | None
@@ -133,6 +152,7 @@ class RegionResult:
     worker: str
     compute_s: float = 0.0
     started_at: float = 0.0
+    more: tuple[BoxSearch, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -204,11 +224,14 @@ def domains_task(problem: MappingProblem, key: str, settings: _Settings,
 
 
 def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: int, hint: np.ndarray | None,
-                settings: _Settings, budget: float, task_event: str | None = None) -> RegionResult:
+                settings: _Settings, budget: float, task_event: str | None = None, chain_s: float = 0.0,
+                lower: tuple[int, ...] | None = None) -> RegionResult:
     """One region's task, run on a worker: the lexicographic search of ``f < box`` starting with objective
-    ``first``, hinted with ``hint``, within ``budget`` seconds (the model's build included); it ends
-    early, with what it found, once the driver sets the run's stop event or the task's own ``task_event``
-    (its region became dominated: a running Dask task cannot be cancelled, so it is told to stop)."""
+    ``first``, hinted with ``hint``, within ``budget`` seconds (the model's build included), then, while
+    less than ``chain_s`` seconds have passed, the boxes its points split off (:func:`_go_on`; ``lower``:
+    the box's proven lower corner, None: the objectives' own). It ends early, with what it found, once the
+    driver sets the run's stop event or the task's own ``task_event`` (its region became dominated: a
+    running Dask task cannot be cancelled, so it is told to stop)."""
     from ortools.sat.python import cp_model
     started_at, start = time.time(), time.perf_counter()
     end = time.monotonic() + budget
@@ -219,12 +242,54 @@ def region_task(problem: MappingProblem, key: str, box: tuple[int, ...], first: 
                             time.perf_counter() - start, started_at)
     calls = runner.calls
     runner.token = EventToken(f"dse-stop-{key}", *([task_event] if task_event else []))
+    head = _search(runner, box, first, hint, end)
+    more: tuple[BoxSearch, ...] = ()
+    if chain_s > 0 and head.values is not None:
+        objs = runner.form.objective_vars
+        more = _go_on(runner, head, lower or tuple(runner.lower(v) for v in objs), end, start + chain_s)
+    return RegionResult(head.status, head.genome, head.values, head.bound, runner.calls - calls, worker_name(),
+                        time.perf_counter() - start, started_at, more)
+
+
+def _search(runner: CpSatRunner, box: tuple[int, ...], first: int, hint: np.ndarray | None,
+            end: float) -> BoxSearch:
+    """The lexicographic search of ``f < box``, objective ``first`` first, until ``time.monotonic()`` passes
+    ``end``: its head solve's status and bound, and the point it ended on."""
+    from ortools.sat.python import cp_model
     solves = search_box(runner, box, lambda: max(0.0, end - time.monotonic()), hint, first)
     head, best = solves[0], solves[-1]
     bound = None if head.status == cp_model.INFEASIBLE else runner.proven_bound(
         runner.form.objective_vars[first], head)
-    return RegionResult(int(head.status), best.genome, best.values, bound, runner.calls - calls, worker_name(),
-                        time.perf_counter() - start, started_at)
+    return BoxSearch(box, first, int(head.status), best.genome, best.values, bound)
+
+
+#: Who found a point in a task's own bookkeeping of the boxes it goes on with (never reaches the driver).
+_CHAINED = FoundBy("this task")
+
+
+def _go_on(runner: CpSatRunner, head: BoxSearch, lower: tuple[int, ...], end: float,
+           until: float) -> tuple[BoxSearch, ...]:
+    """The boxes a region's task searches after its own (``head``, which found a point): the task keeps the
+    boxes its own points split off ``head.box`` (with ``lower``, the box's lower corner) as the driver
+    does (:class:`_Regions`) and searches, objective ``head.first`` first, the one reaching furthest in that
+    objective, while ``time.perf_counter()`` is before ``until``, no stop came and a search found a new
+    point or proved its box empty. Returns those searches in order; the driver applies each as a task's
+    result, on its own box (module docstring): many boxes of a few milliseconds each cost one round trip."""
+    from ortools.sat.python import cp_model
+    mine = _Regions([head.box], {head.box: lower}, math.inf)
+    mine.apply(head.box, head.first, head, _CHAINED)
+    out: list[BoxSearch] = []
+    while time.perf_counter() < until and not runner.token.stopped:
+        mine.drop_empty()
+        if not mine.boxes:
+            break
+        box = max(mine.boxes, key=lambda u: (u[head.first], u))
+        found = _search(runner, box, head.first, mine.hint(box, None), end)
+        out.append(found)
+        if mine.apply(box, head.first, found, _CHAINED) not in (NEW_POINT, EMPTY) \
+                or found.status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):  # cut short: the driver decides
+            break
+    return tuple(out)
 
 
 #: How a region's task ended (:meth:`_Regions.apply`), and how one without a result did.
@@ -273,7 +338,8 @@ class _Regions:
         return all(empty_box(tuple(min(a, b) for a, b in zip(c, box, strict=True)), self.lowers[c])
                    for c in self.boxes)
 
-    def apply(self, box: tuple[int, ...], first: int, res: RegionResult, by: FoundBy, beaten: bool = False) -> str:
+    def apply(self, box: tuple[int, ...], first: int, res: RegionResult | BoxSearch, by: FoundBy,
+              beaten: bool = False) -> str:
         """Apply one task's result (module docstring), its point found ``by`` that task; returns its outcome:
         :data:`EMPTY`, :data:`OUT_OF_BUDGET` (empty-handed), :data:`NEW_POINT` or :data:`KNOWN_POINT`; a
         ``beaten`` copy (told to stop: another copy's result came first) empty-handed: :data:`BEATEN`,
@@ -362,11 +428,11 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     events: dict[Any, str] = {}  # each running task's own stop event
     beaten: set[Any] = set()  # running copies told to stop: another copy's result came first
     status, calls, submitted, cancelled, retried, lost = OPTIMAL, 0, 0, 0, 0, 0
-    raced, won, stopped_copies = 0, 0, 0
+    raced, won, stopped_copies, chained = 0, 0, 0, 0
     clock = TaskClock()
 
     def take(fut: Any) -> None:
-        nonlocal calls, retried, won, stopped_copies
+        nonlocal calls, retried, won, stopped_copies, chained
         task = running.pop(fut)
         events.pop(fut, None)
         late = fut in beaten
@@ -379,10 +445,14 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 beaten.add(rival)
             stopped_copies += len(rivals)
             won += bool(rivals) and task.copy > 0
-        outcome = state.apply(task.box, task.first, res, clock.ran_by(fut, res.worker), beaten=late)
-        clock.took(fut, res.worker, res.started_at, res.compute_s, outcome)
+        by = clock.ran_by(fut, res.worker)
+        outcomes = [state.apply(task.box, task.first, res, by, beaten=late)]
+        outcomes += [state.apply(more.box, more.first, more, by, beaten=late) for more in res.more]
+        chained += len(res.more)
+        clock.took(fut, res.worker, res.started_at, res.compute_s,
+                   NEW_POINT if NEW_POINT in outcomes else outcomes[0])
         calls += res.calls
-        retried += outcome == OUT_OF_BUDGET
+        retried += outcomes.count(OUT_OF_BUDGET)
         clock.regions(sum(not empty_box(u, state.lowers[u]) for u in state.boxes))  # the boxes left open
 
     try:
@@ -416,7 +486,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 sent = time.perf_counter()
                 fut = client.submit(run_task, shared, key, box, first, state.hint(box, fallback),
                                     dataclasses.replace(settings, seed=settings.seed + copy), budget,
-                                    task_event=f"dse-stop-{key}-task{submitted}", pure=False)
+                                    task_event=f"dse-stop-{key}-task{submitted}", chain_s=options.chain_s,
+                                    lower=state.lowers.get(box), pure=False)
                 running[fut] = _Task(box, first, copy)
                 events[fut] = f"dse-stop-{key}-task{submitted}"
                 clock.submitted(fut, _region_name(box, first, top) + (f", copy {copy}" if copy else ""), sent)
@@ -482,8 +553,9 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     found = [finder.get(tuple(int(g) for g in row), FoundBy(SEED)) for row in X]
     found_by = ", ".join(f"{w}: {n}" for w, n in sorted(state.finders.items()))
     stats = SolveStats(wall_s=ctx.elapsed(), solver_calls=calls,
-                       message=f"distributed over {slots} worker threads: {submitted} region tasks, "
-                       f"{cancelled} cancelled as dominated, {retried} out of budget"
+                       message=f"distributed over {slots} worker threads: {submitted} region tasks"
+                       + (f" (and {chained} boxes searched on by them)" if chained else "") + ", "
+                       f"{cancelled} cancelled as dominated, {retried} searches out of budget"
                        + (f", {lost} lost with a worker and searched again" if lost else "") + "; "
                        + (f"{raced} duplicates raced with other seeds, {won} of them first, {stopped_copies} "
                           "copies stopped as beaten; " if options.race else "racing off; ")

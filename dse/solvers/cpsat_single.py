@@ -38,6 +38,11 @@ class CpsatOptions(SolverOptions):
     race: bool = Field(default=True, description="on a Dask cluster: while worker threads are left free "
                        "once every open box is searched from each end, race duplicates of those searches "
                        "with other CP-SAT seeds (the first result wins; the other copies are stopped)")
+    chain_s: float = Field(default=0.5, ge=0, le=3600,
+                           description="on a Dask cluster: seconds a region's task goes on searching the boxes "
+                           "its own points split off (in the serial order) before it returns them all; 0: one "
+                           "box per task. Boxes of a few ms to tens of ms each cost less than a task's "
+                           "round trip through the driver and Dask's scheduler")
 
 
 def solve_cpsat_single(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:

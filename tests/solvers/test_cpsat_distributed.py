@@ -251,6 +251,27 @@ def test_a_running_task_whose_event_is_set_stops_its_search(client: Any) -> None
     assert full.calls > 1 and stopped.calls == 1
 
 
+def test_a_task_goes_on_with_the_boxes_its_points_split_off(client: Any) -> None:
+    """With ``chain_s`` long enough, one task given the whole region goes on, box after box, until its own
+    boxes are all closed: its head point and the points of the boxes it went on with are the serial solver's
+    complete front (the serial run, an independent solve, is the oracle), and every box it went on with lies
+    inside the region it was given. With ``chain_s`` 0 it searches its one box."""
+    problem = pipeline(5, three=True)
+    top = (2**40,) * len(problem.objectives)
+
+    def run(chain_s: float) -> RegionResult:
+        return client.submit(region_task, problem, f"chain-{chain_s}", top, 0, None, _Settings(0, 1, True, False),
+                             600.0, chain_s=chain_s, pure=False).result(timeout=120)
+
+    alone, chained = run(0.0), run(600.0)
+    assert alone.more == () and alone.values is not None
+    found = {tuple(alone.values)} | {tuple(s.values) for s in chained.more if s.values is not None}
+    assert tuple(chained.values) == tuple(alone.values)
+    assert found == set(values(dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=1)))
+    assert all(all(a <= b for a, b in zip(s.box, top, strict=True)) for s in chained.more)
+    assert chained.calls > alone.calls
+
+
 RETURNED: list[tuple[int, ...]] = []
 STOPPING: dict[str, Any] = {}
 LOCK = threading.Lock()
@@ -283,8 +304,9 @@ def test_interrupt_keeps_the_points_found(client: Any) -> None:
     STOPPING.clear()
     with solve_context(seed=0, time_limit=120) as ctx:
         STOPPING["ctx"] = ctx
-        front = solve_cpsat_distributed(problem, ctx, CpsatOptions(hints=False), client,
-                                        DriverHooks(task=stopping))  # no heuristic points added to the front
+        # no heuristic points added to the front; one box per task (a task going on would find this small front alone)
+        front = solve_cpsat_distributed(problem, ctx, CpsatOptions(hints=False, chain_s=0), client,
+                                        DriverHooks(task=stopping))
     complete = dse.solve(problem, "cpsat", time_limit=60, seed=0, workers=1)
     assert len(complete) > 3 and len(RETURNED) == 3  # the stop came midway
     assert front.status == "interrupted"
@@ -321,7 +343,7 @@ def test_a_killed_driver_goes_on_from_its_checkpoint(client: Any, tmp_path: Any)
     KILL_AFTER.clear()
     first = Checkpoint(tmp_path / "first.json", "key", every_s=0.0)
     with solve_context(seed=0, time_limit=120, checkpoint=first) as ctx, pytest.raises(DriverKilled):
-        solve_cpsat_distributed(problem, ctx, CpsatOptions(), client, DriverHooks(task=dying))
+        solve_cpsat_distributed(problem, ctx, CpsatOptions(chain_s=0), client, DriverHooks(task=dying))
     assert first.write_to.is_file()
     second = Checkpoint(tmp_path / "second.json", "key", read_from=first.write_to)
     resumed = dse.solve(problem, "cpsat", time_limit=120, seed=0, client=client, checkpoint=second)
