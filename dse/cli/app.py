@@ -345,22 +345,27 @@ def _solve_problem(args: argparse.Namespace, problem: MappingProblem, spec: Prob
     if args.out is None:  # created once the spec, the problem and the resumed fronts were found sound
         check_out_folder(out)
     pictures = _picture_process(problem, name)
-    with interruptible() as token, pictures or contextlib.nullcontext():
-        def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
-            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256,
-                         draw=pictures.draw_fronts if pictures is not None else None)
+    # the child draws pareto.png while this process prints the report and writes trace.json; the plot is in
+    # place when the block ends (drawn here where the child could not)
+    with pictures or contextlib.nullcontext():
+        draw = pictures.draw_later if pictures is not None else None
+        with interruptible() as token:
+            def written(fronts: list[ParetoSet]) -> None:  # after every solver: a later crash keeps the fronts
+                write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256,
+                             draw=draw)
 
-        with cluster_client(args.workers, args.scheduler, token) as client:
-            fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
-                                         on_front=written, resume=resume, source=str(args.spec), client=client,
-                                         spent_s=time.monotonic() - started,
-                                         checkpoints=lambda solver: solver_checkpoint(out, args.resume,
-                                                                                      spec_sha256, solver))
-    interrupted = token.stopped
-    if interrupted and not fronts:
-        write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256)
-    _print_report(problem, fronts)
-    traced = _write_trace(out, problem, fronts, args.point)
+            with cluster_client(args.workers, args.scheduler, token) as client:
+                fronts, _ = run_spec_solvers(problem, settings, name, time_limit, seed, token, quiet=args.quiet,
+                                             on_front=written, resume=resume, source=str(args.spec),
+                                             client=client, spent_s=time.monotonic() - started,
+                                             checkpoints=lambda solver: solver_checkpoint(out, args.resume,
+                                                                                          spec_sha256, solver))
+        interrupted = token.stopped
+        if interrupted and not fronts:
+            write_fronts(out, problem, fronts, gantt=args.gantt, spec=spec_file, spec_sha256=spec_sha256,
+                         draw=draw)
+        _print_report(problem, fronts)
+        traced = _write_trace(out, problem, fronts, args.point)
     print(f"wrote {out}/front.csv, front.json, pareto.png" + (", gantt.png" if args.gantt else "")
           + (f", trace.json ({traced})" if traced else "")
           + ("" if args.out is not None else " (the default folder out/<problem name>; --out DIR to choose)"))

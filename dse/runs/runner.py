@@ -33,7 +33,8 @@ from dse.viz import plot_fronts
 from dse.viz.figures import save
 from dse.viz.schedules import plot_schedule
 
-#: Draws the Pareto plot of ``fronts`` (with ``error`` bands) into a file; True once it wrote it.
+#: Takes the Pareto plot of ``fronts`` (with ``error`` bands) to replace a file with, now or later; True once
+#: taken, False: the caller draws it.
 FrontDrawer = Callable[[list[ParetoSet], float | None, str], bool]
 
 #: The least time limit the first solver gets when building the problem took its whole limit: it then returns
@@ -129,8 +130,9 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
     recorded in front.json (``dse certify`` rebuilds the problem from it), with ``spec_sha256``, the
     SHA-256 of its bytes at solve time (:func:`dse.runs.given_front.spec_digest`: ``dse certify``
     refuses a spec changed since). ``draw``: draws pareto.png elsewhere (a
-    :class:`~dse.viz.picture_process.PictureProcess`), ``draw(fronts, error, path)`` True once written; where
-    it returns False, the plot is drawn here."""
+    :class:`~dse.viz.picture_process.PictureProcess`'s ``draw_later``): ``draw(fronts, error, path)`` True
+    once it took the plot, which it replaces atomically, now or later (its owner waits for it); where it
+    returns False, the plot is drawn here."""
     out.mkdir(parents=True, exist_ok=True)
     error = problem_error(problem)  # the cost model's measured error as bands (dse.cost.error_bands)
     columns: list[str] = []  # each front's columns, then the next front's new ones (as pandas.concat joins them)
@@ -150,11 +152,8 @@ def write_fronts(out: Path, problem, fronts: list[ParetoSet], gantt: bool = Fals
            **({"spec_sha256": spec_sha256} if spec_sha256 else {}),
            "fronts": [json.loads(f.to_json(indent=None)) for f in fronts]}
     replace_atomically(out / "front.json", lambda tmp: Path(tmp).write_text(readable_json(doc)))
-    def draw_plot(tmp: str) -> None:
-        if draw is None or not draw(fronts, error, tmp):
-            save(plot_fronts(fronts, error=error), tmp)
-
-    replace_atomically(out / "pareto.png", draw_plot)
+    if draw is None or not draw(fronts, error, str(out / "pareto.png")):
+        replace_atomically(out / "pareto.png", lambda tmp: save(plot_fronts(fronts, error=error), tmp))
     if gantt:
         best = next((f for f in fronts if len(f)), None)
         if best is not None:
