@@ -86,7 +86,7 @@ def _store(folder: Path) -> Path:
 TEMPLATE = _store(Path(tempfile.mkdtemp(prefix="dse-store-template-")))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hurts=st.lists(damage.filter(lambda d: d[0] != "line"), min_size=1, max_size=3))
 # cases this test found: a schema byte that is no UTF-8 (SQLite's message quoted the schema over several lines)
 # and a key's byte flipped to a space (valid JSON the salvage kept, that no reader accepts)

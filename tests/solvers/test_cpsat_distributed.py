@@ -81,7 +81,8 @@ def values(front: Any) -> list[tuple[float, ...]]:
     return sorted(map(tuple, front.internal().tolist()))
 
 
-def assert_same_front(problem: MappingProblem, client: Any, seed: int) -> None:
+def assert_same_front(problem: MappingProblem, client: Any, seed: int) -> list[tuple[float, ...]]:
+    """Solve ``problem`` serially and on ``client``: the same complete front, gap 0, timed; returns its values."""
     serial = dse.solve(problem, "cpsat", time_limit=60, seed=seed, workers=1)
     spread = dse.solve(problem, "cpsat", time_limit=60, seed=seed, client=client)
     assert serial.status == OPTIMAL and spread.status == OPTIMAL
@@ -91,6 +92,7 @@ def assert_same_front(problem: MappingProblem, client: Any, seed: int) -> None:
     ev = problem.evaluate(np.array([p.genome for p in spread.points]))
     np.testing.assert_array_equal(ev.F, spread.internal())
     assert_timed(spread)
+    return values(serial)
 
 
 def assert_timed(front: Any) -> None:
@@ -427,7 +429,7 @@ def test_worker_processes_give_the_serial_front() -> None:
         plugins, kernels = c.run(kernel_plugins), c.run(loaded_kernels)
         assert all(set(p) == {"dse-kernels-dag"} and p["dse-kernels-dag"][1] is not None for p in plugins.values())
         assert all(k and k == next(iter(kernels.values())) for k in kernels.values())
-        assert_same_front(dag(120), c, 0)
+        complete = assert_same_front(dag(120), c, 0)
         assert c.run(kernel_plugins) == plugins  # registered once: the run's registration changed nothing
         for worker, after in c.run(loaded_kernels).items():
             assert {name: after[name] for name in kernels[worker]} == kernels[worker]
@@ -435,8 +437,7 @@ def test_worker_processes_give_the_serial_front() -> None:
         with solve_context(seed=0, time_limit=120) as ctx:
             killed = solve_cpsat_distributed(problem, ctx, CpsatOptions(), c, DriverHooks(task=dies_with_its_worker))
         assert distributed.Event(KILLED, client=c).is_set()
-        assert killed.status == OPTIMAL and values(killed) == values(dse.solve(problem, "cpsat", time_limit=60,
-                                                                                  seed=0, workers=1))
+        assert killed.status == OPTIMAL and values(killed) == complete
         assert killed.certified is not None and killed.certified.gap == 0.0
         assert_timed(killed)  # every task traced once; a task lost with the problem's last copy said so
         lost = sum(t.outcome == LOST for t in killed.stats.timings.tasks)
