@@ -6,11 +6,12 @@ Each box is one Dask task (:func:`region_task`): the lexicographic search of tha
 (:func:`~dse.solvers.cpsat_boxes.search_box`) with a time budget and a hint from the found point nearest
 to the box, on a formulation that each worker thread builds once per problem (the problem itself is
 scattered to every worker once, and the compiled kernels of its family are loaded into each worker by a
-plugin, :func:`~dse.solvers.dask_tasks.load_kernels_on_workers`, outside the tasks). A task whose search ends on a point goes on, for up to ``options.chain_s`` seconds, with the boxes its own
-points split off its box (:func:`_go_on`), and returns every search it made
-(:class:`RegionResult`'s ``more``): boxes of a few milliseconds each would cost more in the round trip
-through the driver and Dask's scheduler than in CP-SAT. Each search speaks of its own box, and the driver
-applies it as a task's result. Results are applied in whatever order they come:
+plugin, :func:`~dse.solvers.dask_tasks.load_kernels_on_workers`, outside the tasks). A task whose search
+ends on a point goes on, for up to ``options.chain_s`` seconds, with the boxes its own points split off
+its box (:func:`_go_on`), and returns every search it made (:class:`RegionResult`'s ``more``): boxes of a
+few milliseconds each would cost more in the round trip through the driver and Dask's scheduler than in
+CP-SAT. Each search speaks of its own box, and the driver applies it as a task's result. Results are
+applied in whatever order they come:
 
 * a point inside the open region splits the boxes (:func:`~dse.solvers.cpsat_boxes.split_with_lowers`);
 * a proof of emptiness closes every open box inside the task's box, a proven bound raises their
@@ -119,7 +120,8 @@ from dse.solvers.dask_tasks import (
 from dse.solvers.registry import best_seed, collect_seeds
 
 __all__ = ["BEATEN", "CANCELLED", "CUT_OFF", "EMPTY", "KNOWN_POINT", "LOST", "NEW_POINT", "OUT_OF_BUDGET",
-           "DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
+           "BoxSearch", "DriverHooks", "RegionResult", "region_task", "solve_cpsat_distributed"]
+
 
 @dataclass(frozen=True)
 class BoxSearch:
