@@ -57,13 +57,15 @@ from dse.solvers.context import CHECKPOINT, CLIENT, RESUME, SolveContext
 from dse.solvers.cpsat_boxes import CpSatRunner, found_points, search_box, split_with_lowers
 from dse.solvers.cpsat_distributed import solve_cpsat_distributed
 from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_single
+from dse.solvers.evolution import Nsga2Options, solve_nsga2
 from dse.solvers.registry import Solver, best_seed, collect_seeds, register_solver
 from dse.util.rounding import ceil_int
 
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 
-__all__ = ["CPSAT", "CpSatRunner", "CpsatOptions", "default_workers", "solve_cpsat", "solve_cpsat_boxes"]
+__all__ = ["CPSAT", "CpSatRunner", "CpsatOptions", "default_workers", "solve_cpsat", "solve_cpsat_boxes",
+           "warm_started"]
 
 
 def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
@@ -72,6 +74,8 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
     previous run's state: :func:`solve_cpsat_boxes` (search-region boxes, which continue from those points
     or that state; only the box searches keep a checkpoint); two or more with a Dask ``ctx.client``: the
     same boxes farmed out to its workers (:func:`~dse.solvers.cpsat_distributed.solve_cpsat_distributed`).
+    With ``options.warm_start_s``, two or more objectives first get an NSGA-II front (:func:`warm_started`),
+    whose points are resumed ones.
 
     Returns a :class:`ParetoSet`; on a time limit, Ctrl-C or SIGTERM the points
     found so far, each marked proven or not (status ``time_limit`` or
@@ -83,6 +87,8 @@ def solve_cpsat(problem: MappingProblem, ctx: SolveContext, options: CpsatOption
     """
     if len(problem.objectives) == 1:
         return solve_cpsat_single(problem, ctx, options)
+    if options.warm_start_s > 0 and ctx.stop_status() is None:
+        ctx = warm_started(problem, ctx, options.warm_start_s)
     if ctx.client is not None:
         return solve_cpsat_distributed(problem, ctx, options, ctx.client)
     if len(problem.objectives) > 2 or len(ctx.resume) or resumable(ctx.checkpoint):
@@ -194,6 +200,16 @@ def _open_boxes(steps: Sequence[_Step], exhausted: bool, eps: int | None, cut_bo
             low = max(low, ceil_int(cut_bound))
         boxes.append(((low, runner.lower(f2)), (None, None if eps is None else eps + 1)))
     return boxes
+
+
+def warm_started(problem: MappingProblem, ctx: SolveContext, seconds: float) -> SolveContext:
+    """``ctx`` with the feasible points of an NSGA-II front (``seconds``, at most half the time left, the same
+    seed and stop token) added to its resumed genomes (``CpsatOptions.warm_start_s``)."""
+    inner = ctx.derived(time_limit=min(seconds, ctx.remaining() / 2))
+    front = solve_nsga2(problem, inner, Nsga2Options())
+    found = [np.array(p.genome, dtype=np.int64) for p in front.points if p.feasible]
+    ctx.progress.update(f"warm start: NSGA-II found {len(found)} points in {inner.elapsed():.1f} s", force=True)
+    return dataclasses.replace(ctx, resume=(*ctx.resume, *found))
 
 
 def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: CpsatOptions) -> ParetoSet:
