@@ -165,9 +165,10 @@ class LocalSearchDriver(IslandDriver[LocalEpoch, LocalEpochResult]):
         self.starts = list(problem.repair(np.array(starts, dtype=np.int64).reshape(-1, problem.n_genes)))
         self.archive = archive
         self.found: dict[tuple[int, ...], FoundBy] = dict(archive.found)
-        first = int(np.argmin(scores(dag, np.array(self.starts)))) if self.starts else 0
+        ranked = scores(dag, np.array(self.starts)) if self.starts else np.array([np.inf])
+        first = int(np.argmin(ranked))
         self.best = self.starts[first] if self.starts else np.zeros(problem.n_genes, dtype=np.int64)
-        self.best_score = float(scores(dag, self.best[None, :])[0]) if self.starts else np.inf
+        self.best_score = float(ranked[first])
         self.best_by = self.found.get(genome_key(self.best), FoundBy(SEED))
         self.returned: list[np.ndarray] = []
         self.island_epochs = [0] * self.count
