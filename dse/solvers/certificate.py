@@ -31,7 +31,7 @@ from dse.pareto import (
     user_reference,
 )
 
-__all__ = ["Box", "bounded_boxes", "front_certificate", "hypervolume", "reference_point", "single_certificate",
+__all__ = ["Box", "bounded_boxes", "box_stakes", "front_certificate", "hypervolume", "reference_point", "single_certificate",
            "unbounded_certificate"]
 
 #: A box: its lower corner (proven: no Pareto point in the box is better in any objective) and its
@@ -70,6 +70,25 @@ def reference_point(problem: MappingProblem, found: np.ndarray) -> np.ndarray | 
     if internal is None:
         return None
     return user_reference(problem.objectives, internal) * minimization_signs(problem.objectives)
+
+
+def box_stakes(problem: MappingProblem, boxes: Sequence[Box], reference: np.ndarray | None) -> np.ndarray:
+    """Per open box, what its search may win the certificate: the volume of objective space (user units, in
+    minimization form, cut at ``reference``, :func:`reference_point`) between its lower and upper corners,
+    where the bound counts hypervolume that no found point reaches (the boxes hold no dominated point).
+    0 for a box past the reference; 1 for every box where there is no reference or some volume is not
+    finite (nothing to tell them apart)."""
+    if not boxes:
+        return np.zeros(0)
+    if reference is None:
+        return np.ones(len(boxes))
+    lowers = _user_min(problem, np.array([list(lo) for lo, _ in boxes], dtype=np.float64))
+    upper = np.array([[np.nan if h is None else float(h) for h in hi] for _, hi in boxes])
+    uppers = np.where(np.isnan(upper), reference, np.minimum(_user_min(problem, np.where(np.isnan(upper), 1, upper)),
+                                                               reference))
+    with np.errstate(invalid="ignore", over="ignore"):
+        volume = np.prod(np.clip(uppers - lowers, 0.0, None), axis=1)
+    return volume if np.isfinite(volume).all() else np.ones(len(boxes))
 
 
 def bounded_boxes(problem: MappingProblem, boxes: Sequence[Box],

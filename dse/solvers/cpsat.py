@@ -27,12 +27,31 @@ point then splits every box that contains it into one child per objective
 A box whose solve proves infeasibility is closed. The front is complete,
 and each of its points proven, when every box is closed. Resuming is
 splitting the region by a previous front's points before the first solve.
+
+Each box search gets a share of the time left in proportion to what it
+may win the certificate (:func:`~dse.solvers.certificate.box_stakes`: the
+volume between its corners, up to the reference point; equal shares where
+no box has any), at least :data:`~dse.solvers.cpsat_boxes.BOX_FLOOR_S`
+(:func:`~dse.solvers.cpsat_boxes.box_budget`): one box alone gets all of
+it, and the box beyond the fastest point a good front leaves, worth most
+of its gap, gets most of the time rather than an even share with the many
+thin boxes between the front's points. A box whose search runs out of its
+share without a point stays open and is searched again, with at least
+twice the time, after the boxes not searched yet.
+
+What a search proves empty (the box, or the part of it better in the
+objective minimized first than the proven bound) raises the lower corners
+of the boxes below it in every objective but one
+(:func:`~dse.solvers.cpsat_boxes.close_box`): a proof that no mapping is
+faster than the fastest point found lifts the corner of every box along
+the front, which is what a certificate's gap is made of.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,11 +69,21 @@ from dse.pareto import (
     SolveStats,
     nondominated,
 )
-from dse.solvers.certificate import Box, front_certificate
+from dse.solvers.certificate import Box, box_stakes, front_certificate, reference_point
 from dse.solvers.checkpoint import Checkpointer, RegionState, resumable
 from dse.solvers.common import STOPPED_BEFORE_BUILD, build_timed_out, result, unsearched, with_seeds
 from dse.solvers.context import CHECKPOINT, CLIENT, RESUME, SolveContext
-from dse.solvers.cpsat_boxes import CpSatRunner, found_points, search_box, split_with_lowers
+from dse.solvers.cpsat_boxes import (
+    CpSatRunner,
+    box_budget,
+    box_shares,
+    close_box,
+    found_points,
+    proven_empty,
+    search_box,
+    split_with_lowers,
+    upper_corner,
+)
 from dse.solvers.cpsat_distributed import solve_cpsat_distributed
 from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_single
 from dse.solvers.evolution import Nsga2Options, solve_nsga2
@@ -234,9 +263,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
         form = problem.cpsat(seeds=[*resume, *seeds], deadline=ctx.deadline)
     except ModelBuildTimeout as exc:
         return build_timed_out(problem, exc, ctx, [*resume, *seeds])
-    # imported once there is a model: a model too large to build is refused without OR-Tools
-    from ortools.sat.python import cp_model
-
     own_bounds = problem.objective_lower_bounds()  # before the search: a stop only bounds the open boxes
     runner = CpSatRunner(form, ctx.seed, options.workers, options.deterministic, ctx.token)
     objs = form.objective_vars
@@ -263,7 +289,9 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     def state() -> RegionState:
         return RegionState.of(top, boxes, lowers, genomes, values)
 
+    reference = reference_point(problem, np.array(values, dtype=np.int64).reshape(-1, len(objs)))
     status = OPTIMAL
+    budgets: dict[tuple[int, ...], tuple[float, ...]] = {}  # per box: the budgets its searches ran out of
     try:
         while boxes:
             if keeper.due():
@@ -272,21 +300,23 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
             if stop is not None:
                 status = stop
                 break
-            box = max(boxes)  # deterministic order: the box reaching furthest in f1 first
+            shares = box_shares(box_stakes(problem, [(lowers[u], upper_corner(u, top)) for u in boxes], reference))
+            # the boxes searched fewest times first, then the largest share, then the one reaching furthest in f1
+            pick = min(range(len(boxes)), key=lambda k: (len(budgets.get(boxes[k], ())), -shares[k],
+                                                          tuple(-v for v in boxes[k])))
+            box = boxes[pick]
             if any(u - 1 < runner.lower(v) for u, v in zip(box, objs, strict=True)):
                 boxes.remove(box)  # empty by the objectives' own lower bounds
                 continue
-            solves = search_box(runner, box, ctx.remaining, hint)
-            first = solves[0]
-            if first.status == cp_model.INFEASIBLE:
-                boxes.remove(box)  # proven empty
-                continue
-            low = lowers[box]  # no point of the box is better in f1 than the first solve's bound
-            lowers[box] = (max(low[0], runner.proven_bound(objs[0], first)), *low[1:])
-            if first.genome is None:
-                status = ctx.cut_status()
-                break
+            budget = box_budget(ctx.remaining(), float(shares[pick]), 2 * budgets[box][-1] if box in budgets else 0.0)
+            solves = search_box(runner, box, _within(ctx, budget), hint)
+            for closed in proven_empty(runner, box, 0, solves):
+                boxes, lowers = close_box(boxes, lowers, closed)
             best = solves[-1]
+            if best.genome is None:  # proven empty, or out of its budget (searched again after the others)
+                if box in boxes:
+                    budgets[box] = (*budgets.get(box, ()), budget)
+                continue
             assert best.genome is not None and best.values is not None
             z = tuple(int(val) for val in best.values)
             genomes.append(best.genome)
@@ -311,9 +341,14 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
                        + keeper.summary()
                        + "; ".join(form.notes))
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
-    open_boxes: list[Box] = [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
-                             for u in boxes]
+    open_boxes: list[Box] = [(lowers[u], upper_corner(u, top)) for u in boxes]
     return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes, own_bounds))
+
+
+def _within(ctx: SolveContext, seconds: float) -> Callable[[], float]:
+    """The seconds left of a budget of ``seconds`` from now, never past the run's deadline."""
+    end = time.monotonic() + seconds
+    return lambda: min(ctx.remaining(), max(0.0, end - time.monotonic()))
 
 
 #: The ``cpsat`` solver's registry entry (:func:`dse.certify` checks its options against it).

@@ -1,7 +1,8 @@
 """The search-region boxes of the exact solver, shared by the serial run (:mod:`dse.solvers.cpsat`) and the
 distributed one (:mod:`dse.solvers.cpsat_distributed`): :class:`CpSatRunner` (one formulation solved under
-changing objective bounds), :func:`search_box` (the lexicographic minimization of one box) and the
-splitting of the local upper bounds by a new point (:func:`split_boxes`, :func:`split_with_lowers`).
+changing objective bounds), :func:`search_box` (the lexicographic minimization of one box), the
+splitting of the local upper bounds by a new point (:func:`split_boxes`, :func:`split_with_lowers`) and
+what a proof that some box is empty tells the others (:func:`proven_empty`, :func:`close_box`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from dse.util.rounding import ceil_int
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 
-__all__ = ["CpSatRunner", "Solve", "empty_box", "found_points", "search_box", "split_boxes", "split_with_lowers"]
+__all__ = ["BOX_FLOOR_S", "CpSatRunner", "Solve", "box_budget", "box_shares", "close_box", "empty_box", "found_points", "proven_empty", "search_box",
+           "split_boxes", "split_with_lowers", "upper_corner"]
+
+#: The fewest seconds a box's search is given when the time left is shared out over many open boxes.
+BOX_FLOOR_S = 1.0
 
 
 @dataclass
@@ -121,9 +126,77 @@ def split_with_lowers(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...]
     return new, out
 
 
+def upper_corner(box: tuple[int, ...], top: tuple[int, ...]) -> tuple[int | None, ...]:
+    """A box's upper corner as a certificate's box has it: None where it reaches past every value (``top``)."""
+    return tuple(None if uj >= tj else uj for uj, tj in zip(box, top, strict=True))
+
+
 def empty_box(box: tuple[int, ...], lower: tuple[int, ...]) -> bool:
     """Whether the box ``f < box`` holds no point at or above its proven lower corner ``lower``."""
     return any(u - 1 < low for u, low in zip(box, lower, strict=True))
+
+
+def box_budget(remaining: float, share: float, at_least: float = 0.0) -> float:
+    """A box search's seconds: its ``share`` (0 to 1) of the ``remaining`` seconds, and ``at_least`` (twice
+    the budget the same box last ran out of, so that a hard box's searches together cost at most about
+    twice its last one), never under :data:`BOX_FLOOR_S` nor over what remains. One open box has share 1
+    and gets everything; boxes that end early leave their time to the others."""
+    return min(remaining, max(remaining * share, BOX_FLOOR_S, at_least))
+
+
+def box_shares(stakes: np.ndarray) -> np.ndarray:
+    """Each box's share of the time left: in proportion to its stake (what its search may win the
+    certificate, :func:`~dse.solvers.certificate.box_stakes`), or equal when no box has any."""
+    total = float(np.sum(stakes))
+    return stakes / total if total > 0 else np.full(len(stakes), 1.0 / max(len(stakes), 1))
+
+
+def close_box(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...], tuple[int, ...]],
+              closed: tuple[int, ...]) -> tuple[list[tuple[int, ...]], dict[tuple[int, ...], tuple[int, ...]]]:
+    """The open ``boxes`` and their lower corners once the region ``f < closed`` is proven to hold no
+    feasible mapping. A box ``f < u`` with ``u_k <= closed_k`` in every objective but ``j`` holds no point
+    with ``f_j < closed_j`` (it would lie in the closed region), so its lower corner rises to ``closed_j``
+    there; a box with ``u <= closed`` in every objective is empty. Boxes their corners leave empty are
+    dropped, the others keep their order."""
+    out: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for u in boxes:
+        low = lowers[u]
+        over = [j for j, (a, b) in enumerate(zip(u, closed, strict=True)) if a > b]
+        if not over:
+            continue  # inside the closed region
+        if len(over) == 1:
+            j = over[0]
+            low = (*low[:j], max(low[j], closed[j]), *low[j + 1:])
+        if not empty_box(u, low):
+            out[u] = low
+    return list(out), out
+
+
+def proven_empty(runner: CpSatRunner, box: tuple[int, ...], first: int, solves: Sequence[Solve]) -> list[tuple[int, ...]]:
+    """The regions that the solves of :func:`search_box` (``box``, objective ``first`` minimized first)
+    prove empty, as upper corners for :func:`close_box`: the whole box when the head solve proved it
+    infeasible; else the part of the box better in objective ``first`` than the head's proven bound, and
+    per later step, with the objectives before it at most their found values, the part better in that
+    step's objective than its proven bound."""
+    from ortools.sat.python import cp_model
+    if not solves:
+        return []
+    objs = runner.form.objective_vars
+    if solves[0].status == cp_model.INFEASIBLE:
+        return [box]
+    order = [first, *(j for j in range(len(objs)) if j != first)]
+    regions = []
+    corner = list(box)
+    for j, solve in zip(order, solves, strict=False):
+        if solve.status == cp_model.INFEASIBLE:
+            regions.append(tuple(corner))
+            break
+        bound = runner.proven_bound(objs[j], solve)
+        regions.append(tuple((*corner[:j], min(corner[j], bound), *corner[j + 1:])))
+        if solve.values is None:
+            break
+        corner[j] = min(corner[j], int(solve.values[j]) + 1)  # the later steps keep it at most its value
+    return regions
 
 
 def search_box(runner: CpSatRunner, box: tuple[int, ...], remaining: Callable[[], float],

@@ -14,13 +14,14 @@ CP-SAT. Each search speaks of its own box, and the driver applies it as a task's
 applied in whatever order they come:
 
 * a point inside the open region splits the boxes (:func:`~dse.solvers.cpsat_boxes.split_with_lowers`);
-* a proof of emptiness closes every open box inside the task's box, a proven bound raises their
-  lower corners;
+* a proof that a region is empty (the task's box, or the part of it better in the objective minimized
+  first than the search's proven bound) closes every open box inside it and raises the lower corner of
+  every box below it in all objectives but one (:func:`~dse.solvers.cpsat_boxes.close_box`);
 * a running task whose box no longer meets the open region (every open box, cut to it, is empty by its
   lower corner) is cancelled: the points found dominate or close all of it; since Dask cannot cancel a
   task already running, the driver also sets the task's own stop event, which its search polls every
   :data:`~dse.solvers.dask_tasks.STOP_POLL_S` seconds (it then stops CP-SAT within milliseconds);
-* a task that ran out of budget without a point is resubmitted with twice the budget;
+* a task that ran out of budget without a point is resubmitted with at least twice the budget;
 * a task whose worker dies is run again elsewhere by Dask; one that Dask cancels because the dead worker
   held the last copy of the scattered problem (a broadcast keeps no copy on every worker:
   :func:`~dse.solvers.dask_tasks.scattered`) is lost: the problem is scattered again and its box, still
@@ -37,14 +38,16 @@ applied in whatever order they come:
 
 Why a late result is sound: a task proves facts about the region ``f < box`` it was given, and a fact
 stays true whatever happened to the box since. A proof that the region is empty (``INFEASIBLE``) closes
-every open box inside it and nothing else: the parts of a box split since lie inside it, empty by the
-same proof (a point splits only the boxes holding it, so with a correct solver a region proven empty is
-never split at all); a box only overlapping the region may hold points outside it and stays open. No
-open box is ever larger than the box it came from, so nothing closed is reopened, and a box closed
-since is simply not there to close again. A bound (no point of the region has a smaller first
-objective) raises the lower corners of the open boxes inside the region only. So results apply in any
-order, a beaten copy's as an original's, and the open boxes with their lower corners, hence the
-certificate, never claim more than some task proved. Only a proof counts: an ``INFEASIBLE`` of presolve
+every open box inside it: the parts of a box split since lie inside it, empty by the same proof (a point
+splits only the boxes holding it, so with a correct solver a region proven empty is never split at all).
+A box only overlapping the region may hold points outside it and stays open; where it lies below the
+region in every objective but ``j``, none of its points is better in ``j`` than the region's corner
+(such a point would lie in the region), and its lower corner rises there. A bound (no point of the
+region has a smaller first objective) is the proof that the region cut at the bound in that objective is
+empty, and applies the same way. No open box is ever larger than the box it came from, so nothing closed
+is reopened, and a box closed since is simply not there to close again. So results apply in any order,
+a beaten copy's as an original's, and the open boxes with their lower corners, hence the certificate,
+never claim more than some task proved. Only a proof counts: an ``INFEASIBLE`` of presolve
 that a stop kept from being confirmed proves nothing (:func:`~dse.util.interrupt.run_cpsat` returns
 ``UNKNOWN``, with no bound), which matters here since beaten copies are stopped often.
 
@@ -74,7 +77,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,16 +98,20 @@ from dse.pareto import (
     SolveStats,
     nondominated,
 )
-from dse.solvers.certificate import Box, front_certificate
+from dse.solvers.certificate import Box, box_stakes, front_certificate, reference_point
 from dse.solvers.checkpoint import Checkpointer, RegionState
 from dse.solvers.common import STOPPED_BEFORE_BUILD, result, unsearched, with_seeds
 from dse.solvers.context import SolveContext
 from dse.solvers.cpsat_boxes import (
     CpSatRunner,
+    box_budget,
+    box_shares,
+    close_box,
     empty_box,
     found_points,
     search_box,
     split_with_lowers,
+    upper_corner,
 )
 from dse.solvers.cpsat_single import CpsatOptions
 from dse.solvers.dask_tasks import (
@@ -178,12 +185,13 @@ class _Settings:
 
 @dataclass(frozen=True)
 class _Task:
-    """A region task in flight: its box, the objective it minimizes first, and its copy (0: the search of
-    that box and objective; 1, 2, ...: duplicates racing it, with the run's seed plus the copy)."""
+    """A region task in flight: its box, the objective it minimizes first, its copy (0: the search of that box
+    and objective; 1, 2, ...: duplicates racing it, with the run's seed plus the copy) and its budget."""
 
     box: tuple[int, ...]
     first: int
     copy: int = 0
+    budget: float | None = None
 
     @property
     def key(self) -> tuple[tuple[int, ...], int]:
@@ -341,25 +349,23 @@ class _Regions:
                    for c in self.boxes)
 
     def apply(self, box: tuple[int, ...], first: int, res: RegionResult | BoxSearch, by: FoundBy,
-              beaten: bool = False) -> str:
+              beaten: bool = False, budget: float | None = None) -> str:
         """Apply one task's result (module docstring), its point found ``by`` that task; returns its outcome:
         :data:`EMPTY`, :data:`OUT_OF_BUDGET` (empty-handed), :data:`NEW_POINT` or :data:`KNOWN_POINT`; a
         ``beaten`` copy (told to stop: another copy's result came first) empty-handed: :data:`BEATEN`,
-        its budget left as it was."""
+        its budget left as it was. Out of budget, the next search of that box and objective gets at least twice
+        ``budget`` (the seconds this task had; None: the budget it was given by :attr:`budgets`)."""
         from ortools.sat.python import cp_model
-        inside = [c for c in self.boxes if all(a <= b for a, b in zip(c, box, strict=True))]
-        if res.status == cp_model.INFEASIBLE:  # the whole box is empty, so is every open box inside it
-            self.boxes = [c for c in self.boxes if c not in inside]
-            self.lowers = {u: self.lowers[u] for u in self.boxes}
+        if res.status == cp_model.INFEASIBLE:  # the whole box is empty: so is every open box inside it
+            self.boxes, self.lowers = close_box(self.boxes, self.lowers, box)
             return self._count(EMPTY)
-        if res.bound is not None:
-            for c in inside:
-                low = self.lowers[c]
-                self.lowers[c] = (*low[:first], max(low[first], res.bound), *low[first + 1:])
+        if res.bound is not None:  # the part of the box better in objective `first` than the bound is empty
+            self.boxes, self.lowers = close_box(self.boxes, self.lowers, (*box[:first], res.bound, *box[first + 1:]))
         if res.genome is None or res.values is None:
             if beaten:
                 return self._count(BEATEN)
-            self.budgets[(box, first)] = 2 * self.budgets.get((box, first), self.budget)
+            ran = budget if budget is not None else self.budgets.get((box, first), self.budget)
+            self.budgets[(box, first)] = 2 * ran
             return self._count(OUT_OF_BUDGET)
         if self.add(res.genome, tuple(int(v) for v in res.values), by):
             self.finders[by.worker] = self.finders.get(by.worker, 0) + 1
@@ -384,9 +390,9 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
     once every box is proven empty, else ``time_limit`` or ``interrupted`` with every point found so far
     and the certificate of the boxes left open; ``infeasible`` when the whole region is proven empty. Each
     task's CP-SAT gets ``options.workers`` search workers (default 1: one per Dask thread) and first
-    ``options.region_time`` seconds (None, the default: the time left); ``options.race`` races duplicates on
-    threads left free. Raises what a
-    task raised.
+    ``options.region_time`` seconds (None, the default: the time left times the Dask threads, shared out
+    over the open boxes as the serial search shares it, :func:`~dse.solvers.cpsat_boxes.box_budget`);
+    ``options.race`` races duplicates on threads left free. Raises what a task raised.
     """
     from distributed import Event, wait
 
@@ -425,6 +431,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
         return RegionState.of(top, state.boxes, state.lowers, state.genomes, state.values)
 
     fallback = best_seed(problem, [*resume, *seeds])
+    reference = reference_point(problem, np.array(state.values, dtype=np.int64).reshape(-1, len(top)))
     slots = max(1, sum(client.nthreads().values()))
     running: dict[Any, _Task] = {}
     events: dict[Any, str] = {}  # each running task's own stop event
@@ -448,7 +455,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
             stopped_copies += len(rivals)
             won += bool(rivals) and task.copy > 0
         by = clock.ran_by(fut, res.worker)
-        outcomes = [state.apply(task.box, task.first, res, by, beaten=late)]
+        outcomes = [state.apply(task.box, task.first, res, by, beaten=late, budget=task.budget)]
         outcomes += [state.apply(more.box, more.first, more, by, beaten=late) for more in res.more]
         chained += len(res.more)
         clock.took(fut, res.worker, res.started_at, res.compute_s,
@@ -477,20 +484,26 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 break
             live = [t.key for f, t in running.items() if f not in beaten]
             free = slots - len(running)
-            plan = _choose(state.boxes, len(top), live, free)
+            shares = box_shares(box_stakes(problem, _open_boxes(state, top), reference) if free > 0 else np.zeros(0))
+            plan = _choose(state.boxes, len(top), live, free, [float(v) for v in shares] if free > 0 else None)
             if options.race:
                 plan += _duplicates(state.boxes, len(top), [*live, *plan], free - len(plan))
             copies = Counter(live)
             for box, first in plan:
                 copy = copies[(box, first)]
                 copies[(box, first)] += 1
-                budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
+                if options.region_time is None:  # the threads' time left, shared out over the open boxes
+                    share = float(shares[state.boxes.index(box)]) if box in state.boxes else 1.0
+                    budget = box_budget(ctx.remaining() * slots, share, state.budgets.get((box, first), 0.0))
+                    budget = max(min(budget, ctx.remaining()), 0.01)
+                else:
+                    budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
                 sent = time.perf_counter()
                 fut = client.submit(run_task, shared, key, box, first, state.hint(box, fallback),
                                     dataclasses.replace(settings, seed=settings.seed + copy), budget,
                                     task_event=f"dse-stop-{key}-task{submitted}", chain_s=options.chain_s,
                                     lower=state.lowers.get(box), pure=False)
-                running[fut] = _Task(box, first, copy)
+                running[fut] = _Task(box, first, copy, budget)
                 events[fut] = f"dse-stop-{key}-task{submitted}"
                 clock.submitted(fut, _region_name(box, first, top) + (f", copy {copy}" if copy else ""), sent)
                 submitted += 1
@@ -572,7 +585,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
 
 def _open_boxes(state: _Regions, top: tuple[int, ...]) -> list[Box]:
     """The open boxes as a certificate takes them: (lower corner, upper corner with None where unbounded)."""
-    return [(state.lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True)))
+    return [(state.lowers[u], upper_corner(u, top))
             for u in state.boxes]
 
 
@@ -584,13 +597,15 @@ def _region_name(box: tuple[int, ...], first: int, top: tuple[int, ...]) -> str:
 
 
 def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int, ...], int]],
-            free: int) -> list[tuple[tuple[int, ...], int]]:
+            free: int, shares: Sequence[float] | None = None) -> list[tuple[tuple[int, ...], int]]:
     """Up to ``free`` new tasks (box, objective minimized first), none already ``running``: each time the
     objective that the fewest running tasks minimize first (concurrent searches then end on different
-    points), on the box reaching furthest in objective 1 (the serial order), objective 1 on ties."""
+    points), on the box with the largest of ``shares`` (one per box; None: all equal), then the one
+    reaching furthest in objective 1 (the serial order), objective 1 on ties."""
     busy = set(running)
     used = [sum(1 for _, first in running if first == j) for j in range(k)]
-    order = sorted(boxes, reverse=True)
+    share = dict(zip(boxes, shares if shares is not None else [0.0] * len(boxes), strict=True))
+    order = sorted(boxes, key=lambda u: (-share[u], tuple(-v for v in u)))
     chosen: list[tuple[tuple[int, ...], int]] = []
     for _ in range(free):
         candidates = [(used[j], rank, j) for j in range(k) for rank, box in enumerate(order)

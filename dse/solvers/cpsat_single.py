@@ -33,8 +33,8 @@ class CpsatOptions(SolverOptions):
     hints: bool = Field(default=True, description="hint the search with the family's heuristic mappings")
     region_time: float | None = Field(default=None, gt=0, le=30 * 24 * 3600,
                                       description="on a Dask cluster: each region's first time budget in "
-                                      "seconds, doubled when it runs out (null: the time left, as the serial "
-                                      "search gives each solve)")
+                                      "seconds, doubled when it runs out (null: the time left times the "
+                                      "threads, shared out over the open boxes as the serial search shares it)")
     race: bool = Field(default=True, description="on a Dask cluster: while worker threads are left free "
                        "once every open box is searched from each end, race duplicates of those searches "
                        "with other CP-SAT seeds (the first result wins; the other copies are stopped)")

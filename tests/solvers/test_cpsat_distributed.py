@@ -171,12 +171,12 @@ def test_a_beaten_copy_s_late_results_change_only_what_they_prove() -> None:
     results of beaten copies (told to stop once another copy's result came first):
 
     * on (10, 5), f2 first, stopped with nothing: beaten, no budget doubled, nothing changes;
-    * on (10, 5), empty: (10, 5) closes; (5, 10), which only overlaps it (f1 < 5, f2 in 5..9 lies outside),
-      stays open;
-    * on the top box, split since, f2 >= 3 proven: its part (5, 10) gets corner (2, 3);
+    * on (10, 5), empty: (10, 5) closes; (5, 10), which only overlaps it, stays open, but none of its points
+      has f2 < 5 (with f1 < 5 it would lie in the closed box): its corner becomes (2, 5);
+    * on the top box, split since, f2 >= 3 proven: below that corner, nothing changes;
     * on the top box, f1 first, the known point (5, 5) and f1 >= 2: nothing changes;
     * on the top box, f1 first, a new point (3, 7), not dominated (cut short, it is no lexicographic optimum, but a point is a point):
-      kept, it splits (5, 10) into (3, 10) and (5, 7), which inherit (2, 3);
+      kept, it splits (5, 10) into (3, 10) and (5, 7), which inherit (2, 5);
     * on (10, 5) again, empty: closed already, nothing changes."""
     top, right, left = (10, 10), (10, 5), (5, 10)
     state = _Regions([top], {top: (0, 0)}, budget=1.0)
@@ -189,18 +189,18 @@ def test_a_beaten_copy_s_late_results_change_only_what_they_prove() -> None:
     assert state.apply(right, 1, RegionResult(0, None, None, 0, 1, "w"), by, beaten=True) == BEATEN
     assert state.budgets == {(top, 0): 2.0} and state.lowers == {left: (2, 0), right: (2, 0)}
     assert state.apply(right, 1, RegionResult(3, None, None, None, 1, "w"), by, beaten=True) == EMPTY
-    assert state.boxes == [left] and state.lowers == {left: (2, 0)}
+    assert state.boxes == [left] and state.lowers == {left: (2, 5)}
     assert state.apply(top, 1, RegionResult(0, None, None, 3, 1, "w"), by, beaten=True) == BEATEN
-    assert state.boxes == [left] and state.lowers == {left: (2, 3)}
+    assert state.boxes == [left] and state.lowers == {left: (2, 5)}
     known = RegionResult(2, np.zeros(1, dtype=np.int64), (5, 5), 2, 1, "w")
     assert state.apply(top, 0, known, by, beaten=True) == KNOWN_POINT
-    assert state.boxes == [left] and state.lowers == {left: (2, 3)}
+    assert state.boxes == [left] and state.lowers == {left: (2, 5)}
     new = RegionResult(2, np.ones(1, dtype=np.int64), (3, 7), 2, 1, "w")
     assert state.apply(top, 0, new, FoundBy("worker 2", 3), beaten=True) == NEW_POINT
     state.drop_empty()
-    assert sorted(state.boxes) == [(3, 10), (5, 7)] and state.lowers == {(3, 10): (2, 3), (5, 7): (2, 3)}
+    assert sorted(state.boxes) == [(3, 10), (5, 7)] and state.lowers == {(3, 10): (2, 5), (5, 7): (2, 5)}
     assert state.apply(right, 0, RegionResult(3, None, None, None, 1, "w"), by, beaten=True) == EMPTY
-    assert sorted(state.boxes) == [(3, 10), (5, 7)] and state.lowers == {(3, 10): (2, 3), (5, 7): (2, 3)}
+    assert sorted(state.boxes) == [(3, 10), (5, 7)] and state.lowers == {(3, 10): (2, 5), (5, 7): (2, 5)}
     assert state.values == [(5, 5), (3, 7)] and state.budgets == {(top, 0): 2.0}
 
 
