@@ -56,10 +56,12 @@ With a ``ctx.checkpoint`` the driver writes its state (the points, the open boxe
 state: a driver killed midway and run again searches only what was still open (the boxes its running tasks
 held are searched again).
 
-Concurrent tasks minimize different objectives first where they can (:func:`_choose`): two tasks that
-both minimize objective 1 on overlapping boxes tend to end on the same point; with different first
-objectives they end on different ones (a box may be searched from several ends at once), each a
-nondominated point. Since every box is closed only by a proof, the complete front is the serial one (its
+A new task goes to a box that no running task's box holds where there is one (a task goes on with the
+boxes split off its own, and two tasks in one region tend to end on the same points), and minimizes
+first the objective that the fewest running tasks do (:func:`_choose`): two tasks that both minimize
+objective 1 on overlapping boxes tend to end on the same point; with different first objectives they end
+on different ones. A box is searched from several ends at once only when every open box is held by some
+task (one box and two threads, at the start); each search ends on a nondominated point. Since every box is closed only by a proof, the complete front is the serial one (its
 objective values; genomes may differ where several map to one point), and a run cut short by its time
 limit or a stop certifies, with :func:`~dse.solvers.certificate.front_certificate`, the points found and
 the open boxes, as the serial run does; the results that came back before the stop are all kept.
@@ -598,24 +600,30 @@ def _region_name(box: tuple[int, ...], first: int, top: tuple[int, ...]) -> str:
 
 def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int, ...], int]],
             free: int, shares: Sequence[float] | None = None) -> list[tuple[tuple[int, ...], int]]:
-    """Up to ``free`` new tasks (box, objective minimized first), none already ``running``: each time the
-    objective that the fewest running tasks minimize first (concurrent searches then end on different
-    points), on the box with the largest of ``shares`` (one per box; None: all equal), then the one
-    reaching furthest in objective 1 (the serial order), objective 1 on ties."""
+    """Up to ``free`` new tasks (box, objective minimized first), none already ``running``: each time on a
+    box that the fewest running or chosen tasks hold (a task's box holds the boxes split off it since, which
+    its own search goes on with), with the objective that the fewest of them minimize first (concurrent
+    searches then end on different points), on the box with the largest of ``shares`` (one per box; None:
+    all equal), then the one reaching furthest in objective 1 (the serial order), objective 1 on ties. So a
+    box is searched from a second end only when every box is held by some task."""
     busy = set(running)
+    held = [box for box, _ in running]
     used = [sum(1 for _, first in running if first == j) for j in range(k)]
     share = dict(zip(boxes, shares if shares is not None else [0.0] * len(boxes), strict=True))
     order = sorted(boxes, key=lambda u: (-share[u], tuple(-v for v in u)))
+    holders = [sum(all(a <= b for a, b in zip(box, task, strict=True)) for task in held) for box in order]
     chosen: list[tuple[tuple[int, ...], int]] = []
     for _ in range(free):
-        candidates = [(used[j], rank, j) for j in range(k) for rank, box in enumerate(order)
+        candidates = [(holders[rank], used[j], rank, j) for j in range(k) for rank, box in enumerate(order)
                       if (box, j) not in busy]
         if not candidates:
             break
-        _, rank, j = min(candidates)
+        _, _, rank, j = min(candidates)
         chosen.append((order[rank], j))
         busy.add((order[rank], j))
         used[j] += 1
+        holders = [n + all(a <= b for a, b in zip(box, order[rank], strict=True)) for n, box in zip(holders, order,
+                                                                                                  strict=True)]
     return chosen
 
 
