@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import dse
@@ -85,11 +85,11 @@ def test_an_slo_below_the_option_masks_it_and_says_by_how_much() -> None:
         problem.check_feasible()
 
 
-# derandomized: the same 12 seeds on every run. A random draw can reach seed 499, whose front CP-SAT finds
-# exactly (equal to exhaustive search) but leaves the box at its best throughput unproven (status feasible):
-# a known gap of the family's exact model, open with the family's issue, not a flaky pass/fail of CI.
+# derandomized: the same 12 seeds on every run, and seed 499, whose box at the best throughput CP-SAT once
+# left unproven (status feasible); it ends optimal now and stays here as a check.
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 500))
+@example(seed=499)
 @pytest.mark.slow
 def test_cpsat_equals_exhaustive_on_small_fleets(seed: int) -> None:
     problem = example_problem(seed)
