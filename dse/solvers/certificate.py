@@ -31,8 +31,8 @@ from dse.pareto import (
     user_reference,
 )
 
-__all__ = ["Box", "bounded_boxes", "box_stakes", "front_certificate", "hypervolume", "reference_point", "single_certificate",
-           "unbounded_certificate"]
+__all__ = ["Box", "bounded_boxes", "box_stakes", "front_certificate", "hypervolume", "reference_point",
+           "single_certificate", "unbounded_certificate"]
 
 #: A box: its lower corner (proven: no Pareto point in the box is better in any objective) and its
 #: exclusive upper corner (None: unbounded in that objective), in internal units.

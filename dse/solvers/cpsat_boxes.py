@@ -21,8 +21,8 @@ from dse.util.rounding import ceil_int
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 
-__all__ = ["BOX_FLOOR_S", "CpSatRunner", "Solve", "box_budget", "box_shares", "close_box", "empty_box", "found_points", "proven_empty", "search_box",
-           "split_boxes", "split_with_lowers", "upper_corner"]
+__all__ = ["BOX_FLOOR_S", "CpSatRunner", "Solve", "box_budget", "box_shares", "close_box", "empty_box", "found_points",
+           "proven_empty", "search_box", "split_boxes", "split_with_lowers", "upper_corner"]
 
 #: The fewest seconds a box's search is given when the time left is shared out over many open boxes.
 BOX_FLOOR_S = 1.0
@@ -172,7 +172,8 @@ def close_box(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...], tuple[
     return list(out), out
 
 
-def proven_empty(runner: CpSatRunner, box: tuple[int, ...], first: int, solves: Sequence[Solve]) -> list[tuple[int, ...]]:
+def proven_empty(runner: CpSatRunner, box: tuple[int, ...], first: int,
+                 solves: Sequence[Solve]) -> list[tuple[int, ...]]:
     """The regions that the solves of :func:`search_box` (``box``, objective ``first`` minimized first)
     prove empty, as upper corners for :func:`close_box`: the whole box when the head solve proved it
     infeasible; else the part of the box better in objective ``first`` than the head's proven bound, and

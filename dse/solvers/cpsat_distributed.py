@@ -61,8 +61,9 @@ boxes split off its own, and two tasks in one region tend to end on the same poi
 first the objective that the fewest running tasks do (:func:`_choose`): two tasks that both minimize
 objective 1 on overlapping boxes tend to end on the same point; with different first objectives they end
 on different ones. A box is searched from several ends at once only when every open box is held by some
-task (one box and two threads, at the start); each search ends on a nondominated point. Since every box is closed only by a proof, the complete front is the serial one (its
-objective values; genomes may differ where several map to one point), and a run cut short by its time
+task (one box and two threads, at the start); each search ends on a nondominated point. Since every box
+is closed only by a proof, the complete front is the serial one (its objective values; genomes may
+differ where several map to one point), and a run cut short by its time
 limit or a stop certifies, with :func:`~dse.solvers.certificate.front_certificate`, the points found and
 the open boxes, as the serial run does; the results that came back before the stop are all kept.
 
