@@ -76,13 +76,14 @@ from dse.solvers.context import CHECKPOINT, CLIENT, RESUME, SolveContext
 from dse.solvers.cpsat_boxes import (
     CpSatRunner,
     box_budget,
+    box_priority,
     box_shares,
+    certificate_boxes,
     close_box,
     found_points,
     proven_empty,
     search_box,
     split_with_lowers,
-    upper_corner,
 )
 from dse.solvers.cpsat_distributed import solve_cpsat_distributed
 from dse.solvers.cpsat_single import CpsatOptions, default_workers, solve_cpsat_single
@@ -300,10 +301,10 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
             if stop is not None:
                 status = stop
                 break
-            shares = box_shares(box_stakes(problem, [(lowers[u], upper_corner(u, top)) for u in boxes], reference))
-            # the boxes searched fewest times first, then the largest share, then the one reaching furthest in f1
-            pick = min(range(len(boxes)), key=lambda k: (len(budgets.get(boxes[k], ())), -shares[k],
-                                                          tuple(-v for v in boxes[k])))
+            shares = box_shares(box_stakes(problem, certificate_boxes(boxes, lowers, top), reference))
+            # the boxes searched fewest times first, then by their priority (the largest share first)
+            pick = min(range(len(boxes)), key=lambda k: (len(budgets.get(boxes[k], ())),
+                                                          *box_priority(boxes[k], float(shares[k]))))
             box = boxes[pick]
             if any(u - 1 < runner.lower(v) for u, v in zip(box, objs, strict=True)):
                 boxes.remove(box)  # empty by the objectives' own lower bounds
@@ -341,8 +342,8 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
                        + keeper.summary()
                        + "; ".join(form.notes))
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True)
-    open_boxes: list[Box] = [(lowers[u], upper_corner(u, top)) for u in boxes]
-    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), open_boxes, own_bounds))
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(),
+                                                                  certificate_boxes(boxes, lowers, top), own_bounds))
 
 
 def _within(ctx: SolveContext, seconds: float) -> Callable[[], float]:

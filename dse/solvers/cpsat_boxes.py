@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dse.mapping.base import Formulation, MappingProblem
+from dse.solvers.certificate import Box
 from dse.solvers.cpsat_single import default_workers
 from dse.util.interrupt import StopToken, run_cpsat
 from dse.util.rounding import ceil_int
@@ -21,8 +22,9 @@ from dse.util.rounding import ceil_int
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 
-__all__ = ["BOX_FLOOR_S", "CpSatRunner", "Solve", "box_budget", "box_shares", "close_box", "empty_box", "found_points",
-           "proven_empty", "search_box", "split_boxes", "split_with_lowers", "upper_corner"]
+__all__ = ["BOX_FLOOR_S", "CpSatRunner", "Solve", "box_budget", "box_priority", "box_shares", "certificate_boxes",
+           "close_box", "empty_box", "found_points",
+           "proven_empty", "search_box", "split_boxes", "split_with_lowers"]
 
 #: The fewest seconds a box's search is given when the time left is shared out over many open boxes.
 BOX_FLOOR_S = 1.0
@@ -126,9 +128,17 @@ def split_with_lowers(boxes: list[tuple[int, ...]], lowers: dict[tuple[int, ...]
     return new, out
 
 
-def upper_corner(box: tuple[int, ...], top: tuple[int, ...]) -> tuple[int | None, ...]:
-    """A box's upper corner as a certificate's box has it: None where it reaches past every value (``top``)."""
-    return tuple(None if uj >= tj else uj for uj, tj in zip(box, top, strict=True))
+def certificate_boxes(boxes: Sequence[tuple[int, ...]], lowers: dict[tuple[int, ...], tuple[int, ...]],
+                      top: tuple[int, ...]) -> list[Box]:
+    """The open ``boxes`` as a certificate takes them (:data:`~dse.solvers.certificate.Box`): each its lower
+    corner and its upper corner, None where it reaches past every value (``top``)."""
+    return [(lowers[u], tuple(None if uj >= tj else uj for uj, tj in zip(u, top, strict=True))) for u in boxes]
+
+
+def box_priority(box: tuple[int, ...], share: float) -> tuple[float, ...]:
+    """The order in which open boxes are searched, smallest first: the largest share of the time first
+    (:func:`box_shares`), then the box reaching furthest in objective 1 (the order before shares)."""
+    return (-share, *(-v for v in box))
 
 
 def empty_box(box: tuple[int, ...], lower: tuple[int, ...]) -> bool:

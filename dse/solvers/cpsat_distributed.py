@@ -108,13 +108,14 @@ from dse.solvers.context import SolveContext
 from dse.solvers.cpsat_boxes import (
     CpSatRunner,
     box_budget,
+    box_priority,
     box_shares,
+    certificate_boxes,
     close_box,
     empty_box,
     found_points,
     search_box,
     split_with_lowers,
-    upper_corner,
 )
 from dse.solvers.cpsat_single import CpsatOptions
 from dse.solvers.dask_tasks import (
@@ -341,6 +342,10 @@ class _Regions:
         self.boxes, self.lowers = split_with_lowers(self.boxes, self.lowers, z)
         return True
 
+    def certificate_boxes(self, top: tuple[int, ...]) -> list[Box]:
+        """The open boxes as a certificate takes them (:func:`~dse.solvers.cpsat_boxes.certificate_boxes`)."""
+        return certificate_boxes(self.boxes, self.lowers, top)
+
     def drop_empty(self) -> None:
         """Close the boxes that their proven lower corners leave empty."""
         self.boxes = [u for u in self.boxes if not empty_box(u, self.lowers[u])]
@@ -487,8 +492,10 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 break
             live = [t.key for f, t in running.items() if f not in beaten]
             free = slots - len(running)
-            shares = box_shares(box_stakes(problem, _open_boxes(state, top), reference) if free > 0 else np.zeros(0))
-            plan = _choose(state.boxes, len(top), live, free, [float(v) for v in shares] if free > 0 else None)
+            stakes = box_stakes(problem, state.certificate_boxes(top), reference) if free > 0 else np.zeros(0)
+            shares = box_shares(stakes).tolist()
+            share_of = dict(zip(state.boxes, shares, strict=False))  # empty while no thread is free
+            plan = _choose(state.boxes, len(top), live, free, shares or None)
             if options.race:
                 plan += _duplicates(state.boxes, len(top), [*live, *plan], free - len(plan))
             copies = Counter(live)
@@ -496,8 +503,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 copy = copies[(box, first)]
                 copies[(box, first)] += 1
                 if options.region_time is None:  # the threads' time left, shared out over the open boxes
-                    share = float(shares[state.boxes.index(box)]) if box in state.boxes else 1.0
-                    budget = box_budget(ctx.remaining() * slots, share, state.budgets.get((box, first), 0.0))
+                    budget = box_budget(ctx.remaining() * slots, share_of[box], state.budgets.get((box, first), 0.0))
                     budget = max(min(budget, ctx.remaining()), 0.01)
                 else:
                     budget = min(state.budgets.get((box, first), state.budget), max(ctx.remaining(), 0.01))
@@ -536,7 +542,7 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                 state.drop_empty()
                 keeper.write(snapshot)
             if ctx.progress.due():
-                gap = front_certificate(problem, np.array(state.values), _open_boxes(state, top), own_bounds).gap
+                gap = front_certificate(problem, np.array(state.values), state.certificate_boxes(top), own_bounds).gap
                 ctx.progress.update(f"{len(state.values)} front points, {len(state.boxes)} open boxes (regions), "
                                     f"gap {gap:.2%}, {len(running)} tasks running, {calls} solves")
     except KeyboardInterrupt:
@@ -582,14 +588,8 @@ def solve_cpsat_distributed(problem: MappingProblem, ctx: SolveContext, options:
                        f"search-region boxes, {len(state.boxes)} left open; {keeper.summary()}"
                        f"points found by {found_by or 'none'}", timings=clock.timings())
     front = result(problem, X, "cpsat", status, stats, proven=status == OPTIMAL, exact=True, found_by=found)
-    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(), _open_boxes(state, top),
-                                                                  own_bounds))
-
-
-def _open_boxes(state: _Regions, top: tuple[int, ...]) -> list[Box]:
-    """The open boxes as a certificate takes them: (lower corner, upper corner with None where unbounded)."""
-    return [(state.lowers[u], upper_corner(u, top))
-            for u in state.boxes]
+    return dataclasses.replace(front, certified=front_certificate(problem, front.internal(),
+                                                                  state.certificate_boxes(top), own_bounds))
 
 
 def _region_name(box: tuple[int, ...], first: int, top: tuple[int, ...]) -> str:
@@ -608,11 +608,10 @@ def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int,
     all equal), then the one reaching furthest in objective 1 (the serial order), objective 1 on ties. So a
     box is searched from a second end only when every box is held by some task."""
     busy = set(running)
-    held = [box for box, _ in running]
     used = [sum(1 for _, first in running if first == j) for j in range(k)]
     share = dict(zip(boxes, shares if shares is not None else [0.0] * len(boxes), strict=True))
-    order = sorted(boxes, key=lambda u: (-share[u], tuple(-v for v in u)))
-    holders = [sum(all(a <= b for a, b in zip(box, task, strict=True)) for task in held) for box in order]
+    order = sorted(boxes, key=lambda u: box_priority(u, share[u]))
+    holders = [sum(_holds(task, box) for task, _ in running) for box in order]
     chosen: list[tuple[tuple[int, ...], int]] = []
     for _ in range(free):
         candidates = [(holders[rank], used[j], rank, j) for j in range(k) for rank, box in enumerate(order)
@@ -623,9 +622,13 @@ def _choose(boxes: list[tuple[int, ...]], k: int, running: list[tuple[tuple[int,
         chosen.append((order[rank], j))
         busy.add((order[rank], j))
         used[j] += 1
-        holders = [n + all(a <= b for a, b in zip(box, order[rank], strict=True)) for n, box in zip(holders, order,
-                                                                                                  strict=True)]
+        holders = [n + _holds(order[rank], box) for n, box in zip(holders, order, strict=True)]
     return chosen
+
+
+def _holds(task_box: tuple[int, ...], box: tuple[int, ...]) -> bool:
+    """Whether ``box`` lies inside a task's box (the task may go on with it)."""
+    return all(a <= b for a, b in zip(box, task_box, strict=True))
 
 
 def _duplicates(boxes: list[tuple[int, ...]], k: int, live: list[tuple[tuple[int, ...], int]],
