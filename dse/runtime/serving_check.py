@@ -92,7 +92,7 @@ def figures_at_rate(problem: ServingProblem, genome: np.ndarray, rate: float) ->
     share_d[decoding] = pool_rate[decoding] / pool_rate[decoding].sum()
     per_replica = rate * np.where(role == 2, share_d, share) / r
     ttft, tpot = figures_at_load(t.s_pf[o], t.s_dec[o], t.s_dec_one[o], pp, batch, role, t.kv_s[o], per_replica,
-                                 t.output_tokens)
+                                 t.output_tokens, (t.step_batches[o], t.step_seconds[o]))
     return (_weighted(t.ttft_s[o], share), _weighted(ttft, share), _weighted(t.tpot_s[o], share_d),
             _weighted(tpot, share_d))
 

@@ -78,6 +78,31 @@ def test_figures_at_load_by_hand() -> None:
     assert np.isfinite(figures_at_load(0.1, 0.0102, 0.01, 1, 5, 0, 0.0, 3.0, 101)[1])
 
 
+def test_figures_at_load_on_a_bent_decode_step_by_hand() -> None:
+    # One engine (pp 1), P = 0.1 s, D = 100 steps; a decode step of 0.01 s at one sequence, 0.015 s at two
+    # and 0.016 s at four (a mixture of experts' step: steep, then flat). Segments: c1 = 0.005, c0 = 0.005
+    # on [1, 2]; c1 = 0.0005, c0 = 0.014 on [2, 4].
+    # decode at 1.5 requests/s: on [1, 2], g = 0.005 x 1.5 x 100 = 0.75, TPOT = 0.005 / 0.25 = 0.02 s
+    #   and n = 1.5 x 100 x 0.02 = 3, off the segment; on [2, 4], g = 0.075, TPOT = 0.014 / 0.925 =
+    #   0.0151351 s, n = 2.27, on it (V(2.27) = 0.014 + 0.0005 x 2.27 = 0.0151351: TPOT = V(n)).
+    # both at 1.5 requests/s: rho = 0.15, b = 1 + 0.0225 / 115 = 1.00019565, rho P / (1 - rho^2) =
+    #   0.0153453; on [1, 2] TPOT = 0.0516201 s, n = 7.74, off it; on [2, 4] TPOT = (b 0.014 + 0.0153453 /
+    #   100) / (0.85 - b 0.075) = 0.0182664 s, n = 2.74, on it; V = 0.014 + 0.075 x 0.0182664 = 0.0153700;
+    #   TTFT = 0.1 + 0.65 x (0.01537 / 1.15 + 0.0153453) = 0.1186618 s.
+    # One line through one and four sequences (the default samples) gives 0.0114286 s for decode.
+    samples = (np.array([1.0, 2.0, 4.0]), np.array([0.01, 0.015, 0.016]))
+    roles = np.array([0, 2])
+    ttft, tpot = figures_at_load(0.1, 0.016, 0.01, 1, 4, roles, 0.0, 1.5, 101, samples)
+    assert tpot == pytest.approx([0.0182664, 0.0151351], rel=1e-5)
+    assert ttft[0] == pytest.approx(0.1186618, rel=1e-6) and np.isnan(ttft[1])
+    assert figures_at_load(0.1, 0.016, 0.01, 1, 4, 2, 0.0, 1.5, 101)[1] == pytest.approx(0.0114286, rel=1e-5)
+    # padded samples (the last repeated) change nothing
+    padded = (np.array([1.0, 2.0, 4.0, 4.0, 4.0]), np.array([0.01, 0.015, 0.016, 0.016, 0.016]))
+    assert figures_at_load(0.1, 0.016, 0.01, 1, 4, roles, 0.0, 1.5, 101, padded)[1] == pytest.approx(tpot, rel=1e-12)
+    # a batch limit of 2: the 2.27 sequences decode would need are over it: inf
+    assert np.isinf(figures_at_load(0.1, 0.015, 0.01, 1, 2, 2, 0.0, 1.5, 101, (samples[0][:2], samples[1][:2]))[1])
+
+
 def test_an_slo_below_the_option_masks_it_and_says_by_how_much() -> None:
     problem = _one_option_problem(tpot_ms=44.0)  # the 44.24 ms TPOT misses it
     assert not problem.table.usable[0]
@@ -106,6 +131,19 @@ def test_the_model_needing_more_memory_than_any_gpu_names_weights_and_capacity()
     with pytest.raises(InfeasibleError, match=r"memory: llama2_70b needs 138 GB of weights at FP16 and the "
                                               r"largest fleet GPU holds 25.77 GB"):
         problem.check_feasible()
+
+
+def test_the_table_samples_the_decode_step_at_the_simulators_batches() -> None:
+    problem = dse.load_problem("problems/llm_mixtral_h200.yaml", changes={
+        "options.tp": [1], "options.batch": [8], "options.clocks": [1.0], "options.split": False})
+    t = problem.table
+    o = int(np.flatnonzero(t.usable)[0])
+    assert t.step_batches[o].tolist() == [1, 2, 4, 8]
+    steps = t.step_seconds[o]
+    assert steps[0] == t.s_dec_one[o] and steps[-1] == t.s_dec[o] and (np.diff(steps) > 0).all()
+    # Mixtral's top-2 of 8 experts: two sequences read 1 - (6/8)^2 = 44% of the experts, one 25%, eight
+    # 90% (dse.inputs.builders.llm): the step at two lies above the line from one to eight
+    assert steps[1] > steps[0] + (steps[-1] - steps[0]) / 7
 
 
 def test_a_ttft_slo_below_the_fastest_prefill_is_infeasible() -> None:

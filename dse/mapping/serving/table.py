@@ -13,8 +13,9 @@ fitted mechanism values and one DVFS operating point per clock):
   its runtime packs them (in-flight batching) and the iteration's fixed costs (kernel launches, the
   all-reduces' latency, the weight reads) are paid once per ``k`` prompts;
 * ``s_dec``: one decode step of a micro-batch of ``ceil(batch / pp)`` sequences at the mean KV length
-  ``input + output / 2`` on that stage, and ``s_dec_one`` the same of one sequence (for
-  :func:`figures_at_load`, which needs the step at a batch the load sets);
+  ``input + output / 2`` on that stage, ``s_dec_one`` the same of one sequence, and the step at 1, 2,
+  4, ... sequences up to the micro-batch (``step_seconds``; :func:`figures_at_load` needs the step at
+  a batch the load sets, and interpolates between these as the simulator does);
 * ``t_step = pp x s_dec``: every stage works on the ``pp`` micro-batches in turn, so each sequence
   gets a token per ``pp`` stage passes (steady state, no bubble);
 * by role, with ``s_pfb = s_pf_batched``, ``D = output - 1`` decode steps per request (the prefill
@@ -112,8 +113,10 @@ class ServingTable:
     ``rate`` (micro-requests/s per replica), ``power_mw`` per replica, ``reason`` (index into
     :data:`REASONS`; 0: usable), ``ttft_s``, ``tpot_s`` (NaN: not the role's), the stage times
     ``s_pf``, ``s_pf_batched``, ``s_dec`` and ``s_dec_one`` (the module docstring's), ``kv_s`` (a
-    prefill pool's KV transfer per request, s; 0 for the other roles) and ``memory`` (n_options, 4):
-    bytes per GPU of weights, KV cache, activations, reserve.
+    prefill pool's KV transfer per request, s; 0 for the other roles), ``memory`` (n_options, 4):
+    bytes per GPU of weights, KV cache, activations, reserve, and ``step_batches``, ``step_seconds``
+    (n_options, samples): a decode step's seconds on one stage at 1, 2, 4, ... sequences up to
+    ``ceil(batch / pp)`` (the last repeated to pad; :func:`figures_at_load`'s ``step_samples``).
     ``counts``: GPUs per type; ``max_gpus``: the fleet limit (None: the counts alone); ``price_milli``: per
     type, the price of one GPU-hour in thousandths (1,000 per GPU-hour when the fleet gives no price).
     """
@@ -146,6 +149,8 @@ class ServingTable:
     s_pf_batched: np.ndarray
     s_dec_one: np.ndarray
     kv_s: np.ndarray
+    step_batches: np.ndarray
+    step_seconds: np.ndarray
 
     @cached_property
     def cost_milli(self) -> np.ndarray:
@@ -208,14 +213,17 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
                      structure_ok: np.ndarray, ttft_ms: float | None = None,
                      tpot_ms: float | None = None, kv_s: np.ndarray | float = 0.0,
                      price_per_hour: Sequence[float] | None = None, s_pf_batched: np.ndarray | None = None,
-                     s_dec_one: np.ndarray | None = None) -> ServingTable:
+                     s_dec_one: np.ndarray | None = None,
+                     step_samples: tuple[np.ndarray, np.ndarray] | None = None) -> ServingTable:
     """The table of options from their stage times ``s_pf``, ``s_dec`` (seconds), power per GPU ``power_w``,
     memory bytes per GPU ``memory`` (…, 4), whether each can run (``structure_ok``) and a prefill pool's
     KV transfer ``kv_s`` (seconds per request), all shaped as the option grid :attr:`ServingTable.shape`
     (memory with a last axis of 4; ``kv_s`` broadcast to it); the SLOs mask the rest. ``price_per_hour``:
     per GPU type, one GPU-hour's price (default 1 each: the cost objective then counts GPU-hours).
     ``s_pf_batched`` (default ``s_pf``: prompts prefilled one at a time) and ``s_dec_one`` (default
-    ``s_dec``: a step whatever its batch) as the module docstring says."""
+    ``s_dec``: a step whatever its batch) as the module docstring says; ``step_samples``: the decode step's
+    ``(batches, seconds)`` with a last axis of samples (default: ``(1, s_dec_one)`` and ``(ceil(batch /
+    pp), s_dec)``)."""
     roles = ROLES if options.split else ROLES[:1]
     shape = (len(gpu_names), len(options.tp), len(options.pp), len(options.batch), len(roles),
              len(options.clocks), len(options.precisions))
@@ -226,6 +234,11 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
     s_pfb = s_pf if s_pf_batched is None else np.asarray(s_pf_batched, dtype=float).ravel()
     s_one = s_dec if s_dec_one is None else np.asarray(s_dec_one, dtype=float).ravel()
     kv = np.broadcast_to(np.asarray(kv_s, dtype=float), shape).ravel()
+    if step_samples is None:
+        micro = np.ceil(batch / pp)
+        step_b, step_s = np.stack([np.ones_like(micro), micro], axis=-1), np.stack([s_one, s_dec], axis=-1)
+    else:
+        step_b, step_s = (np.asarray(a, dtype=float).reshape(len(g), -1) for a in step_samples)
     rate, ttft, tpot = pool_figures(s_pf, s_dec, pp, batch, output_tokens, r, kv, s_pfb)
     memory = np.asarray(memory, dtype=float).reshape(-1, 4)
     capacity = np.asarray(mem_gib, dtype=float)[g] * GIB
@@ -246,7 +259,7 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
                         np.asarray(mem_gib, dtype=float), int(output_tokens), options.pools, options.max_gpus,
                         arrival_rate, g.astype(np.int64), r.astype(np.int64), gpus, rate_int, power, reason,
                         ttft, tpot, s_pf, s_dec, memory, _price_milli(price_per_hour, len(gpu_names)), s_pfb, s_one,
-                        np.where(r == 1, kv, 0.0))
+                        np.where(r == 1, kv, 0.0), step_b, step_s)
 
 
 def _price_milli(price_per_hour: Sequence[float] | None, n_types: int) -> np.ndarray:
@@ -284,6 +297,8 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
     shape = (len(fleet.gpus), len(options.tp), len(options.pp), len(options.batch), len(roles),
              len(options.clocks), len(options.precisions))
     s_pf, s_pfb, s_dec, s_one = (np.full(shape, np.inf) for _ in range(4))
+    n_samples = len(step_batches(max(options.batch)))
+    step_b, step_s = np.ones((*shape, n_samples)), np.full((*shape, n_samples), np.inf)
     power = np.zeros(shape)
     memory = np.zeros((*shape, 4))
     kv_s = np.zeros(shape)
@@ -332,27 +347,44 @@ def tabulate(workload: ServingWorkload, fleet: Fleet, options: ServingOptions,
                 k = prompts_per_prefill(i_len, micro)
                 if k not in prefills:
                     prefills[k] = prefill(batch=k)
-                if micro not in steps:
-                    steps[micro] = decode(batch=micro)
+                samples = step_batches(micro)
+                samples += [micro] * (n_samples - len(samples))
+                for n in samples:
+                    if n not in steps:
+                        steps[n] = decode(batch=n)
                 s_pfb[g, t, p, b, :, :, q] = prefills[k] / k
                 s_dec[g, t, p, b, :, :, q] = steps[micro]
+                step_b[g, t, p, b, :, :, q] = samples
+                step_s[g, t, p, b, :, :, q] = np.stack([steps[n] for n in samples], axis=-1)
     return table_from_times(fleet.names, [fg.count for fg in fleet.gpus], [fg.device.mem_gib for fg in fleet.gpus],
                             options, o_len, workload.arrival_rate, s_pf, s_dec, power, memory, ok,
                             workload.ttft_ms, workload.tpot_ms, kv_s, [fg.price_per_hour for fg in fleet.gpus],
-                            s_pfb, s_one)
+                            s_pfb, s_one, (step_b, step_s))
+
+
+def step_batches(micro: int) -> list[int]:
+    """The batches a decode step is costed at for a micro-batch limit ``micro``: the powers of two below it,
+    then ``micro`` (the simulator's grid, :class:`dse.sim.serving.llm.LlmTiming`)."""
+    return [1 << i for i in range(max(0, math.ceil(math.log2(micro))))] + [micro] if micro > 1 else [1]
 
 
 def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, s_dec_one: np.ndarray, pp: np.ndarray,
                     batch: np.ndarray, role: np.ndarray, kv_s: np.ndarray | float, arrival: np.ndarray,
-                    output_tokens: int) -> tuple[np.ndarray, np.ndarray]:
+                    output_tokens: int,
+                    step_samples: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(TTFT s, TPOT s)``, means, of pool options whose replicas each get ``arrival`` requests/s, Poisson
     (arrays broadcast together; NaN where a role has none; inf where the load saturates the pool).
 
     A replica is ``pp`` engines (:mod:`dse.runtime.serving_deploy`), each fed ``lam = arrival / pp``
     (a Poisson stream split at random stays Poisson). On an engine a prompt's prefill takes
-    ``P = pp s_pf``, ``k`` prompts ``k P``; a decode iteration of ``n`` sequences takes
-    ``V(n) = pp (c0 + c1 n)``, the line through ``s_dec_one`` (one sequence) and ``s_dec`` (``m =
-    ceil(batch / pp)``): ``c1 = (s_dec - s_dec_one) / (m - 1)`` (0 when ``m = 1``), ``c0 = s_dec_one - c1``.
+    ``P = pp s_pf``, ``k`` prompts ``k P``; a decode iteration of ``n`` sequences takes ``V(n) = pp
+    (c0 + c1 n)`` on the segment of the decode step's samples ``step_samples = (batches, seconds)`` (last
+    axis; :func:`step_segments`) that holds ``n``: piecewise linear, as the simulator interpolates
+    between the powers of two it costs (a mixture of experts' step is far from one line: a batch of 8
+    already reads 90% of Mixtral's experts). The default samples are ``s_dec_one`` (one sequence) and
+    ``s_dec`` (``m = ceil(batch / pp)``): one line, ``c1 = (s_dec - s_dec_one) / (m - 1)`` (0 when ``m =
+    1``), ``c0 = s_dec_one - c1``. Every formula below holds on one segment, its ``n`` from the solution;
+    the first segment whose solution lies on it is taken (the fixed point an empty engine reaches).
     The scheduler (vLLM's default, the simulator's): at each iteration's end, when prompts wait, one
     prefill iteration of all of them (gated: a prompt arriving during it waits for the next), else a
     decode iteration of the running sequences. ``rho = lam P = arrival s_pf`` is the share of time the
@@ -386,28 +418,69 @@ def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, s_dec_one: np.ndarray, 
     Inf past saturation: ``rho >= 1``, a denominator at or below 0, or a decode batch ``n`` above ``m``
     (the batch limit binds: prompts then wait for a free slot, which this model leaves out).
     """
-    s_pf, s_dec, s_one = (np.asarray(x, dtype=float) for x in (s_pf, s_dec, s_dec_one))
+    s_pf = np.asarray(s_pf, dtype=float)
     pp, batch, role = np.asarray(pp, dtype=float), np.asarray(batch, dtype=float), np.asarray(role)
     arrival = np.asarray(arrival, dtype=float)
     steps = float(decode_steps(output_tokens))
     micro = np.ceil(batch / pp)
+    if step_samples is None:
+        step_samples = (np.stack(np.broadcast_arrays(np.ones_like(micro), micro), axis=-1),
+                        np.stack(np.broadcast_arrays(np.asarray(s_dec_one, dtype=float),
+                                                     np.asarray(s_dec, dtype=float)), axis=-1))
+    c0, c1, low, high = step_segments(*step_samples)
+    x = [a[..., None] for a in np.broadcast_arrays(s_pf, pp, role, arrival, np.asarray(kv_s, dtype=float))]
+    s_pf_, pp_, role_, arrival_, kv_ = x
     with np.errstate(divide="ignore", invalid="ignore"):
-        c1 = np.where(micro > 1, (s_dec - s_one) / (micro - 1), 0.0)
-        c0 = s_one - c1
-        lam, prefill = arrival / pp, pp * s_pf
-        rho = arrival * s_pf
-        g = c1 * arrival * steps
+        lam, prefill = arrival_ / pp_, pp_ * s_pf_
+        rho = arrival_ * s_pf_
+        g = c1 * arrival_ * steps
         b = 1 + rho**2 / ((1 + rho) * steps)
         spread = rho * prefill / (1 - rho**2)  # rho P / (1 - rho^2)
         both_free = 1 - rho - b * g
-        tpot_both = (b * pp * c0 + spread / steps) / both_free
+        tpot_both = (b * pp_ * c0 + spread / steps) / both_free
+        tpot_decode = pp_ * c0 / (1 - g)
+        tpot_all = np.where(role_ == 0, tpot_both, tpot_decode)
+        free_all = np.where(role_ == 0, both_free, 1 - g)
+        n = lam * steps * tpot_all  # the decode batch the load holds, on each segment's line
+        last = c0.shape[-1] - 1
+        ends = np.arange(last + 1)  # a segment's own n, to rounding (its ends are its neighbours')
+        fits = (free_all > 0) & (tpot_all > 0) & ((n >= low * (1 - 1e-9)) | (ends == 0)) & \
+            ((n <= high * (1 + 1e-9)) | (ends == last))
+        seg = np.argmax(fits, axis=-1)[..., None]  # the first segment whose line holds its own solution
+        found = _pick(seg, fits, fits.shape)
+        tpot_both, tpot_decode, g, c0 = (_pick(seg, v, fits.shape) for v in (tpot_both, tpot_decode, g, c0))
+        rho, spread, prefill = (_pick(seg, v, fits.shape) for v in (rho, spread, prefill))
         step_both = pp * c0 + g * tpot_both  # V at the load's batch
         ttft_both = prefill + (0.5 + rho) * (step_both / (1 + rho) + spread)
-        ttft_prefill = prefill + (0.5 + rho) * spread + kv_s
-        tpot_decode = pp * c0 / (1 - g)
+        ttft_prefill = prefill + (0.5 + rho) * spread + np.asarray(kv_s, dtype=float)
         tpot = np.select([role == 0, role == 1], [tpot_both, np.nan], tpot_decode)
         ttft = np.select([role == 0, role == 1], [ttft_both, ttft_prefill], np.nan)
-        free = np.select([role == 0, role == 1], [both_free, 1 - rho], 1 - g)
-        full = (role != 1) & (lam * steps * tpot > micro)
-    saturated = (rho >= 1) & (role != 2) | (free <= 0) | full
+        full = (role != 1) & (arrival / pp * steps * tpot > micro)
+    saturated = (rho >= 1) & (role != 2) | ((role != 1) & ~found) | full
     return np.where(saturated & ~np.isnan(ttft), np.inf, ttft), np.where(saturated & ~np.isnan(tpot), np.inf, tpot)
+
+
+def _pick(segment: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``values`` (broadcast to ``shape``: …, segments) at each option's ``segment`` (…, 1)."""
+    return np.take_along_axis(np.broadcast_to(values, shape), segment, axis=-1)[..., 0]
+
+
+def step_segments(batches: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(c0, c1, low, high)`` (…, samples - 1): the lines ``c0 + c1 n`` through consecutive samples of a
+    decode step's seconds at ``batches`` sequences (…, samples; ascending, the last repeated to pad),
+    between ``low`` and ``high`` sequences (a padded segment repeats the one before it)."""
+    batches, seconds = np.broadcast_arrays(np.asarray(batches, dtype=float), np.asarray(seconds, dtype=float))
+    if batches.shape[-1] == 1:
+        return seconds, np.zeros_like(seconds), batches, batches
+    low, high = batches[..., :-1].copy(), batches[..., 1:].copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c1 = np.where(high > low, (seconds[..., 1:] - seconds[..., :-1]) / (high - low), np.nan)
+    for k in range(1, c1.shape[-1]):  # padding: carry the segment before it
+        pad = np.isnan(c1[..., k])
+        c1[..., k] = np.where(pad, c1[..., k - 1], c1[..., k])
+        low[..., k] = np.where(pad, low[..., k - 1], low[..., k])
+        high[..., k] = np.where(pad, high[..., k - 1], high[..., k])
+    c1 = np.nan_to_num(c1)  # one sample only: a flat step
+    c0 = seconds[..., :-1] - c1 * batches[..., :-1]
+    c0 = np.where(np.isnan(c0), seconds[..., :1], c0)
+    return c0, c1, low, high
