@@ -428,8 +428,8 @@ def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, s_dec_one: np.ndarray, 
                         np.stack(np.broadcast_arrays(np.asarray(s_dec_one, dtype=float),
                                                      np.asarray(s_dec, dtype=float)), axis=-1))
     c0, c1, low, high = step_segments(*step_samples)
-    x = [a[..., None] for a in np.broadcast_arrays(s_pf, pp, role, arrival, np.asarray(kv_s, dtype=float))]
-    s_pf_, pp_, role_, arrival_, kv_ = x
+    # per option, then per segment of the decode step (the last axis)
+    s_pf_, pp_, role_, arrival_ = (a[..., None] for a in np.broadcast_arrays(s_pf, pp, role, arrival))
     with np.errstate(divide="ignore", invalid="ignore"):
         lam, prefill = arrival_ / pp_, pp_ * s_pf_
         rho = arrival_ * s_pf_
@@ -442,10 +442,9 @@ def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, s_dec_one: np.ndarray, 
         tpot_all = np.where(role_ == 0, tpot_both, tpot_decode)
         free_all = np.where(role_ == 0, both_free, 1 - g)
         n = lam * steps * tpot_all  # the decode batch the load holds, on each segment's line
-        last = c0.shape[-1] - 1
-        ends = np.arange(last + 1)  # a segment's own n, to rounding (its ends are its neighbours')
-        fits = (free_all > 0) & (tpot_all > 0) & ((n >= low * (1 - 1e-9)) | (ends == 0)) & \
-            ((n <= high * (1 + 1e-9)) | (ends == last))
+        index, last = np.arange(c0.shape[-1]), c0.shape[-1] - 1  # n on the segment, to rounding; the first
+        fits = (free_all > 0) & (tpot_all > 0) & ((n >= low * (1 - 1e-9)) | (index == 0)) & \
+            ((n <= high * (1 + 1e-9)) | (index == last))  # also holds fewer, the last more
         seg = np.argmax(fits, axis=-1)[..., None]  # the first segment whose line holds its own solution
         found = _pick(seg, fits, fits.shape)
         tpot_both, tpot_decode, g, c0 = (_pick(seg, v, fits.shape) for v in (tpot_both, tpot_decode, g, c0))
