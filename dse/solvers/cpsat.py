@@ -50,8 +50,7 @@ the front, which is what a certificate's gap is made of.
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -310,7 +309,7 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
                 boxes.remove(box)  # empty by the objectives' own lower bounds
                 continue
             budget = box_budget(ctx.remaining(), float(shares[pick]), 2 * budgets[box][-1] if box in budgets else 0.0)
-            solves = search_box(runner, box, _within(ctx, budget), hint)
+            solves = search_box(runner, box, ctx.derived(time_limit=budget).remaining, hint)
             for closed in proven_empty(runner, box, 0, solves):
                 boxes, lowers = close_box(boxes, lowers, closed)
             best = solves[-1]
@@ -345,11 +344,6 @@ def solve_cpsat_boxes(problem: MappingProblem, ctx: SolveContext, options: Cpsat
     return dataclasses.replace(front, certified=front_certificate(problem, front.internal(),
                                                                   certificate_boxes(boxes, lowers, top), own_bounds))
 
-
-def _within(ctx: SolveContext, seconds: float) -> Callable[[], float]:
-    """The seconds left of a budget of ``seconds`` from now, never past the run's deadline."""
-    end = time.monotonic() + seconds
-    return lambda: min(ctx.remaining(), max(0.0, end - time.monotonic()))
 
 
 #: The ``cpsat`` solver's registry entry (:func:`dse.certify` checks its options against it).

@@ -234,11 +234,8 @@ def table_from_times(gpu_names: Sequence[str], counts: Sequence[int] | np.ndarra
     s_pfb = s_pf if s_pf_batched is None else np.asarray(s_pf_batched, dtype=float).ravel()
     s_one = s_dec if s_dec_one is None else np.asarray(s_dec_one, dtype=float).ravel()
     kv = np.broadcast_to(np.asarray(kv_s, dtype=float), shape).ravel()
-    if step_samples is None:
-        micro = np.ceil(batch / pp)
-        step_b, step_s = np.stack([np.ones_like(micro), micro], axis=-1), np.stack([s_one, s_dec], axis=-1)
-    else:
-        step_b, step_s = (np.asarray(a, dtype=float).reshape(len(g), -1) for a in step_samples)
+    step_b, step_s = (np.asarray(a, dtype=float).reshape(len(g), -1)
+                      for a in step_samples or line_samples(np.ceil(batch / pp), s_one, s_dec))
     rate, ttft, tpot = pool_figures(s_pf, s_dec, pp, batch, output_tokens, r, kv, s_pfb)
     memory = np.asarray(memory, dtype=float).reshape(-1, 4)
     capacity = np.asarray(mem_gib, dtype=float)[g] * GIB
@@ -423,11 +420,7 @@ def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, s_dec_one: np.ndarray, 
     arrival = np.asarray(arrival, dtype=float)
     steps = float(decode_steps(output_tokens))
     micro = np.ceil(batch / pp)
-    if step_samples is None:
-        step_samples = (np.stack(np.broadcast_arrays(np.ones_like(micro), micro), axis=-1),
-                        np.stack(np.broadcast_arrays(np.asarray(s_dec_one, dtype=float),
-                                                     np.asarray(s_dec, dtype=float)), axis=-1))
-    c0, c1, low, high = step_segments(*step_samples)
+    c0, c1, low, high = step_segments(*(step_samples or line_samples(micro, s_dec_one, s_dec)))
     # per option, then per segment of the decode step (the last axis)
     s_pf_, pp_, role_, arrival_ = (a[..., None] for a in np.broadcast_arrays(s_pf, pp, role, arrival))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -462,6 +455,14 @@ def figures_at_load(s_pf: np.ndarray, s_dec: np.ndarray, s_dec_one: np.ndarray, 
 def _pick(segment: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """``values`` (broadcast to ``shape``: …, segments) at each option's ``segment`` (…, 1)."""
     return np.take_along_axis(np.broadcast_to(values, shape), segment, axis=-1)[..., 0]
+
+
+def line_samples(micro: np.ndarray, s_dec_one: np.ndarray, s_dec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The decode step's samples ``(batches, seconds)`` when only its ends are known: one sequence
+    (``s_dec_one``) and the micro-batch ``micro`` (``s_dec``), arrays broadcast together: one line."""
+    ends = np.broadcast_arrays(np.ones_like(micro, dtype=float), np.asarray(micro, dtype=float),
+                               np.asarray(s_dec_one, dtype=float), np.asarray(s_dec, dtype=float))
+    return np.stack(ends[:2], axis=-1), np.stack(ends[2:], axis=-1)
 
 
 def step_segments(batches: np.ndarray, seconds: np.ndarray) -> tuple[np.ndarray, ...]:
