@@ -415,13 +415,13 @@ KILLED = "dse-test-worker-killed"
 
 
 def dies_with_its_worker(*args: Any, **kwargs: Any) -> RegionResult:
-    """:func:`region_task`, except that the first task minimizing objective 2 first SIGKILLs its worker process,
-    mid-task; Dask runs it again on a live worker, where the event :data:`KILLED` is set and it runs."""
-    if args[3] == 1:
-        killed = distributed.Event(KILLED)
-        if not killed.is_set():
-            killed.set()
-            os.kill(os.getpid(), signal.SIGKILL)
+    """:func:`region_task`, except that the first task to start SIGKILLs its worker process, mid-task (the first
+    task of a run always starts; a later one may be cancelled first, its box closed by the others); Dask runs
+    it again on a live worker, where the event :data:`KILLED` is set and it runs."""
+    killed = distributed.Event(KILLED)
+    if not killed.is_set():
+        killed.set()
+        os.kill(os.getpid(), signal.SIGKILL)
     return region_task(*args, **kwargs)
 
 
